@@ -1,0 +1,75 @@
+# The course's commands. `make help` lists them; `make lab` and `make test` set everything up.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV ?= .venv
+PORT ?= 8888
+# BROWSER=none starts the server without opening a browser; any other value names the browser.
+BROWSER ?=
+LESSONS ?=
+# The first Python 3.11+ found; override with `make PYTHON=/path/to/python3 ...`.
+PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
+	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+	2>/dev/null && { command -v $$p; break; }; done)
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: help setup lab test test-fast test-browser notebooks check-notebooks lint format bench clean
+
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@echo "  variables: PORT=$(PORT) BROWSER=<name|none> LESSONS='01 02' PYTHON=<python3.11+>"
+
+setup: $(STAMP) ## create .venv and install the pinned packages and helpers
+
+$(STAMP): requirements.txt pyproject.toml jupyter/overrides.json
+	@if [ -z "$(PYTHON)" ]; then \
+		echo "error: the course needs Python 3.11 or newer; none was found on PATH."; \
+		echo "       Install one, or run: make PYTHON=/path/to/python3.11 $(MAKECMDGOALS)"; exit 1; fi
+	@test -x $(PY) || { echo "Creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	@# JupyterLab settings that belong to the course (jupytext .py files open as notebooks,
+	@# no news pop-up) go into the venv, never into your home directory.
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	@touch $(STAMP)
+
+lab: $(STAMP) ## set up if needed, then open the course in JupyterLab (PORT=, BROWSER=)
+	@echo "Starting JupyterLab on http://127.0.0.1:$(PORT)/ - the URL with its token follows."
+	@echo "Stop it with Ctrl+C."
+	$(VENV)/bin/jupyter lab notebooks/00_start_here.ipynb \
+		--ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) \
+		$(if $(filter none,$(BROWSER)),--no-browser,$(if $(BROWSER),--ServerApp.browser='$(BROWSER)')) \
+		$(if $(filter 0,$(shell id -u)),--allow-root)
+
+test: $(STAMP) ## set up if needed, then run every test (browser tests too, where Chromium exists)
+	$(PY) tools/run_tests.py all
+
+test-fast: $(STAMP) ## every test except the browser tests
+	$(PY) tools/run_tests.py fast
+
+test-browser: $(STAMP) ## only the JupyterLab-in-Chromium tests
+	$(PY) tools/run_tests.py browser
+
+notebooks: $(STAMP) ## regenerate the .ipynb and learner copies from solutions/*.py (LESSONS='01 02')
+	$(PY) tools/build_lessons.py $(LESSONS)
+
+check-notebooks: $(STAMP) ## fail if a generated lesson file is stale
+	$(PY) tools/build_lessons.py --check
+
+lint: $(STAMP) ## ruff check and format check
+	$(VENV)/bin/ruff check src tests tools benchmarks solutions/*.py
+	$(VENV)/bin/ruff format --check src tests tools benchmarks
+
+format: $(STAMP) ## apply ruff's formatting and safe fixes
+	$(VENV)/bin/ruff check --fix src tests tools benchmarks
+	$(VENV)/bin/ruff format src tests tools benchmarks
+
+bench: $(STAMP) ## run the benchmark scripts (timings vary: not part of make test)
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean: ## remove the venv, caches and build output (lessons and notebooks are kept)
+	rm -rf $(VENV) build .pytest_cache .hypothesis .ruff_cache
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
+	find . -name .ipynb_checkpoints -type d -prune -exec rm -rf {} +

@@ -1,0 +1,29 @@
+"""The course's helpers: the math of self-attention in NumPy, plus figures, widgets and checks.
+
+Math (pure NumPy): :mod:`helpers.attention`, :mod:`helpers.positions`,
+:mod:`helpers.embeddings`, :mod:`helpers.projections`.
+On top of it: :mod:`helpers.plots` (matplotlib), :mod:`helpers.checks` (exercise checks);
+widgets live in their own modules and import the math, never the other way round.
+"""
+
+from .attention import causal_mask, scaled_dot_product_attention, softmax
+from .embeddings import D_MODEL, N_HEADS, RUNNING_SENTENCE, VOCAB, build_Z, token_embeddings, tokenize
+from .positions import sinusoidal_positional_encoding
+from .projections import combine_heads, seeded_projections, split_heads
+
+__all__ = [
+    "scaled_dot_product_attention",
+    "softmax",
+    "causal_mask",
+    "sinusoidal_positional_encoding",
+    "RUNNING_SENTENCE",
+    "D_MODEL",
+    "N_HEADS",
+    "VOCAB",
+    "tokenize",
+    "token_embeddings",
+    "build_Z",
+    "seeded_projections",
+    "split_heads",
+    "combine_heads",
+]

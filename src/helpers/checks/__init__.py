@@ -1,0 +1,9 @@
+"""Exercise checks: ``checks.<name>.check(answer)``, ``.hint(level)``, ``.solution()``.
+
+One module per lesson defines that lesson's exercises; this package gathers them by name.
+"""
+
+from ._core import CheckResult, Exercise
+from .lesson01 import positional_encoding
+
+__all__ = ["CheckResult", "Exercise", "positional_encoding"]

@@ -1,0 +1,292 @@
+"""The machinery behind every exercise check: run the learner's code safely, compare, explain.
+
+An :class:`Exercise` knows its reference answer, its hints, and a ``grade`` function that calls
+the learner's answer on fresh inputs and returns a :class:`CheckResult`. ``check`` never raises:
+a stub (``NotImplementedError``) means "not attempted yet"; any other exception, a wrong type,
+or a time-out is reported with the line of the learner's code that caused it.
+"""
+
+from __future__ import annotations
+
+import html
+import inspect
+import os
+import signal
+import textwrap
+import threading
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+TIME_LIMIT_SECONDS = 5.0
+_HELPERS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of one check: ``passed`` is True, False, or None for "not attempted yet"."""
+
+    passed: bool | None
+    message: str
+
+    @property
+    def status(self) -> str:
+        return {True: "Correct", False: "Not yet", None: "Not attempted yet"}[self.passed]
+
+    def __str__(self) -> str:
+        symbol = {True: "✓", False: "✗", None: "…"}[self.passed]
+        return f"{symbol} {self.status}: {self.message}"
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        colour = {True: "#1b7837", False: "#b2182b", None: "#5e5e5e"}[self.passed]
+        background = {True: "#e7f4e4", False: "#fbe9e7", None: "#f0f0f0"}[self.passed]
+        body = html.escape(self.message).replace("\n", "<br>")
+        return (
+            f'<div style="border-left:4px solid {colour};background:{background};'
+            f'padding:6px 10px;margin:4px 0;font-family:sans-serif;color:#222">'
+            f'<b style="color:{colour}">{self.status}</b>: {body}</div>'
+        )
+
+
+class _Text:
+    """Something shown in the notebook: a hint or a solution, with HTML and plain-text forms."""
+
+    def __init__(self, title: str, text: str, code: bool = False):
+        self.title, self.text, self.code = title, text, code
+
+    def __repr__(self) -> str:
+        return f"{self.title}:\n{self.text}"
+
+    def _repr_html_(self) -> str:
+        body = html.escape(self.text)
+        body = f"<pre>{body}</pre>" if self.code else body.replace("\n", "<br>")
+        return (
+            '<div style="border-left:4px solid #2166ac;background:#eef3fa;padding:6px 10px;'
+            f'font-family:sans-serif;color:#222"><b style="color:#2166ac">{self.title}</b>: '
+            f"{body}</div>"
+        )
+
+
+class Mistake(Exception):
+    """Raised inside a ``grade`` function to fail the check with a specific message."""
+
+
+class _TimeLimit(Exception):
+    pass
+
+
+class LearnerError(Exception):
+    """The learner's code raised; carries a message that points at the line."""
+
+
+class Exercise:
+    """One exercise: ``check(answer)``, ``hint(level)``, ``solution()``.
+
+    Parameters
+    ----------
+    name : str
+        The function name the learner defines, e.g. ``"softmax"``.
+    signature : str
+        How it is called, shown in messages, e.g. ``"softmax(z)"``.
+    grade : callable
+        ``grade(call) -> str``: tests the answer through ``call(*args)`` (which runs the
+        learner's function under the time limit), raises :class:`Mistake` with a message on a
+        wrong answer, and returns the success message.
+    reference : callable
+        The reference implementation; its source is what ``solution()`` shows.
+    hints : list of str
+        Progressive hints, the last nearly the answer.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        signature: str,
+        grade: Callable[[Callable[..., Any]], str],
+        reference: Callable[..., Any],
+        hints: list[str],
+    ):
+        self.name, self.signature = name, signature
+        self._grade, self.reference, self._hints = grade, reference, hints
+
+    def __repr__(self) -> str:
+        return f"<exercise {self.signature}: .check(answer), .hint(level), .solution()>"
+
+    def check(self, answer: Any) -> CheckResult:
+        """Grade ``answer`` (the learner's function). Never raises."""
+        if not callable(answer):
+            return CheckResult(
+                False,
+                f"pass the function itself, e.g. check({self.name}); got "
+                f"{type(answer).__name__} instead of a function",
+            )
+        try:
+            message = self._grade(lambda *args: _call_learner(answer, args, self.signature))
+        except NotImplementedError:
+            return CheckResult(
+                None, f"{self.signature} still raises NotImplementedError; replace that line "
+                "with your answer and run the cell again"
+            )
+        except Mistake as mistake:
+            return CheckResult(False, str(mistake))
+        except LearnerError as error:
+            return CheckResult(False, str(error))
+        except Exception as bug:  # a bug in the checker must not look like the learner's fault
+            return CheckResult(False, f"the checker itself failed ({type(bug).__name__}: {bug})")
+        return CheckResult(True, message)
+
+    def hint(self, level: int = 1) -> _Text:
+        """Hint number ``level`` (1 = gentlest); the last one is nearly the answer."""
+        if not isinstance(level, int) or isinstance(level, bool):
+            level = 1
+        level = min(max(level, 1), len(self._hints))
+        more = f" (try hint({level + 1}) for more)" if level < len(self._hints) else ""
+        return _Text(f"Hint {level} of {len(self._hints)}{more}", self._hints[level - 1])
+
+    def solution(self) -> _Text:
+        """The reference code, to read (it is shown, not run into your notebook)."""
+        source = textwrap.dedent(inspect.getsource(self.reference))
+        source = source.replace(f"def {self.reference.__name__}(", f"def {self.name}(", 1)
+        return _Text(f"Solution for {self.signature}", source.strip(), code=True)
+
+
+def _call_learner(fn: Callable[..., Any], args: tuple, signature: str) -> Any:
+    """Call the learner's ``fn`` on copies of ``args`` under a time limit.
+
+    Copies mean an answer that modifies its input in place cannot corrupt the next case.
+    ``NotImplementedError`` passes through (the stub); any other exception becomes a
+    :class:`LearnerError` that names the line of the learner's code that raised.
+    """
+    args = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+    try:
+        return _with_time_limit(fn, args, TIME_LIMIT_SECONDS)
+    except NotImplementedError:
+        raise
+    except _TimeLimit:
+        raise LearnerError(
+            f"{signature} did not finish within {TIME_LIMIT_SECONDS:g} s on a small input; "
+            "is there a loop that never ends?"
+        ) from None
+    except Exception as exc:
+        raise LearnerError(
+            f"{signature} raised {type(exc).__name__}: {exc}{_where(exc)}"
+        ) from None
+
+
+def _where(exc: BaseException) -> str:
+    """' (at line N: `code`)' for the innermost frame outside this package, if any."""
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not os.path.abspath(f.filename).startswith(_HELPERS_DIR)
+    ]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    code = f": `{frame.line.strip()}`" if frame.line else ""
+    return f"\n  at line {frame.lineno} of {frame.name}(){code}"
+
+
+def _with_time_limit(fn: Callable[..., Any], args: tuple, seconds: float) -> Any:
+    """Run ``fn(*args)``; raise ``_TimeLimit`` after ``seconds``.
+
+    In the main thread on Unix (a Jupyter kernel) a SIGALRM timer interrupts the learner's
+    loop; elsewhere the call runs in a daemon thread that is abandoned if it overruns.
+    """
+    if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
+
+        def on_alarm(signum, frame):
+            raise _TimeLimit
+
+        previous = signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            return fn(*args)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+    outcome: dict[str, Any] = {}
+
+    def target():
+        try:
+            outcome["value"] = fn(*args)
+        except BaseException as exc:  # re-raised in the caller's thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=target, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise _TimeLimit
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+# ----------------------------------------------------------------------------------------------
+# Comparing an answer with the reference, and naming the mistake when it matches a known one.
+
+
+def as_result_array(value: Any, what: str, expected_shape: tuple[int, ...]) -> np.ndarray:
+    """The learner's return value as a float array of ``expected_shape``, or a :class:`Mistake`."""
+    if value is None:
+        raise Mistake(f"{what} returned None; did you forget the `return` statement?")
+    if isinstance(value, tuple):
+        raise Mistake(f"{what} returned a tuple of {len(value)}; it should return one array")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise Mistake(
+            f"{what} returned a {type(value).__name__}, which is not an array of numbers"
+        ) from None
+    if arr.shape != tuple(expected_shape):
+        if arr.ndim == 2 and arr.shape[::-1] == tuple(expected_shape):
+            raise Mistake(
+                f"{what} returned shape {arr.shape}, expected {tuple(expected_shape)}: "
+                "the result looks transposed"
+            )
+        raise Mistake(f"{what} returned shape {arr.shape}, expected {tuple(expected_shape)}")
+    return arr
+
+
+def close(a: np.ndarray, b: np.ndarray, rtol: float = 1e-4, atol: float = 1e-5) -> bool:
+    """Equal within float32-friendly tolerances (NaN anywhere counts as not equal)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=atol))
+
+
+def compare(
+    got: np.ndarray,
+    expected: np.ndarray,
+    known_mistakes: dict[str, np.ndarray],
+    generic: str,
+) -> None:
+    """Raise :class:`Mistake` unless ``got`` matches ``expected``.
+
+    ``known_mistakes`` maps a message to what a specific wrong implementation returns on the
+    same input; the first one that ``got`` matches names the mistake. Otherwise NaN/inf and a
+    transposed result are recognised before falling back to ``generic``.
+    """
+    if close(got, expected):
+        return
+    for message, wrong in known_mistakes.items():
+        wrong = np.asarray(wrong, dtype=float)
+        if wrong.shape == got.shape and np.array_equal(np.isnan(wrong), np.isnan(got)):
+            if close(np.nan_to_num(got), np.nan_to_num(wrong)):
+                raise Mistake(message)
+    if not np.all(np.isfinite(got)):
+        raise Mistake(f"{generic} Your result contains NaN or inf.")
+    if got.ndim == 2 and got.shape[0] == got.shape[1] and close(got.T, expected):
+        raise Mistake(f"{generic} Your result is the transpose of the expected one.")
+    raise Mistake(generic)
+
+
+def fresh_rng() -> np.random.Generator:
+    """A generator for test inputs, different on every check, so hard-coded answers fail."""
+    return np.random.default_rng()
+

@@ -1,0 +1,155 @@
+"""Build every generated lesson file from its one source, ``solutions/NN_topic.py``.
+
+    python tools/build_lessons.py            # rebuild all lessons
+    python tools/build_lessons.py 01 04      # rebuild lessons 01 and 04
+    python tools/build_lessons.py --check    # fail (exit 1) if any generated file is stale
+
+From ``solutions/NN_topic.py`` (jupytext py:percent) it writes:
+
+* ``solutions/NN_topic.ipynb``: executed, outputs stored (for GitHub/nbviewer and nbval);
+* ``notebooks/NN_topic.py``: the learner's source, every ``### BEGIN SOLUTION`` ...
+  ``### END SOLUTION`` region replaced by a stub that raises ``NotImplementedError``;
+* ``notebooks/NN_topic.ipynb``: the learner's notebook, no outputs.
+
+``--check`` compares text and cell sources without executing anything; that the stored
+outputs reproduce is nbval's job (``make test``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+
+import jupytext
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS, NOTEBOOKS = ROOT / "solutions", ROOT / "notebooks"
+PAIRING = "ipynb,py:percent"
+KERNEL = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+
+_REGION = re.compile(
+    r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[ \t]*\n.*?^[ \t]*### END SOLUTION[ \t]*\n",
+    re.MULTILINE | re.DOTALL,
+)
+STUB = '{indent}# YOUR CODE HERE\n{indent}raise NotImplementedError("replace this line with your answer")\n'
+
+
+def lesson_sources(selected: list[str] | None = None) -> list[Path]:
+    """``solutions/NN_*.py``, all of them or those whose number is in ``selected``."""
+    sources = sorted(SOLUTIONS.glob("[0-9][0-9]_*.py"))
+    if selected:
+        sources = [p for p in sources if p.name[:2] in selected]
+        missing = set(selected) - {p.name[:2] for p in sources}
+        if missing:
+            sys.exit(f"no lesson source solutions/NN_*.py for: {', '.join(sorted(missing))}")
+    return sources
+
+
+def learner_text(solution_text: str, name: str = "lesson") -> str:
+    """The solution source with each answer region replaced by a stub.
+
+    A region must sit inside a function body (indented), so the learner's notebook still runs
+    top to bottom: defining the stub is harmless, only calling it raises.
+    """
+    for match in _REGION.finditer(solution_text):
+        if not match.group("indent"):
+            raise ValueError(
+                f"{name}: a ### BEGIN SOLUTION region at column 0; put answers inside a function "
+                "so the learner's copy still runs top to bottom"
+            )
+    stripped = _REGION.sub(lambda m: STUB.format(indent=m.group("indent")), solution_text)
+    if "### BEGIN SOLUTION" in stripped or "### END SOLUTION" in stripped:
+        raise ValueError(f"{name}: unbalanced ### BEGIN SOLUTION / ### END SOLUTION markers")
+    return stripped
+
+
+def as_notebook(text: str) -> nbformat.NotebookNode:
+    """A py:percent text as a notebook, with the pairing and kernel the course uses."""
+    nb = jupytext.reads(text, fmt="py:percent")
+    nb.metadata["kernelspec"] = KERNEL
+    nb.metadata.setdefault("jupytext", {})["formats"] = PAIRING
+    return nb
+
+
+def execute(nb: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
+    """Run every cell in a fresh kernel; stop at the first error, naming the cell."""
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}).execute()
+    return nb
+
+
+def build(source: Path) -> None:
+    start = time.perf_counter()
+    text = source.read_text()
+    learner_py = NOTEBOOKS / source.name
+    NOTEBOOKS.mkdir(exist_ok=True)
+    learner_py.write_text(learner_text(text, source.name))
+    jupytext.write(as_notebook(learner_py.read_text()), learner_py.with_suffix(".ipynb"), fmt="ipynb")
+    solved = execute(as_notebook(text), SOLUTIONS)
+    jupytext.write(solved, source.with_suffix(".ipynb"), fmt="ipynb")
+    print(f"built {source.stem}: executed in {time.perf_counter() - start:.1f} s")
+
+
+def _cells(nb: nbformat.NotebookNode) -> list[tuple[str, str, list[str]]]:
+    return [(c.cell_type, c.source, sorted(c.metadata.get("tags", []))) for c in nb.cells]
+
+
+def stale_files(source: Path) -> list[str]:
+    """What is out of date for one lesson, as readable reasons (empty list: all fresh)."""
+    problems = []
+    text = source.read_text()
+    expected_learner = learner_text(text, source.name)
+    learner_py = NOTEBOOKS / source.name
+    solved_ipynb, learner_ipynb = source.with_suffix(".ipynb"), learner_py.with_suffix(".ipynb")
+    for path in (solved_ipynb, learner_py, learner_ipynb):
+        if not path.exists():
+            problems.append(f"{path.relative_to(ROOT)} is missing")
+    if problems:
+        return problems
+    if learner_py.read_text() != expected_learner:
+        problems.append(f"{learner_py.relative_to(ROOT)} differs from {source.name} with stubs")
+    learner_nb = nbformat.read(learner_ipynb, as_version=4)
+    if _cells(learner_nb) != _cells(as_notebook(expected_learner)):
+        problems.append(f"{learner_ipynb.relative_to(ROOT)}: cells differ from the source")
+    if any(c.get("outputs") for c in learner_nb.cells):
+        problems.append(f"{learner_ipynb.relative_to(ROOT)} has outputs; the learner's copy has none")
+    solved_nb = nbformat.read(solved_ipynb, as_version=4)
+    if _cells(solved_nb) != _cells(as_notebook(text)):
+        problems.append(f"{solved_ipynb.relative_to(ROOT)}: cells differ from {source.name}")
+    unexecuted = [i for i, c in enumerate(solved_nb.cells) if c.cell_type == "code" and c.source.strip() and c.get("execution_count") is None]
+    if unexecuted:
+        problems.append(f"{solved_ipynb.relative_to(ROOT)}: cells {unexecuted} were never executed")
+    return problems
+
+
+def orphans() -> list[str]:
+    """Generated files whose source is gone."""
+    sources = {p.stem for p in lesson_sources()}
+    generated = list(SOLUTIONS.glob("[0-9][0-9]_*.ipynb")) + list(NOTEBOOKS.glob("[0-9][0-9]_*.*"))
+    return [f"{p.relative_to(ROOT)} has no source solutions/{p.stem}.py" for p in generated if p.stem not in sources]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("lessons", nargs="*", help="two-digit lesson numbers (default: all)")
+    parser.add_argument("--check", action="store_true", help="report stale files, build nothing")
+    args = parser.parse_args(argv)
+    sources = lesson_sources(args.lessons)
+    if args.check:
+        problems = [p for s in sources for p in stale_files(s)] + orphans()
+        for problem in problems:
+            print(f"stale: {problem}")
+        if problems:
+            print("Run `make notebooks` to regenerate them.")
+        return 1 if problems else 0
+    for source in sources:
+        build(source)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
