@@ -1,0 +1,129 @@
+"""Multi-head attention in pure NumPy, built on :func:`scaled_dot_product_attention`.
+
+``h`` heads run side by side, each with its own projections ``W_Q[j], W_K[j], W_V[j]``;
+their outputs are concatenated back to ``h * d_v`` columns and mixed by ``W_O``:
+
+    head_j = Attention(X_q W_Q[j], X_kv W_K[j], X_kv W_V[j])
+    MultiHead = concat(head_0, ..., head_{h-1}) W_O
+
+Self-attention is ``X_kv = X_q`` (the default); cross-attention passes another sequence.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validate import as_float_array
+from .attention import scaled_dot_product_attention
+from .projections import combine_heads
+
+__all__ = ["multi_head_attention", "head_projections"]
+
+
+def head_projections(X: np.ndarray, W: np.ndarray, name: str = "W") -> np.ndarray:
+    """Project ``X`` with every head's matrix: ``(..., n, d_model)`` x ``(h, d_model, d)``.
+
+    Parameters
+    ----------
+    X : array_like, shape (..., n, d_model)
+        The sequence to project.
+    W : array_like, shape (h, d_model, d)
+        One ``(d_model, d)`` projection per head, e.g. ``seeded_projections(...)["W_Q"]``.
+    name : str
+        The name of ``W`` in error messages.
+
+    Returns
+    -------
+    ndarray, shape (..., h, n, d)
+        ``out[..., j, :, :] = X @ W[j]``.
+
+    Raises
+    ------
+    ValueError
+        If ``W`` is not 3-D or its rows do not match ``X``'s ``d_model``.
+    """
+    X = as_float_array(X, "X", min_ndim=2)
+    W = as_float_array(W, name)
+    if W.ndim != 3:
+        raise ValueError(
+            f"{name} must have shape (h, d_model, d): one projection per head; got {W.shape}"
+        )
+    if W.shape[1] != X.shape[-1]:
+        raise ValueError(
+            f"{name} has shape {W.shape}, so it expects d_model={W.shape[1]}, but the input has "
+            f"d_model={X.shape[-1]} (its last dimension)"
+        )
+    return np.matmul(X[..., None, :, :], W)  # (..., 1, n, d_model) @ (h, d_model, d)
+
+
+def multi_head_attention(
+    X_q: np.ndarray,
+    W_Q: np.ndarray,
+    W_K: np.ndarray,
+    W_V: np.ndarray,
+    W_O: np.ndarray,
+    mask: np.ndarray | None = None,
+    X_kv: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``concat(head_0, ..., head_{h-1}) W_O``, each head a scaled dot-product attention.
+
+    Parameters
+    ----------
+    X_q : array_like, shape (..., n_q, d_model)
+        The sequence the queries come from (and keys/values too, for self-attention).
+    W_Q, W_K : array_like, shape (h, d_model, d_k)
+        Per-head query and key projections.
+    W_V : array_like, shape (h, d_model, d_v)
+        Per-head value projections.
+    W_O : array_like, shape (h * d_v, d_out)
+        The output projection applied to the concatenated heads (``d_out`` is usually
+        ``d_model``).
+    mask : array_like of bool, optional
+        Broadcastable to ``(..., n_q, n_k)`` (the leading dimensions of ``X_q``, not ``h``):
+        one mask shared by every head. **True = may attend**, e.g. ``causal_mask(n)``.
+    X_kv : array_like, shape (..., n_k, d_model), optional
+        The sequence keys and values come from. ``None`` (default) means ``X_q``:
+        self-attention. Another sequence gives cross-attention.
+
+    Returns
+    -------
+    output : ndarray, shape (..., n_q, d_out)
+        The heads' outputs, concatenated and projected by ``W_O``.
+    weights : ndarray, shape (..., h, n_q, n_k)
+        Every head's attention weights; each row sums to 1.
+
+    Raises
+    ------
+    ValueError
+        If the heads disagree on ``h``, or ``W_O`` does not have ``h * d_v`` rows, plus
+        everything :func:`scaled_dot_product_attention` rejects.
+
+    Examples
+    --------
+    >>> import helpers
+    >>> Z = helpers.build_Z(helpers.tokenize(helpers.RUNNING_SENTENCE))  # (6, 8)
+    >>> out, A = multi_head_attention(Z, **helpers.seeded_projections(8, n_heads=2))
+    >>> out.shape, A.shape
+    ((6, 8), (2, 6, 6))
+    """
+    X_kv = X_q if X_kv is None else X_kv
+    Q = head_projections(X_q, W_Q, "W_Q")  # (..., h, n_q, d_k)
+    K = head_projections(X_kv, W_K, "W_K")  # (..., h, n_k, d_k)
+    V = head_projections(X_kv, W_V, "W_V")  # (..., h, n_k, d_v)
+    heads = {"W_Q": Q.shape[-3], "W_K": K.shape[-3], "W_V": V.shape[-3]}
+    if len(set(heads.values())) != 1:
+        raise ValueError(f"W_Q, W_K and W_V must have the same number of heads h, got {heads}")
+    W_O = as_float_array(W_O, "W_O", min_ndim=2)
+    h, d_v = V.shape[-3], V.shape[-1]
+    if W_O.ndim != 2 or W_O.shape[0] != h * d_v:
+        raise ValueError(
+            f"W_O has shape {W_O.shape} but the {h} concatenated heads have h * d_v = "
+            f"{h} * {d_v} = {h * d_v} columns; W_O needs shape ({h * d_v}, d_out)"
+        )
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.ndim < 2:
+            raise ValueError(f"mask must be (..., n_q, n_k), got shape {mask.shape}")
+        mask = mask[..., None, :, :]  # one mask for every head: (..., 1, n_q, n_k)
+    head_out, weights = scaled_dot_product_attention(Q, K, V, mask=mask)  # (..., h, n_q, d_v)
+    return combine_heads(head_out) @ W_O, weights

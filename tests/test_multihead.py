@@ -1,0 +1,84 @@
+"""Multi-head attention: h separate attentions, concatenated, projected by W_O."""
+
+import numpy as np
+import pytest
+
+import helpers
+from helpers.multihead import head_projections, multi_head_attention
+
+
+def running_example(n_heads=2, seed=0):
+    Z = helpers.build_Z(helpers.tokenize(helpers.RUNNING_SENTENCE))  # (6, 8)
+    return Z, helpers.seeded_projections(helpers.D_MODEL, n_heads, seed)
+
+
+def loop_reference(X_q, X_kv, W, mask=None):
+    """One head at a time, with the single-head function, then concat and W_O."""
+    outs, weights = [], []
+    for j in range(W["W_Q"].shape[0]):
+        o, a = helpers.scaled_dot_product_attention(
+            X_q @ W["W_Q"][j], X_kv @ W["W_K"][j], X_kv @ W["W_V"][j], mask=mask
+        )
+        outs.append(o)
+        weights.append(a)
+    return np.concatenate(outs, axis=-1) @ W["W_O"], np.stack(weights)
+
+
+@pytest.mark.parametrize("n_heads", [1, 2, 4, 8])
+def test_multi_head_equals_one_attention_per_head_then_concat_and_W_O(n_heads):
+    Z, W = running_example(n_heads)
+    out, A = multi_head_attention(Z, **W)
+    ref_out, ref_A = loop_reference(Z, Z, W)
+    assert out.shape == (6, 8) and A.shape == (n_heads, 6, 6)
+    np.testing.assert_allclose(out, ref_out, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(A, ref_A, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(A.sum(axis=-1), 1.0)
+
+
+def test_one_big_projection_split_into_column_blocks_equals_per_head_projections():
+    Z, W = running_example(2)
+    W_Q_big = np.concatenate(list(W["W_Q"]), axis=1)  # (d_model, h*d_k)
+    np.testing.assert_allclose(helpers.split_heads(Z @ W_Q_big, 2), head_projections(Z, W["W_Q"]))
+
+
+def test_cross_attention_takes_queries_from_one_sequence_and_keys_values_from_the_other():
+    Z, W = running_example(2)
+    X_q = helpers.build_Z(["le", "chat", "s'est", "assis"])  # (4, 8)
+    out, A = multi_head_attention(X_q, **W, X_kv=Z)
+    assert out.shape == (4, 8) and A.shape == (2, 4, 6)
+    ref_out, ref_A = loop_reference(X_q, Z, W)
+    np.testing.assert_allclose(out, ref_out, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(A, ref_A, rtol=1e-12, atol=1e-12)
+
+
+def test_causal_mask_is_shared_by_every_head():
+    Z, W = running_example(2)
+    out, A = multi_head_attention(Z, **W, mask=helpers.causal_mask(6))
+    assert np.all(A[:, ~helpers.causal_mask(6)] == 0)
+    ref_out, _ = loop_reference(Z, Z, W, mask=helpers.causal_mask(6))
+    np.testing.assert_allclose(out, ref_out, rtol=1e-12, atol=1e-12)
+
+
+def test_batched_inputs_match_one_sequence_at_a_time():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((3, 5, 8))
+    W = helpers.seeded_projections(8, 2, seed=1)
+    mask = helpers.causal_mask(5)
+    out, A = multi_head_attention(X, **W, mask=mask)
+    assert out.shape == (3, 5, 8) and A.shape == (3, 2, 5, 5)
+    for b in range(3):
+        o, a = multi_head_attention(X[b], **W, mask=mask)
+        np.testing.assert_allclose(out[b], o, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(A[b], a, rtol=1e-12, atol=1e-12)
+
+
+def test_errors_name_the_mismatched_sizes():
+    Z, W = running_example(2)
+    with pytest.raises(ValueError, match="d_model=8"):
+        multi_head_attention(Z[:, :6], **W)
+    with pytest.raises(ValueError, match=r"h \* d_v = 2 \* 4 = 8"):
+        multi_head_attention(Z, W["W_Q"], W["W_K"], W["W_V"], W["W_O"][:6])
+    with pytest.raises(ValueError, match="one projection per head"):
+        multi_head_attention(Z, W["W_Q"][0], W["W_K"], W["W_V"], W["W_O"])
+    with pytest.raises(ValueError, match="same number of heads"):
+        multi_head_attention(Z, W["W_Q"][:1], W["W_K"], W["W_V"], W["W_O"])
