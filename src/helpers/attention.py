@@ -124,6 +124,7 @@ def scaled_dot_product_attention(
         scale = 1.0 / np.sqrt(d_k) if d_k > 0 else 1.0
     elif not np.isfinite(scale) or scale <= 0:
         raise ValueError(f"scale must be a finite positive number, got {scale!r}")
+    scale = float(scale)  # a Python float keeps float32 inputs in float32 (NEP 50)
 
     scores = np.matmul(Q, np.swapaxes(K, -1, -2)) * scale  # (..., n_q, n_k)
     if mask is not None:

@@ -282,7 +282,7 @@ def compare(
     if not np.all(np.isfinite(got)):
         raise Mistake(f"{generic} Your result contains NaN or inf.")
     if got.ndim == 2 and got.shape[0] == got.shape[1] and close(got.T, expected):
-        raise Mistake(f"{generic} Your result is the transpose of the expected one.")
+        raise Mistake(f"{generic} Your result looks transposed (rows and columns swapped).")
     raise Mistake(generic)
 
 

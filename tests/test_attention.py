@@ -1,0 +1,210 @@
+"""The attention math: the lesson text's worked example, the invariants, and the errors."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from helpers import causal_mask, scaled_dot_product_attention, softmax
+
+# The lesson text's "Build it yourself" cell, printed values (np.round(..., 3)).
+LESSON_WEIGHTS = np.array([[0.452, 0.369, 0.179], [0.744, 0.117, 0.139], [0.818, 0.099, 0.083]])
+LESSON_OUTPUT = np.array(
+    [
+        [-0.275, -0.698, -0.833, 0.551],
+        [-0.654, -1.274, -0.911, 0.802],
+        [-0.742, -1.385, -0.952, 0.879],
+    ]
+)
+
+
+def lesson_qkv():
+    """Q, K, V exactly as the lesson text builds them, from its own seed."""
+    rng = np.random.RandomState(0)  # what np.random.seed(0) + np.random.randn use
+    X = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
+    Wq, Wk, Wv = (rng.randn(4, 4) * 0.5 for _ in range(3))
+    return X @ Wq, X @ Wk, X @ Wv
+
+
+def test_reproduces_the_lesson_texts_build_it_yourself_numbers():
+    out, A = scaled_dot_product_attention(*lesson_qkv())
+    np.testing.assert_array_equal(np.round(A, 3), LESSON_WEIGHTS)
+    np.testing.assert_array_equal(np.round(out, 3), LESSON_OUTPUT)
+    np.testing.assert_array_equal(np.round(A.sum(axis=1), 3), [1.0, 1.0, 1.0])
+
+
+def reference_attention(Q, K, V, mask=None):
+    """Loops, one query at a time: the definition, written the slow way."""
+    d_k = Q.shape[-1]
+    out = np.zeros((Q.shape[0], V.shape[1]))
+    weights = np.zeros((Q.shape[0], K.shape[0]))
+    for i, q in enumerate(Q):
+        keys = [j for j in range(K.shape[0]) if mask is None or mask[i, j]]
+        s = np.array([q @ K[j] / np.sqrt(d_k) for j in keys])
+        e = np.exp(s - s.max())
+        for w, j in zip(e / e.sum(), keys):
+            weights[i, j] = w
+            out[i] += w * V[j]
+    return out, weights
+
+
+shapes = st.tuples(st.integers(1, 7), st.integers(1, 7), st.integers(1, 6), st.integers(1, 6))
+
+
+@st.composite
+def qkv(draw, max_abs=10.0):
+    n_q, n_k, d_k, d_v = draw(shapes)
+    elements = st.floats(-max_abs, max_abs, allow_nan=False, allow_infinity=False)
+    return (
+        draw(arrays(np.float64, (n_q, d_k), elements=elements)),
+        draw(arrays(np.float64, (n_k, d_k), elements=elements)),
+        draw(arrays(np.float64, (n_k, d_v), elements=elements)),
+    )
+
+
+@given(qkv())
+def test_matches_the_loop_definition(qkv_arrays):
+    out, weights = scaled_dot_product_attention(*qkv_arrays)
+    ref_out, ref_weights = reference_attention(*qkv_arrays)
+    np.testing.assert_allclose(weights, ref_weights, atol=1e-12)
+    np.testing.assert_allclose(out, ref_out, atol=1e-9)
+
+
+@given(qkv())
+def test_rows_sum_to_one_and_output_is_a_convex_combination_of_values(qkv_arrays):
+    Q, K, V = qkv_arrays
+    out, weights = scaled_dot_product_attention(Q, K, V)
+    assert np.all(weights >= 0)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-12)
+    # each output coordinate lies between the smallest and largest value in that column
+    assert np.all(out <= V.max(axis=0) + 1e-9) and np.all(out >= V.min(axis=0) - 1e-9)
+
+
+@given(qkv(), st.randoms(use_true_random=False))
+def test_masked_weights_are_exactly_zero(qkv_arrays, random):
+    Q, K, V = qkv_arrays
+    mask = np.array([[random.random() < 0.5 for _ in range(len(K))] for _ in range(len(Q))])
+    mask[np.arange(len(Q)), [random.randrange(len(K)) for _ in range(len(Q))]] = True
+    out, weights = scaled_dot_product_attention(Q, K, V, mask=mask)
+    assert np.all(weights[~mask] == 0.0)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(out, reference_attention(Q, K, V, mask)[0], atol=1e-9)
+
+
+@settings(max_examples=50)
+@given(st.integers(2, 8), st.integers(1, 5), st.integers(0, 2**32 - 1))
+def test_masked_future_tokens_do_not_change_earlier_outputs(n, d, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    out, _ = scaled_dot_product_attention(X, X, X, mask=causal_mask(n))
+    t = int(rng.integers(1, n))  # perturb positions t.. (the future of every i < t)
+    X2 = X.copy()
+    X2[t:] = rng.normal(scale=100.0, size=(n - t, d))
+    out2, _ = scaled_dot_product_attention(X2, X2, X2, mask=causal_mask(n))
+    assert np.array_equal(out[:t], out2[:t])  # bit-identical, not just close
+
+
+@given(qkv(), st.randoms(use_true_random=False))
+def test_permutation_equivariance_without_positions(qkv_arrays, random):
+    Q, K, V = qkv_arrays
+    p_q = np.array(random.sample(range(len(Q)), len(Q)))
+    p_k = np.array(random.sample(range(len(K)), len(K)))
+    out, weights = scaled_dot_product_attention(Q, K, V)
+    out_p, weights_p = scaled_dot_product_attention(Q[p_q], K[p_k], V[p_k])
+    np.testing.assert_allclose(out_p, out[p_q], atol=1e-9)
+    np.testing.assert_allclose(weights_p, weights[p_q][:, p_k], atol=1e-12)
+
+
+@given(arrays(np.float64, st.tuples(st.integers(1, 5), st.integers(1, 8)),
+              elements=st.floats(-1e8, 1e8, allow_nan=False)))
+def test_softmax_is_finite_and_normalised_for_logits_up_to_1e8(x):
+    p = softmax(x)
+    assert np.all(np.isfinite(p)) and np.all(p >= 0)
+    np.testing.assert_allclose(p.sum(axis=-1), 1.0, atol=1e-12)
+
+
+def test_large_scores_give_finite_attention():
+    Q = np.array([[1e4, -1e4], [3e3, 2e3]])
+    out, weights = scaled_dot_product_attention(Q, Q * 1e4, np.eye(2))
+    assert np.all(np.isfinite(out)) and np.all(np.isfinite(weights))
+
+
+def test_batched_heads_equal_one_call_per_head():
+    rng = np.random.default_rng(1)
+    Q, K, V = rng.normal(size=(2, 3, 5, 4)), rng.normal(size=(2, 3, 6, 4)), rng.normal(size=(2, 3, 6, 2))
+    mask = rng.random((5, 6)) < 0.7
+    mask[:, 0] = True
+    out, weights = scaled_dot_product_attention(Q, K, V, mask=mask)
+    assert out.shape == (2, 3, 5, 2) and weights.shape == (2, 3, 5, 6)
+    for b in range(2):
+        for h in range(3):
+            o, w = scaled_dot_product_attention(Q[b, h], K[b, h], V[b, h], mask=mask)
+            np.testing.assert_allclose(out[b, h], o, atol=1e-12)
+            np.testing.assert_allclose(weights[b, h], w, atol=1e-12)
+
+
+def test_scale_defaults_to_one_over_sqrt_d_k_and_can_be_set():
+    rng = np.random.default_rng(2)
+    Q, K, V = rng.normal(size=(3, 16)), rng.normal(size=(4, 16)), rng.normal(size=(4, 2))
+    _, default = scaled_dot_product_attention(Q, K, V)
+    _, explicit = scaled_dot_product_attention(Q, K, V, scale=0.25)
+    np.testing.assert_allclose(default, explicit, atol=1e-15)
+    _, unscaled = scaled_dot_product_attention(Q, K, V, scale=1.0)
+    np.testing.assert_allclose(unscaled, softmax(Q @ K.T), atol=1e-12)
+
+
+def test_float32_stays_float32():
+    rng = np.random.default_rng(3)
+    Q = rng.normal(size=(4, 8)).astype(np.float32)
+    out, weights = scaled_dot_product_attention(Q, Q, Q)
+    assert out.dtype == np.float32 and weights.dtype == np.float32
+
+
+def test_causal_mask_is_lower_triangle_with_diagonal():
+    m = causal_mask(4)
+    assert m.dtype == bool and m.shape == (4, 4)
+    assert np.array_equal(m, np.array([[j <= i for j in range(4)] for i in range(4)]))
+    assert causal_mask(0).shape == (0, 0)
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda: scaled_dot_product_attention(np.ones((3, 4)), np.ones((3, 5)), np.ones((3, 2))),
+         ["d_k=4", "d_k=5"]),
+        (lambda: scaled_dot_product_attention(np.ones((3, 4)), np.ones((5, 4)), np.ones((6, 2))),
+         ["n_k=5", "6"]),
+        (lambda: scaled_dot_product_attention(np.ones(4), np.ones((3, 4)), np.ones((3, 2))),
+         ["Q", "2 dimensions", "(4,)"]),
+        (lambda: scaled_dot_product_attention(np.ones((3, 4)), np.ones((3, 4)), np.ones((3, 2)),
+                                              mask=np.ones((2, 2), bool)),
+         ["(2, 2)", "(3, 3)"]),
+        (lambda: scaled_dot_product_attention(np.ones((3, 4)), np.ones((3, 4)), np.ones((3, 2)),
+                                              mask=np.array([[1, 0, 0]] * 3)),
+         ["boolean", "int"]),
+        (lambda: scaled_dot_product_attention(np.ones((2, 4)), np.ones((3, 4)), np.ones((3, 2)),
+                                              mask=np.array([[True, False, False], [False] * 3])),
+         ["row (1,)", "no key"]),
+        (lambda: scaled_dot_product_attention(np.array([[1.0, np.nan]]), np.ones((3, 2)),
+                                              np.ones((3, 2))),
+         ["Q contains 1 NaN/inf", "(0, 1)"]),
+        (lambda: scaled_dot_product_attention(np.ones((3, 2)), np.ones((3, 2)),
+                                              np.full((3, 2), np.inf)),
+         ["V contains 6 NaN/inf"]),
+        (lambda: scaled_dot_product_attention(np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 2)),
+                                              scale=-1.0),
+         ["scale", "-1.0"]),
+        (lambda: scaled_dot_product_attention(np.ones((3, 2)), np.ones((0, 2)), np.ones((0, 2))),
+         ["n_k=0"]),
+        (lambda: softmax(np.array([[1.0, np.nan]])), ["NaN"]),
+        (lambda: softmax(np.array([[-np.inf, -np.inf]])), ["entirely -inf"]),
+        (lambda: causal_mask(-2), ["n=-2"]),
+        (lambda: causal_mask(2.5), ["2.5"]),
+    ],
+)
+def test_bad_input_raises_a_value_error_naming_the_sizes_or_values(call, words):
+    with pytest.raises(ValueError) as error:
+        call()
+    for word in words:
+        assert word in str(error.value), (word, str(error.value))

@@ -1,0 +1,69 @@
+"""The lesson pipeline: stubs for the learner, and no stale generated file."""
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+import build_lessons  # noqa: E402
+
+SOURCES = build_lessons.lesson_sources()
+
+
+def test_there_are_lessons():
+    assert [p.name[:2] for p in SOURCES][:2] == ["00", "01"]
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=[p.stem for p in SOURCES])
+def test_generated_files_are_fresh(source):
+    assert build_lessons.stale_files(source) == [], "run `make notebooks` and commit the result"
+
+
+def test_no_generated_file_without_a_source():
+    assert build_lessons.orphans() == []
+
+
+def test_solution_regions_become_stubs_with_their_indentation():
+    text = (
+        "def f(x):\n"
+        "    y = 1\n"
+        "    ### BEGIN SOLUTION\n"
+        "    return x + y\n"
+        "    ### END SOLUTION\n"
+        "\n"
+        "f\n"
+    )
+    stub = build_lessons.learner_text(text)
+    assert "return x + y" not in stub and "BEGIN SOLUTION" not in stub
+    assert '    raise NotImplementedError("replace this line with your answer")\n' in stub
+    assert stub.startswith("def f(x):\n    y = 1\n    # YOUR CODE HERE\n") and stub.endswith("\nf\n")
+
+
+def test_a_solution_region_outside_a_function_is_refused():
+    with pytest.raises(ValueError, match="inside a function"):
+        build_lessons.learner_text("### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n")
+
+
+def test_unbalanced_markers_are_refused():
+    with pytest.raises(ValueError, match="unbalanced"):
+        build_lessons.learner_text("def f():\n    ### BEGIN SOLUTION\n    return 1\n")
+
+
+def test_an_edited_source_makes_its_copies_stale(tmp_path, monkeypatch):
+    for name in ("solutions", "notebooks"):
+        (tmp_path / name).mkdir()
+    source = SOURCES[0]
+    for path in (source, source.with_suffix(".ipynb")):
+        shutil.copy(path, tmp_path / "solutions" / path.name)
+    for suffix in (".py", ".ipynb"):
+        shutil.copy(build_lessons.NOTEBOOKS / (source.stem + suffix), tmp_path / "notebooks")
+    monkeypatch.setattr(build_lessons, "ROOT", tmp_path)
+    monkeypatch.setattr(build_lessons, "SOLUTIONS", tmp_path / "solutions")
+    monkeypatch.setattr(build_lessons, "NOTEBOOKS", tmp_path / "notebooks")
+    copy = tmp_path / "solutions" / source.name
+    assert build_lessons.stale_files(copy) == []
+    copy.write_text(copy.read_text() + "\n# %%\nprint('a new cell')\n")
+    problems = build_lessons.stale_files(copy)
+    assert len(problems) == 3 and all("differ" in p for p in problems)

@@ -1,0 +1,100 @@
+"""The exercise-check machinery: never raises, times out, reports the learner's line."""
+
+import numpy as np
+
+from helpers import checks
+from helpers.checks import _core
+
+ex = checks.positional_encoding
+
+
+def test_stub_is_not_attempted_yet():
+    def positional_encoding(n_positions, d_model):
+        raise NotImplementedError("replace this line with your answer")
+
+    result = ex.check(positional_encoding)
+    assert result.passed is None and "Not attempted yet" in str(result)
+
+
+def test_an_exception_in_the_answer_is_reported_with_its_line():
+    def positional_encoding(n_positions, d_model):
+        angles = np.zeros(n_positions)
+        return angles.reshape(3, 3, 3)  # the failing line
+
+    result = ex.check(positional_encoding)
+    assert result.passed is False
+    assert "ValueError" in result.message and "angles.reshape(3, 3, 3)" in result.message
+
+
+def test_an_endless_loop_hits_the_time_limit(monkeypatch):
+    monkeypatch.setattr(_core, "TIME_LIMIT_SECONDS", 0.3)
+
+    def positional_encoding(n_positions, d_model):
+        while True:
+            pass
+
+    result = ex.check(positional_encoding)
+    assert result.passed is False and "did not finish within 0.3 s" in result.message
+
+
+def test_the_time_limit_also_works_outside_the_main_thread(monkeypatch):
+    import threading
+
+    monkeypatch.setattr(_core, "TIME_LIMIT_SECONDS", 0.3)
+    results = []
+
+    def positional_encoding(n_positions, d_model):
+        import time
+
+        time.sleep(2)
+
+    worker = threading.Thread(target=lambda: results.append(ex.check(positional_encoding)))
+    worker.start()
+    worker.join(5)
+    assert results and results[0].passed is False and "did not finish" in results[0].message
+
+
+def test_wrong_types_are_named():
+    assert "returned None" in ex.check(lambda n, d: None).message
+    assert "tuple of 2" in ex.check(lambda n, d: (1, 2)).message
+    assert "not an array of numbers" in ex.check(lambda n, d: "PE").message
+    assert "pass the function itself" in ex.check(np.zeros((3, 4))).message
+    assert "transposed" in ex.check(lambda n, d: np.zeros((d, n)) if n != d else np.ones((n, d))).message
+
+
+def test_an_answer_that_modifies_its_input_cannot_corrupt_the_check():
+    calls = []
+
+    def grade(call):
+        x = np.ones(3)
+        call(x)
+        calls.append(x.copy())
+        return "fine"
+
+    def destructive(x):
+        x[:] = 0
+
+    assert _core.Exercise("f", "f(x)", grade, lambda x: x, ["h"]).check(destructive).passed
+    assert np.array_equal(calls[0], np.ones(3))
+
+
+def test_a_bug_in_a_checker_is_not_blamed_on_the_learner():
+    def grade(call):
+        raise KeyError("oops")
+
+    result = _core.Exercise("f", "f()", grade, lambda: 0, ["h"]).check(lambda: 0)
+    assert result.passed is False and "checker itself failed" in result.message
+
+
+def test_results_render_as_coloured_html_and_plain_text():
+    good = _core.CheckResult(True, "fine <b>")
+    assert "Correct" in good._repr_html_() and "&lt;b&gt;" in good._repr_html_()
+    assert str(good).startswith("✓ Correct")
+    assert str(_core.CheckResult(False, "x")).startswith("✗ Not yet")
+
+
+def test_hints_progress_and_clamp_and_solution_is_code():
+    assert "Hint 1 of 3" in repr(ex.hint(1)) and "hint(2)" in repr(ex.hint(1))
+    assert "Hint 3 of 3" in repr(ex.hint(99)) and "Hint 1 of 3" in repr(ex.hint(0))
+    solution = repr(ex.solution())
+    assert "def positional_encoding(n_positions, d_model)" in solution and "np.sin" in solution
