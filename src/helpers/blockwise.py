@@ -1,0 +1,234 @@
+"""What attention costs, and blockwise attention with an online softmax (pure NumPy).
+
+Naive attention builds the whole ``(n_q, n_k)`` score matrix, so its memory grows as n².
+:func:`blockwise_attention` visits the keys one block at a time and keeps, for every query,
+only a running maximum ``m``, a running sum ``ell`` (ℓ) of exponentials and a running,
+un-normalised output ``acc``. When a new block raises a row's maximum, the old sum and output
+are rescaled by ``exp(m_old - m_new)``; at the end ``acc / ell`` is exactly
+``softmax(Q K^T * scale) V``. Only one ``(n_q, block_size)`` tile of scores exists at a time:
+memory O(n · block) instead of O(n²). This is the idea behind FlashAttention (Dao et al. 2022),
+which also tiles the queries and keeps the tiles in fast on-chip memory.
+
+:func:`online_softmax_steps` yields the state after every block, so a lesson can print
+``m``, ``ell`` and the partial output as they evolve; :func:`blockwise_attention` runs it to
+the end. :func:`score_matrix_bytes` says how many bytes the naive weights occupy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validate import as_float_array, require_finite
+
+__all__ = ["BlockStep", "online_softmax_steps", "blockwise_attention", "score_matrix_bytes"]
+
+
+@dataclass(frozen=True)
+class BlockStep:
+    """The running state of the online softmax after the keys ``start:stop`` were folded in.
+
+    Attributes
+    ----------
+    block : int
+        Index of the key block just processed (0, 1, ...).
+    start, stop : int
+        The key positions of that block, ``K[..., start:stop, :]``.
+    m : ndarray, shape (..., n_q)
+        Running maximum of each query's scores over the keys seen so far.
+    ell : ndarray, shape (..., n_q)
+        Running sum of ``exp(score - m)`` over the keys seen so far (ℓ in the papers).
+    acc : ndarray, shape (..., n_q, d_v)
+        Running sum of ``exp(score - m) * v`` (un-normalised output).
+    """
+
+    block: int
+    start: int
+    stop: int
+    m: np.ndarray
+    ell: np.ndarray
+    acc: np.ndarray
+
+    @property
+    def output(self) -> np.ndarray:
+        """``acc / ell``: attention over the keys seen so far, shape ``(..., n_q, d_v)``."""
+        return self.acc / self.ell[..., None]
+
+
+def _check_inputs(Q, K, V, block_size, causal, scale):
+    """Validate like :func:`helpers.scaled_dot_product_attention`, plus the block size."""
+    Q = as_float_array(Q, "Q", min_ndim=2)
+    K = as_float_array(K, "K", min_ndim=2)
+    V = as_float_array(V, "V", min_ndim=2)
+    for name, arr in (("Q", Q), ("K", K), ("V", V)):
+        require_finite(arr, name)
+    d_k, d_k_of_K = Q.shape[-1], K.shape[-1]
+    if d_k != d_k_of_K:
+        raise ValueError(
+            f"Q has d_k={d_k} but K has d_k={d_k_of_K}; their last dimensions must match "
+            "for Q @ K^T"
+        )
+    n_k = K.shape[-2]
+    if V.shape[-2] != n_k:
+        raise ValueError(
+            f"K holds n_k={n_k} positions but V holds {V.shape[-2]}; each key needs exactly "
+            "one value (K.shape[-2] must equal V.shape[-2])"
+        )
+    if n_k == 0:
+        raise ValueError("K and V hold no positions (n_k=0); each query needs a key to attend to")
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)):
+        raise ValueError(f"block_size must be a whole number of keys, got {block_size!r}")
+    if block_size < 1:
+        raise ValueError(f"block_size must be at least 1 key, got block_size={block_size}")
+    if not isinstance(causal, (bool, np.bool_)):
+        raise ValueError(f"causal must be True or False, got {causal!r}")
+    try:
+        lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"the leading (batch/head) dimensions of Q {Q.shape[:-2]}, K {K.shape[:-2]} and "
+            f"V {V.shape[:-2]} do not broadcast"
+        ) from None
+    if scale is None:
+        scale = 1.0 / np.sqrt(d_k) if d_k > 0 else 1.0
+    elif not np.isfinite(scale) or scale <= 0:
+        raise ValueError(f"scale must be a finite positive number, got {scale!r}")
+    dtype = np.result_type(Q, K, V)
+    return Q, K, V, lead, dtype, float(scale)  # a Python float keeps float32 input float32
+
+
+def online_softmax_steps(
+    Q: np.ndarray,
+    K: np.ndarray,
+    V: np.ndarray,
+    block_size: int = 128,
+    causal: bool = False,
+    scale: float | None = None,
+) -> Iterator[BlockStep]:
+    """Fold the keys into an online softmax one block at a time, yielding the state after each.
+
+    For key block ``b`` with scores ``S_b = Q K_b^T * scale`` (shape ``(..., n_q, block)``)::
+
+        m_new = max(m, rowmax(S_b))
+        ell   = ell * exp(m - m_new) + rowsum(exp(S_b - m_new))
+        acc   = acc * exp(m - m_new) + exp(S_b - m_new) @ V_b
+
+    Parameters
+    ----------
+    Q, K, V, block_size, causal, scale
+        As in :func:`blockwise_attention`.
+
+    Yields
+    ------
+    BlockStep
+        ``m (..., n_q)``, ``ell (..., n_q)``, ``acc (..., n_q, d_v)`` after each block; its
+        ``output`` is the attention over the keys seen so far. The arrays are new each step.
+    """
+    Q, K, V, lead, dtype, scale = _check_inputs(Q, K, V, block_size, causal, scale)
+    n_q, n_k, d_v = Q.shape[-2], K.shape[-2], V.shape[-1]
+    m = np.full((*lead, n_q), -np.inf, dtype=dtype)  # (..., n_q)
+    ell = np.zeros((*lead, n_q), dtype=dtype)  # (..., n_q)
+    acc = np.zeros((*lead, n_q, d_v), dtype=dtype)  # (..., n_q, d_v)
+    query_pos = np.arange(n_q)
+    for block, start in enumerate(range(0, n_k, block_size)):
+        stop = min(start + block_size, n_k)
+        K_b, V_b = K[..., start:stop, :], V[..., start:stop, :]  # (..., b, d_k), (..., b, d_v)
+        # Causal (query i sees keys 0..i): queries before `start` see nothing of this block,
+        # so only rows start: take part. Key 0 is in block 0, so every row's m is finite
+        # after the first block and exp(m - m_new) below never meets -inf - (-inf).
+        rows = slice(start, None) if causal else slice(None)
+        scores = np.matmul(Q[..., rows, :], np.swapaxes(K_b, -1, -2)) * scale  # (..., r, b)
+        if causal:
+            allowed = np.arange(start, stop)[None, :] <= query_pos[rows, None]  # (r, b)
+            scores = np.where(allowed, scores, -np.inf)
+        m_rows = m[..., rows]
+        m_new = np.maximum(m_rows, scores.max(axis=-1))  # (..., r)
+        correction = np.exp(m_rows - m_new)  # (..., r); 0 on the first block
+        p = np.exp(scores - m_new[..., None])  # (..., r, b); masked entries -> exactly 0
+        m, ell, acc = m.copy(), ell.copy(), acc.copy()
+        m[..., rows] = m_new
+        ell[..., rows] = ell[..., rows] * correction + p.sum(axis=-1)
+        acc[..., rows, :] = acc[..., rows, :] * correction[..., None] + np.matmul(p, V_b)
+        yield BlockStep(block, start, stop, m, ell, acc)
+
+
+def blockwise_attention(
+    Q: np.ndarray,
+    K: np.ndarray,
+    V: np.ndarray,
+    block_size: int = 128,
+    causal: bool = False,
+    scale: float | None = None,
+) -> np.ndarray:
+    """``softmax(Q K^T * scale) V`` without ever holding the ``(n_q, n_k)`` score matrix.
+
+    Same result as ``helpers.scaled_dot_product_attention(Q, K, V, mask, scale)[0]`` (to
+    rounding: about 1e-15 in float64), with peak extra memory about
+    ``n_q * block_size`` scores instead of ``n_q * n_k``.
+
+    Parameters
+    ----------
+    Q : array_like, shape (..., n_q, d_k)
+        One query per row.
+    K : array_like, shape (..., n_k, d_k)
+        One key per row; its last dimension must equal Q's.
+    V : array_like, shape (..., n_k, d_v)
+        One value per key.
+    block_size : int
+        How many keys to process at a time (the last block may be shorter).
+    causal : bool
+        If True, query i attends to keys 0..i only: the mask ``np.tril(ones((n_q, n_k)))``,
+        which for ``n_q == n_k`` is ``helpers.causal_mask(n)`` (True = may attend).
+    scale : float, optional
+        Multiplies the scores; defaults to ``1 / sqrt(d_k)``.
+
+    Returns
+    -------
+    output : ndarray, shape (..., n_q, d_v)
+        The attention output. The weights are never formed, so none are returned.
+
+    Raises
+    ------
+    ValueError
+        On arrays with fewer than 2 dimensions, mismatched d_k or n_k, no keys, leading
+        dimensions that do not broadcast, NaN or inf in the input, a ``block_size`` that is
+        not a positive whole number, a non-boolean ``causal``, or a bad ``scale``.
+    """
+    Q, K, V, lead, dtype, scale = _check_inputs(Q, K, V, block_size, causal, scale)
+    if Q.shape[-2] == 0:
+        return np.zeros((*lead, 0, V.shape[-1]), dtype=dtype)
+    step = None
+    for step in online_softmax_steps(Q, K, V, block_size, causal, scale):
+        pass
+    return step.output
+
+
+def score_matrix_bytes(n: int, h: int = 1, batch: int = 1, dtype=np.float32) -> int:
+    """Bytes needed to store the attention weights of one layer: ``batch * h * n * n * itemsize``.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length (queries = keys = n, self-attention).
+    h : int
+        Number of heads; each head has its own ``(n, n)`` matrix.
+    batch : int
+        Number of sequences processed together.
+    dtype : numpy dtype, type or name
+        E.g. ``np.float32`` (4 bytes per number), ``"float16"`` (2), ``np.float64`` (8).
+
+    Returns
+    -------
+    int
+        The number of bytes (a Python int, exact even for very long contexts).
+    """
+    for name, value in (("n", n), ("h", h), ("batch", batch)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(f"{name} must be a non-negative whole number, got {value!r}")
+    try:
+        itemsize = np.dtype(dtype).itemsize
+    except TypeError:
+        raise ValueError(f"dtype {dtype!r} is not a NumPy dtype (try np.float32)") from None
+    return int(batch) * int(h) * int(n) * int(n) * itemsize
