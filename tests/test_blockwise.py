@@ -66,8 +66,10 @@ def test_custom_scale_matches_naive():
     rng = np.random.default_rng(2)
     Q, K, V = rng.normal(size=(3, 12, 4))
     np.testing.assert_allclose(
-        blockwise_attention(Q, K, V, block_size=5, scale=0.3), naive(Q, K, V, scale=0.3),
-        rtol=0, atol=1e-12,
+        blockwise_attention(Q, K, V, block_size=5, scale=0.3),
+        naive(Q, K, V, scale=0.3),
+        rtol=0,
+        atol=1e-12,
     )
 
 
@@ -76,8 +78,9 @@ def test_float32_stays_float32_and_close():
     Q, K, V = rng.normal(size=(3, 64, 16)).astype(np.float32)
     got = blockwise_attention(Q, K, V, block_size=16)
     assert got.dtype == np.float32
-    np.testing.assert_allclose(got, naive(Q.astype(float), K.astype(float), V.astype(float)),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        got, naive(Q.astype(float), K.astype(float), V.astype(float)), rtol=1e-5, atol=1e-5
+    )
 
 
 def test_leading_dimensions_broadcast_like_naive():
@@ -102,8 +105,9 @@ def test_steps_track_running_max_sum_and_partial_output():
         np.testing.assert_allclose(
             step.ell, np.exp(seen - step.m[:, None]).sum(axis=1), rtol=1e-14, atol=0
         )
-        np.testing.assert_allclose(step.output, naive(Q, K[: step.stop], V[: step.stop]),
-                                   rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            step.output, naive(Q, K[: step.stop], V[: step.stop]), rtol=0, atol=1e-12
+        )
 
 
 def test_peak_memory_grows_with_block_not_with_n_squared():
@@ -133,16 +137,26 @@ def test_peak_memory_grows_with_block_not_with_n_squared():
         (dict(Q=np.ones((3, 4)), K=np.ones((0, 4)), V=np.ones((0, 2))), "no positions"),
         (dict(Q=np.ones(4), K=np.ones((3, 4)), V=np.ones((3, 2))), "at least 2 dimensions"),
         (dict(Q=np.full((3, 4), np.nan), K=np.ones((3, 4)), V=np.ones((3, 2))), "NaN/inf"),
-        (dict(Q=np.ones((3, 4)), K=np.ones((3, 4)), V=np.ones((3, 2)), block_size=0),
-         "block_size must be at least 1"),
-        (dict(Q=np.ones((3, 4)), K=np.ones((3, 4)), V=np.ones((3, 2)), block_size=2.5),
-         "whole number"),
-        (dict(Q=np.ones((3, 4)), K=np.ones((3, 4)), V=np.ones((3, 2)), causal="yes"),
-         "causal must be True or False"),
-        (dict(Q=np.ones((3, 4)), K=np.ones((3, 4)), V=np.ones((3, 2)), scale=-1.0),
-         "scale must be a finite positive"),
-        (dict(Q=np.ones((2, 3, 4)), K=np.ones((5, 3, 4)), V=np.ones((5, 3, 2))),
-         "do not broadcast"),
+        (
+            dict(Q=np.ones((3, 4)), K=np.ones((3, 4)), V=np.ones((3, 2)), block_size=0),
+            "block_size must be at least 1",
+        ),
+        (
+            dict(Q=np.ones((3, 4)), K=np.ones((3, 4)), V=np.ones((3, 2)), block_size=2.5),
+            "whole number",
+        ),
+        (
+            dict(Q=np.ones((3, 4)), K=np.ones((3, 4)), V=np.ones((3, 2)), causal="yes"),
+            "causal must be True or False",
+        ),
+        (
+            dict(Q=np.ones((3, 4)), K=np.ones((3, 4)), V=np.ones((3, 2)), scale=-1.0),
+            "scale must be a finite positive",
+        ),
+        (
+            dict(Q=np.ones((2, 3, 4)), K=np.ones((5, 3, 4)), V=np.ones((5, 3, 2))),
+            "do not broadcast",
+        ),
     ],
 )
 def test_bad_input_raises_a_value_error_that_names_the_problem(kwargs, message):

@@ -199,10 +199,8 @@ def blockwise_attention(
     Q, K, V, lead, dtype, scale = _check_inputs(Q, K, V, block_size, causal, scale)
     if Q.shape[-2] == 0:
         return np.zeros((*lead, 0, V.shape[-1]), dtype=dtype)
-    step = None
-    for step in online_softmax_steps(Q, K, V, block_size, causal, scale):
-        pass
-    return step.output
+    *_, last = online_softmax_steps(Q, K, V, block_size, causal, scale)  # run every block
+    return last.output
 
 
 def score_matrix_bytes(n: int, h: int = 1, batch: int = 1, dtype=np.float32) -> int:
