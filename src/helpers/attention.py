@@ -126,12 +126,32 @@ def scaled_dot_product_attention(
         raise ValueError(f"scale must be a finite positive number, got {scale!r}")
     scale = float(scale)  # a Python float keeps float32 inputs in float32 (NEP 50)
 
-    scores = np.matmul(Q, np.swapaxes(K, -1, -2)) * scale  # (..., n_q, n_k)
+    scores = np.matmul(Q, np.swapaxes(K, -1, -2))  # (..., n_q, n_k)
+    scores *= scale
     if mask is not None:
-        mask = _broadcast_mask(mask, scores.shape)
         # -inf before the softmax: exp(-inf) = 0, so masked weights are exactly zero.
-        scores = np.where(mask, scores, -np.inf)
-    weights = softmax(scores, axis=-1) if n_q else np.zeros(scores.shape)
+        np.putmask(scores, ~_broadcast_mask(mask, scores.shape), -np.inf)
+    if n_q == 0:
+        return np.matmul(scores, V), scores
+    # The softmax, in place on the score buffer (the n x n matrix is the big allocation, so it
+    # is made once). The inputs are finite, so only a row maximum can be -inf (a row with no
+    # key left by the mask) or +inf/NaN (scores that overflowed): checking n_q maxima suffices.
+    row_max = np.max(scores, axis=-1, keepdims=True)
+    if not np.isfinite(row_max).all():
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(row_max[..., 0]))[0])
+        if np.isneginf(row_max).any():
+            raise ValueError(
+                f"mask leaves query row {bad} with no key it may attend to; every query needs "
+                "at least one True in its row"
+            )
+        raise ValueError(
+            f"the scores of query row {bad} overflowed to inf/NaN in {scores.dtype}; scale the "
+            "inputs down (or use float64)"
+        )
+    scores -= row_max
+    np.exp(scores, out=scores)
+    scores /= np.sum(scores, axis=-1, keepdims=True)
+    weights = scores
     return np.matmul(weights, V), weights
 
 
@@ -150,11 +170,4 @@ def _broadcast_mask(mask: np.ndarray, scores_shape: tuple[int, ...]) -> np.ndarr
             f"mask of shape {mask.shape} does not broadcast to the scores' shape "
             f"{tuple(scores_shape)} (..., n_q, n_k)"
         ) from None
-    empty_rows = ~mask.any(axis=-1)
-    if empty_rows.any():
-        where = np.argwhere(empty_rows)[0]
-        raise ValueError(
-            f"mask leaves query row {tuple(int(i) for i in where)} with no key it may attend "
-            "to; every query needs at least one True in its row"
-        )
     return mask
