@@ -14,7 +14,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help setup lab test test-fast test-browser notebooks check-notebooks lint format bench clean
+.PHONY: help setup lab test test-fast test-browser notebooks check-notebooks lint format handout bench clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -65,6 +65,9 @@ lint: $(STAMP) ## ruff check and format check
 format: $(STAMP) ## apply ruff's formatting and safe fixes
 	$(VENV)/bin/ruff check --fix src tests tools benchmarks
 	$(VENV)/bin/ruff format src tests tools benchmarks
+
+handout: ## zip the learner's copy (no solutions) into build/self-attention-course.zip
+	python3 tools/make_handout.py
 
 bench: $(STAMP) ## run the benchmark scripts (timings vary: not part of make test)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
