@@ -124,13 +124,27 @@ def online_softmax_steps(
     ------
     BlockStep
         ``m (..., n_q)``, ``ell (..., n_q)``, ``acc (..., n_q, d_v)`` after each block; its
-        ``output`` is the attention over the keys seen so far. The arrays are new each step.
+        ``output`` is the attention over the keys seen so far. The arrays are copies, so a
+        step can be kept (for the fast path see :func:`blockwise_attention`).
     """
     Q, K, V, lead, dtype, scale = _check_inputs(Q, K, V, block_size, causal, scale)
+    for block, start, stop, m, ell, acc in _fold_blocks(Q, K, V, block_size, causal, scale):
+        yield BlockStep(block, start, stop, m.copy(), ell.copy(), acc.copy())
+
+
+def _fold_blocks(Q, K, V, block_size, causal, scale):
+    """The online softmax on validated input; updates ``m, ell, acc`` in place, block by block.
+
+    Yields ``(block, start, stop, m, ell, acc)`` after each block; the arrays are the live
+    state (the next block overwrites them), which keeps the extra memory to one score tile
+    plus a few ``(..., n_q, d_v)`` arrays.
+    """
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    dtype = np.result_type(Q, K, V)
     n_q, n_k, d_v = Q.shape[-2], K.shape[-2], V.shape[-1]
-    m = np.full((*lead, n_q), -np.inf, dtype=dtype)  # (..., n_q)
-    ell = np.zeros((*lead, n_q), dtype=dtype)  # (..., n_q)
-    acc = np.zeros((*lead, n_q, d_v), dtype=dtype)  # (..., n_q, d_v)
+    m = np.full((*lead, n_q), -np.inf, dtype=dtype)  # (..., n_q) running max
+    ell = np.zeros((*lead, n_q), dtype=dtype)  # (..., n_q) running sum of exp(score - m)
+    acc = np.zeros((*lead, n_q, d_v), dtype=dtype)  # (..., n_q, d_v) running sum of exp * v
     query_pos = np.arange(n_q)
     for block, start in enumerate(range(0, n_k, block_size)):
         stop = min(start + block_size, n_k)
@@ -139,19 +153,25 @@ def online_softmax_steps(
         # so only rows start: take part. Key 0 is in block 0, so every row's m is finite
         # after the first block and exp(m - m_new) below never meets -inf - (-inf).
         rows = slice(start, None) if causal else slice(None)
-        scores = np.matmul(Q[..., rows, :], np.swapaxes(K_b, -1, -2)) * scale  # (..., r, b)
+        # One (..., r, b) tile of scores, updated in place: the only score memory there is.
+        scores = np.matmul(Q[..., rows, :], np.swapaxes(K_b, -1, -2))  # (..., r, b)
+        scores *= scale
         if causal:
-            allowed = np.arange(start, stop)[None, :] <= query_pos[rows, None]  # (r, b)
-            scores = np.where(allowed, scores, -np.inf)
-        m_rows = m[..., rows]
+            future = np.arange(start, stop)[None, :] > query_pos[rows, None]  # (r, b)
+            np.copyto(scores, -np.inf, where=future)
+        m_rows = m[..., rows]  # a view: writing to it updates m
         m_new = np.maximum(m_rows, scores.max(axis=-1))  # (..., r)
         correction = np.exp(m_rows - m_new)  # (..., r); 0 on the first block
-        p = np.exp(scores - m_new[..., None])  # (..., r, b); masked entries -> exactly 0
-        m, ell, acc = m.copy(), ell.copy(), acc.copy()
-        m[..., rows] = m_new
-        ell[..., rows] = ell[..., rows] * correction + p.sum(axis=-1)
-        acc[..., rows, :] = acc[..., rows, :] * correction[..., None] + np.matmul(p, V_b)
-        yield BlockStep(block, start, stop, m, ell, acc)
+        scores -= m_new[..., None]
+        p = np.exp(scores, out=scores)  # (..., r, b) = exp(S_b - m_new); masked entries -> 0
+        m_rows[...] = m_new
+        ell_rows, acc_rows = ell[..., rows], acc[..., rows, :]  # views
+        ell_rows *= correction
+        ell_rows += p.sum(axis=-1)
+        acc_rows *= correction[..., None]
+        acc_rows += np.matmul(p, V_b)
+        del scores, p  # free the tile before the caller looks at this step
+        yield block, start, stop, m, ell, acc
 
 
 def blockwise_attention(
@@ -199,8 +219,10 @@ def blockwise_attention(
     Q, K, V, lead, dtype, scale = _check_inputs(Q, K, V, block_size, causal, scale)
     if Q.shape[-2] == 0:
         return np.zeros((*lead, 0, V.shape[-1]), dtype=dtype)
-    *_, last = online_softmax_steps(Q, K, V, block_size, causal, scale)  # run every block
-    return last.output
+    for *_, ell, acc in _fold_blocks(Q, K, V, block_size, causal, scale):  # noqa: B007
+        pass  # the state is updated in place; only the final one matters
+    acc /= ell[..., None]
+    return acc
 
 
 def score_matrix_bytes(n: int, h: int = 1, batch: int = 1, dtype=np.float32) -> int:
