@@ -36,9 +36,10 @@ $(STAMP): requirements.txt pyproject.toml jupyter/overrides.json
 	@touch $(STAMP)
 
 lab: $(STAMP) ## set up if needed, then open the course in JupyterLab (PORT=, BROWSER=)
-	@echo "Starting JupyterLab on http://127.0.0.1:$(PORT)/ - the URL with its token follows."
-	@echo "Stop it with Ctrl+C."
-	$(VENV)/bin/jupyter lab notebooks/00_start_here.ipynb \
+	@echo "Starting JupyterLab on http://127.0.0.1:$(PORT)/ (bound to this machine only)."
+	@echo "Your browser opens notebooks/00_start_here.ipynb; with BROWSER=none, open the URL"
+	@echo "with its token printed below and then that notebook. Stop with Ctrl+C (twice)."
+	$(VENV)/bin/jupyter lab notebooks/00_start_here.ipynb --ServerApp.root_dir="$(CURDIR)" \
 		--ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) \
 		$(if $(filter none,$(BROWSER)),--no-browser,$(if $(BROWSER),--ServerApp.browser='$(BROWSER)')) \
 		$(if $(filter 0,$(shell id -u)),--allow-root)
