@@ -5,5 +5,6 @@ One module per lesson defines that lesson's exercises; this package gathers them
 
 from ._core import CheckResult, Exercise
 from .lesson01 import positional_encoding
+from .lesson07 import score_matrix_bytes
 
-__all__ = ["CheckResult", "Exercise", "positional_encoding"]
+__all__ = ["CheckResult", "Exercise", "positional_encoding", "score_matrix_bytes"]
