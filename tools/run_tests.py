@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -26,13 +27,16 @@ def find_chromium() -> str | None:
     return None
 
 
+# One kernel per core; every cell of a notebook runs in the same worker (--dist loadfile).
+PARALLEL = ["-n", str(min(4, os.cpu_count() or 1)), "--dist", "loadfile"]
+
 STEPS = {
     # Includes tests/test_build_lessons.py, which fails when a generated lesson file is stale.
     "helpers and course tests": [PY, "-m", "pytest", "-q", "-m", "not browser"],
     # Solutions: every stored output must reproduce (only cells tagged as unreproducible skip).
-    "solutions reproduce (nbval)": [PY, "-m", "pytest", "-q", "--nbval", "--nbval-current-env", "solutions"],
+    "solutions reproduce (nbval)": [PY, "-m", "pytest", "-q", *PARALLEL, "--nbval", "--nbval-current-env", "solutions"],
     # Learner copies: no stored outputs; they must run top to bottom without an error.
-    "learner notebooks run (nbval-lax)": [PY, "-m", "pytest", "-q", "--nbval-lax", "--nbval-current-env", "notebooks"],
+    "learner notebooks run (nbval-lax)": [PY, "-m", "pytest", "-q", *PARALLEL, "--nbval-lax", "--nbval-current-env", "notebooks"],
 }
 BROWSER_STEP = [PY, "-m", "pytest", "-q", "-s", "-m", "browser", "tests/browser"]
 
