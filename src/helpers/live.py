@@ -39,13 +39,15 @@ class LiveFigure:
         self.image.value = self.png()
 
 
-def show(widget: widgets.Widget, live: LiveFigure, alt: str = "") -> None:
+def show(widget: widgets.Widget, live: LiveFigure | bytes, alt: str = "") -> None:
     """Display ``widget`` live, with a PNG of ``live``'s figure as its static stand-in.
 
-    JupyterLab with ipywidgets shows the widget; renderers without a kernel or widget support
-    (GitHub, nbviewer, a missing extension) fall back to the picture.
+    ``live`` is a :class:`LiveFigure` or the PNG bytes themselves. JupyterLab with ipywidgets
+    shows the widget; renderers without a kernel or widget support (GitHub, nbviewer, a
+    missing extension) fall back to the picture.
     """
+    png = bytes(live) if isinstance(live, (bytes, bytearray)) else live.png()
     bundle = widget._repr_mimebundle_()
-    bundle["image/png"] = base64.b64encode(live.png()).decode("ascii")
+    bundle["image/png"] = base64.b64encode(png).decode("ascii")
     bundle["text/plain"] = alt or "an interactive figure (run the notebook to use it)"
     display(bundle, raw=True, metadata={"image/png": {"alt": alt}} if alt else None)

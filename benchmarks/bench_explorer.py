@@ -1,0 +1,157 @@
+"""How long the attention explorer takes to react, kernel side, against the matplotlib way.
+
+    .venv/bin/python benchmarks/bench_explorer.py [--repeats 40] [--no-kernel]
+
+For each kind of update (a click on a token, the head selector, the causal toggle, the
+temperature slider) it times the explorer's handler from the call to the moment the new
+SVG/PNG strings are set on the widgets (what the browser then receives), median over the
+repeats, cycling through the controls' values. The baseline is the usual notebook pattern for
+the same heatmap: an ``ipywidgets.Output``, ``clear_output(wait=True)``, a new pyplot figure
+drawn with ``helpers.plots.plot_heatmap`` and rendered to PNG (what the inline backend does).
+
+By default the measurements run inside a fresh IPython kernel (started with jupyter_client),
+as in a notebook: widget changes are serialised and sent as comm messages and the Output widget
+captures the figure, so both sides pay for their messages. No browser is attached; the
+browser's share (click to new pixels) is measured by the browser tests. ``--no-kernel`` runs
+the same measurements in this process instead (widget messages then go nowhere).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import statistics
+import time
+
+import ipywidgets as widgets
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+from IPython.display import Image, display
+
+import helpers
+from helpers.explorer import AttentionExplorer
+from helpers.plots import plot_heatmap
+
+
+def median_ms(fn, repeats: int) -> float:
+    times = []
+    for k in range(repeats):
+        start = time.perf_counter()
+        fn(k)
+        times.append(time.perf_counter() - start)
+    return 1000 * statistics.median(times)
+
+
+def in_kernel(repeats: int) -> None:
+    """Run :func:`measure` in a fresh ipykernel and print what it prints."""
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name="python3")
+    try:
+        code = (
+            "import runpy; runpy.run_path("
+            f"{__file__!r}, run_name='__bench_in_kernel__')['measure']({repeats})"
+        )
+        reply = kc.execute_interactive(
+            code,
+            timeout=600,
+            output_hook=lambda msg: _print_stream(msg),
+        )
+        if reply["content"]["status"] != "ok":
+            raise SystemExit("the benchmark failed inside the kernel")
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def _print_stream(msg) -> None:
+    if msg["msg_type"] == "stream" and msg["content"]["name"] == "stdout":
+        print(msg["content"]["text"], end="")
+    elif msg["msg_type"] == "error":
+        print("\n".join(msg["content"]["traceback"]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=40)
+    parser.add_argument("--no-kernel", action="store_true")
+    args = parser.parse_args()
+    if args.no_kernel:
+        measure(args.repeats)
+    else:
+        in_kernel(args.repeats)
+
+
+def measure(repeats: int) -> None:
+    """Time the explorer's updates and the Output + pyplot baseline; print the medians."""
+    import sys
+
+    where = "inside an IPython kernel" if "ipykernel" in sys.modules else "outside a kernel"
+
+    ex = AttentionExplorer(helpers.RUNNING_SENTENCE, n_heads=2, seed=0, query=1)
+    n = len(ex.tokens)
+    # A new temperature every time, so the slider's updates are never served from the cache.
+    temperatures = np.geomspace(0.1, 10, 4 * repeats + 1)
+    # Warm up once (first-use imports and caches of numpy/zlib).
+    ex.select_query(0)
+    ex.set_temperature(1.0)
+
+    updates = {
+        "click a token": lambda k: ex.select_query(k % n),
+        "head selector": lambda k: ex.set_head(k % ex.n_heads),
+        "causal toggle": lambda k: ex.set_causal(k % 2 == 0),
+        "temperature slider": lambda k: ex.set_temperature(float(temperatures[k])),
+    }
+    results = {name: median_ms(fn, repeats) for name, fn in updates.items()}
+
+    out = widgets.Output()
+    tokens = ex.tokens
+
+    def naive(k: int) -> None:
+        ex.select_query(k % n)
+        out.clear_output(wait=True)
+        with out:
+            fig, ax = plt.subplots(figsize=(5, 4))
+            plot_heatmap(
+                ex.weights,
+                tokens,
+                tokens,
+                ax=ax,
+                vmin=0,
+                vmax=1,
+                title="rows = query, columns = key",
+            )
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format="png")
+            display(Image(buffer.getvalue()))
+            plt.close(fig)
+
+    naive_ms = median_ms(naive, repeats)
+    click_ms = results["click a token"]
+
+    print(
+        f"attention explorer, kernel-side update time {where}, median of {repeats} repeats "
+        f"(n = {n} tokens, h = {ex.n_heads})"
+    )
+    for name, ms in results.items():
+        print(f"  {name:<38} {ms:7.2f} ms")
+    print(f"  {'baseline (Output + new pyplot figure)':<38} {naive_ms:7.2f} ms")
+    worst = max(results.values())
+    print(
+        f"speed-up: click {naive_ms / click_ms:.0f}x, slowest control "
+        f"{naive_ms / worst:.0f}x faster than the baseline; target <= 15 ms: "
+        f"{'met' if worst <= 15 else 'NOT met'}"
+    )
+
+    long_ex = AttentionExplorer(" ".join(["the cat sat on the mat"] * 11), n_heads=2)
+    n_long = len(long_ex.tokens)
+    long_ms = median_ms(lambda k: long_ex.set_temperature(float(temperatures[-1 - k])), repeats)
+    long_click = median_ms(lambda k: long_ex.select_query(k % n_long), repeats)
+    print(f"  at n = {n_long} tokens: click {long_click:.2f} ms, temperature {long_ms:.2f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,734 @@
+"""The attention explorer: click a token, see where it looks.
+
+The lesson text's interactive figure, for lessons 04-06. A heatmap of one head's attention
+weights over a sentence (rows = query, columns = key), a row of token buttons that pick the
+query whose distribution is drawn as a bar chart beside it, a head selector, a causal-mask
+toggle, a temperature slider and a text box for your own sentence::
+
+    from helpers.explorer import AttentionExplorer
+    ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=2, query=1)
+    ex.show()
+
+The weights come from the course's math, never from code of its own:
+``build_Z`` -> ``seeded_projections`` -> per-head ``scaled_dot_product_attention`` (with
+``causal_mask`` when the toggle is on), at scale ``1 / (sqrt(d_k) * temperature)``.
+
+**Why it is fast.** Redrawing a matplotlib figure per click costs 55-136 ms. Here the two
+pictures are SVG in ``ipywidgets.HTML``: the heatmap's cells are one small palette PNG built
+in NumPy (a viridis look-up table, ``zlib``), the labels, numbers, highlight and bar chart are
+SVG text and rectangles. The per-head Q, K, V are computed once per sentence, the weights once
+per (head, mask, temperature), the cell PNG once per weight matrix; a click on a token only
+formats strings. ``benchmarks/bench_explorer.py`` measures it against the matplotlib way.
+
+**Readable without a kernel.** :meth:`AttentionExplorer.show` puts a matplotlib PNG of the
+current state in the same output as the widget (see :func:`helpers.live.show`).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+import struct
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import ipywidgets as widgets
+import matplotlib
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from .attention import causal_mask, scaled_dot_product_attention
+from .embeddings import D_MODEL, RUNNING_SENTENCE, build_Z, tokenize
+from .live import show as _show_live
+from .plots import MASKED_GREY, plot_heatmap
+from .projections import seeded_projections
+
+__all__ = ["AttentionExplorer", "MAX_TOKENS", "TEMPERATURE_RANGE"]
+
+MAX_TOKENS = 64  # longer sentences are truncated, and the message says so
+TEMPERATURE_RANGE = (0.1, 10.0)  # the slider's ends (log scale)
+HIGHLIGHT = "#f03b20"  # the selected query's row and button: visible on every viridis colour
+
+# The colour scale is fixed at [0, 1] (weights are probabilities), so heads, masks and
+# temperatures can be compared by colour. Palette index 0..254 = viridis, 255 = masked grey.
+_N_COLOURS = 255
+_MASKED_INDEX = 255
+_VIRIDIS = (matplotlib.colormaps["viridis"](np.linspace(0, 1, _N_COLOURS))[:, :3] * 255).round()
+_GREY_RGB = [int(MASKED_GREY[i : i + 2], 16) for i in (1, 3, 5)]
+_PALETTE = np.vstack([_VIRIDIS, _GREY_RGB]).astype(np.uint8)  # (256, 3)
+_HEX = [f"#{r:02x}{g:02x}{b:02x}" for r, g, b in _PALETTE]
+# Text on a cell: black on the bright end of viridis, white on the dark end.
+_TEXT_ON = ["#000000" if i > 0.55 * _N_COLOURS else "#ffffff" for i in range(_N_COLOURS)]
+_FONT = "font-family:sans-serif"
+
+
+def _colour_index(weights: np.ndarray) -> np.ndarray:
+    """Weights in [0, 1] -> palette indices 0..254 (uint8)."""
+    return np.clip(np.rint(weights * (_N_COLOURS - 1)), 0, _N_COLOURS - 1).astype(np.uint8)
+
+
+def _palette_png(indices: np.ndarray) -> bytes:
+    """A palette PNG (colour type 3, 8 bit) of a ``(height, width)`` uint8 index image."""
+    height, width = indices.shape
+    raw = np.zeros((height, width + 1), dtype=np.uint8)  # filter byte 0 ("None") per row
+    raw[:, 1:] = indices
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    return b"".join(
+        [
+            b"\x89PNG\r\n\x1a\n",
+            chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 3, 0, 0, 0)),
+            chunk(b"PLTE", _PALETTE.tobytes()),
+            chunk(b"IDAT", zlib.compress(raw.tobytes(), 1)),
+            chunk(b"IEND", b""),
+        ]
+    )
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+class AttentionExplorer:
+    """Interactive heatmap + bar chart of one sentence's self-attention weights.
+
+    Parameters
+    ----------
+    sentence : str
+        The text to tokenize (``helpers.tokenize``); words outside the toy vocabulary get
+        seeded embeddings too. Empty text shows a message; past ``MAX_TOKENS`` (64) tokens the
+        sentence is truncated and the message says so.
+    n_heads : int
+        h, the number of heads; must divide ``d_model`` (d_k = d_model / h).
+    causal : bool
+        Start with the causal mask on (query i may attend to keys 0..i only).
+    temperature : float
+        Divides the scores: scale = 1 / (sqrt(d_k) * temperature). Within
+        ``TEMPERATURE_RANGE`` (0.1 to 10); 1 is the paper's scaled dot product.
+    seed : int
+        Seed of the token embeddings and of ``W_Q, W_K, W_V`` (seeded, not trained).
+    query : int
+        The selected query position (clipped to the sentence length).
+    d_model : int
+        Width of Z; ``helpers.D_MODEL`` (8) by default.
+
+    Attributes
+    ----------
+    widget : ipywidgets.VBox
+        The explorer (CSS class ``attention-explorer``).
+    tokens : list of str
+        The tokens shown (at most 64).
+    weights : ndarray, shape (n, n)
+        The weight matrix shown: ``scaled_dot_product_attention(Q_h, K_h, V_h, mask, scale)[1]``.
+    """
+
+    def __init__(
+        self,
+        sentence: str = RUNNING_SENTENCE,
+        n_heads: int = 2,
+        causal: bool = False,
+        temperature: float = 1.0,
+        seed: int = 0,
+        query: int = 1,
+        d_model: int = D_MODEL,
+    ):
+        if isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)):
+            raise ValueError(f"n_heads must be a whole number, got {n_heads!r}")
+        if n_heads <= 0 or d_model <= 0 or d_model % n_heads:
+            raise ValueError(
+                f"d_model={d_model} must be a positive multiple of n_heads={n_heads} "
+                "(each head gets d_k = d_model / h columns)"
+            )
+        self.n_heads, self.d_model, self.seed = int(n_heads), int(d_model), int(seed)
+        self.d_k = self.d_model // self.n_heads
+        self._W = seeded_projections(self.d_model, self.n_heads, self.seed)  # (h, d_model, d_k)
+        self._head, self._causal = 0, bool(causal)
+        self._temperature = self._valid_temperature(temperature)
+        self._query = 0
+        self._holding = False  # True while the code (not the user) moves a control
+        self._build_controls()
+        self._load_sentence(sentence)
+        self._move(self._text_control, "value", sentence)
+        self._set_query(query, clip=True)
+        self._redraw()
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def tokens(self) -> list[str]:
+        """The tokens shown, at most ``MAX_TOKENS``."""
+        return list(self._tokens)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The ``(n, n)`` weight matrix shown (rows = query, columns = key); a copy."""
+        return self._weights.copy()
+
+    @property
+    def output(self) -> np.ndarray:
+        """The head's output ``A V_h``, shape ``(n, d_k)``."""
+        return self._output.copy()
+
+    @property
+    def query(self) -> int:
+        return self._query
+
+    @property
+    def head(self) -> int:
+        return self._head
+
+    @property
+    def causal(self) -> bool:
+        return self._causal
+
+    @property
+    def temperature(self) -> float:
+        return self._temperature
+
+    @property
+    def scale(self) -> float:
+        """The factor on the scores: ``1 / (sqrt(d_k) * temperature)``."""
+        return 1.0 / (math.sqrt(self.d_k) * self._temperature)
+
+    @property
+    def message(self) -> str:
+        """The text of the message line (plain text)."""
+        return self._message_text
+
+    def select_query(self, i: int) -> None:
+        """Show query ``i``'s distribution (what a click on token ``i`` does)."""
+        self._set_query(i)
+        self._redraw(weights_changed=False)
+
+    def set_head(self, h: int) -> None:
+        """Show head ``h`` (0 .. n_heads - 1)."""
+        if isinstance(h, bool) or not isinstance(h, (int, np.integer)):
+            raise ValueError(f"head must be a whole number, got {h!r}")
+        if not 0 <= h < self.n_heads:
+            raise ValueError(
+                f"head {h} does not exist: this explorer has heads 0..{self.n_heads - 1}"
+            )
+        self._head = int(h)
+        self._move(self._head_control, "value", self._head)
+        self._recompute()
+
+    def set_causal(self, flag: bool) -> None:
+        """Mask the future (True) or let every query see every key (False)."""
+        self._causal = bool(flag)
+        self._move(self._causal_control, "value", self._causal)
+        self._recompute()
+
+    def set_temperature(self, t: float) -> None:
+        """Divide the scores by ``t`` too: below 1 sharper, above 1 flatter."""
+        self._temperature = self._valid_temperature(t)
+        self._move(self._temperature_control, "value", self._temperature)
+        self._recompute()
+
+    def set_sentence(self, text: str) -> None:
+        """Tokenize ``text`` and show its attention (what typing in the box does)."""
+        if not isinstance(text, str):
+            raise ValueError(f"the sentence must be a string, got {type(text).__name__}")
+        self._move(self._text_control, "value", text)
+        query = self._query
+        self._load_sentence(text)
+        self._set_query(query, clip=True)
+        self._redraw()
+
+    def show(self) -> None:
+        """Display the live widget, with a static PNG of the current state as its fallback."""
+        _show_live(self.widget, self.static_png(), alt=self.alt_text())
+
+    # ------------------------------------------------------------------ the static figure
+
+    def alt_text(self) -> str:
+        """A one-sentence description of the current picture (the output's text/plain)."""
+        if not self._tokens:
+            return "Attention explorer: no tokens to show (the sentence is empty)."
+        mask = "with the causal mask" if self._causal else "without a mask"
+        return (
+            f"Attention explorer: head {self._head} of {self.n_heads}, {mask}, temperature "
+            f"{self._temperature:g}, over {len(self._tokens)} tokens; heatmap with rows = query, "
+            f"columns = key, and the weights of query {self._tokens[self._query]!r} "
+            f"(position {self._query}) as bars."
+        )
+
+    def static_png(self, dpi: int = 90) -> bytes:
+        """The current state drawn by matplotlib (labels, colour bar, bars), as PNG bytes."""
+        n = len(self._tokens)
+        size = min(max(0.5 * n + 1.5, 3.5), 9.0)
+        fig = Figure(figsize=(2 * size + 1.2, size + 0.4), dpi=dpi, layout="constrained")
+        FigureCanvasAgg(fig)
+        heat_ax, bar_ax = fig.subplots(1, 2, width_ratios=[1.15, 1])
+        if n == 0:
+            for ax in (heat_ax, bar_ax):
+                ax.set_axis_off()
+            heat_ax.text(0.5, 0.5, "no tokens: type a sentence", ha="center", va="center")
+        else:
+            labels = (
+                self._tokens
+                if n <= 32
+                else [t if i % 4 == 0 else "" for i, t in enumerate(self._tokens)]
+            )
+            masked = ~causal_mask(n) if self._causal else None
+            plot_heatmap(
+                self._weights,
+                labels,
+                labels,
+                ax=heat_ax,
+                vmin=0,
+                vmax=1,
+                masked=masked,
+                annotate=n <= 8,
+                title=f"head {self._head}: rows = query, columns = key",
+                xlabel="key",
+                ylabel="query",
+            )
+            heat_ax.add_patch(
+                Rectangle((-0.5, self._query - 0.5), n, 1, fill=False, ec=HIGHLIGHT, lw=2.5)
+            )
+            row = self._weights[self._query]
+            colours = [_HEX[i] for i in _colour_index(row)]
+            if self._causal:
+                colours = [c if j <= self._query else MASKED_GREY for j, c in enumerate(colours)]
+            bar_ax.bar(np.arange(n), row, color=colours, edgecolor="#444444", linewidth=0.5)
+            if self._causal:
+                future = np.arange(self._query + 1, n)
+                bar_ax.bar(
+                    future,
+                    np.ones(len(future)),
+                    color=MASKED_GREY,
+                    alpha=0.6,
+                    label="masked (future) key",
+                )
+                if len(future):
+                    bar_ax.legend(loc="upper right", fontsize=8)
+            bar_ax.set_ylim(0, 1)
+            bar_ax.set_xticks(np.arange(n), labels, rotation=45 if n > 6 else 0)
+            bar_ax.set_xlabel("key")
+            bar_ax.set_ylabel("attention weight")
+            bar_ax.set_title(f"query {self._tokens[self._query]!r} (position {self._query})")
+            if n <= 12:
+                for j, w in enumerate(row[: self._query + 1] if self._causal else row):
+                    bar_ax.text(j, w + 0.02, f"{w:.2f}", ha="center", fontsize=8)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png")
+        return buffer.getvalue()
+
+    # ------------------------------------------------------------------ state
+
+    @staticmethod
+    def _valid_temperature(t) -> float:
+        try:
+            t = float(t)
+        except (TypeError, ValueError):
+            raise ValueError(f"temperature must be a number, got {t!r}") from None
+        low, high = TEMPERATURE_RANGE
+        if math.isfinite(t) and low * (1 - 1e-9) <= t <= high * (1 + 1e-9):
+            t = min(max(t, low), high)  # the slider's ends may arrive as 0.09999999999999999
+        if not math.isfinite(t) or not low <= t <= high:
+            raise ValueError(f"temperature must be between {low} and {high}, got {t!r}")
+        return t
+
+    def _load_sentence(self, text: str) -> None:
+        """Tokenize, build Z and the per-head Q, K, V once (cached until the next sentence)."""
+        if not isinstance(text, str):
+            raise ValueError(f"the sentence must be a string, got {type(text).__name__}")
+        tokens = tokenize(text)
+        self._truncated_from = len(tokens) if len(tokens) > MAX_TOKENS else None
+        self._tokens = tokens[:MAX_TOKENS]
+        n = len(self._tokens)
+        Z = build_Z(self._tokens, self.d_model, self.seed)  # (n, d_model)
+        # (h, n, d_k) each: one matmul per projection for all heads at once.
+        self._Q = np.einsum("nd,hdk->hnk", Z, self._W["W_Q"])
+        self._K = np.einsum("nd,hdk->hnk", Z, self._W["W_K"])
+        self._V = np.einsum("nd,hdk->hnk", Z, self._W["W_V"])
+        self._mask = causal_mask(n)
+        self._weights_cache: dict[tuple[int, bool, float], tuple[np.ndarray, np.ndarray]] = {}
+        self._png_cache: dict[tuple[int, bool, float], str] = {}
+        self._build_token_buttons()
+
+    def _compute_weights(self) -> None:
+        key = (self._head, self._causal, self._temperature)
+        n = len(self._tokens)
+        if n == 0:
+            self._output, self._weights = np.zeros((0, self.d_k)), np.zeros((0, 0))
+            return
+        if key not in self._weights_cache:
+            h = self._head
+            self._weights_cache[key] = scaled_dot_product_attention(
+                self._Q[h],
+                self._K[h],
+                self._V[h],
+                mask=self._mask if self._causal else None,
+                scale=self.scale,
+            )
+        self._output, self._weights = self._weights_cache[key]
+        self._state_key = key
+
+    def _set_query(self, i, clip: bool = False) -> None:
+        n = len(self._tokens)
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise ValueError(f"query must be a whole number (a token position), got {i!r}")
+        if clip:
+            i = min(max(int(i), 0), max(n - 1, 0))
+        elif not 0 <= i < n:
+            raise ValueError(
+                f"query {i} is not a position of this sentence: it has {n} tokens (0..{n - 1})"
+            )
+        previous, self._query = self._query, int(i)
+        buttons = self._token_buttons
+        if 0 <= previous < len(buttons):
+            buttons[previous].button_style = ""
+        if 0 <= self._query < len(buttons):
+            buttons[self._query].button_style = "warning"
+
+    def _recompute(self) -> None:
+        self._redraw(weights_changed=True)
+
+    # ------------------------------------------------------------------ controls
+
+    @contextmanager
+    def _holding_events(self) -> Iterator[None]:
+        self._holding, before = True, self._holding
+        try:
+            yield
+        finally:
+            self._holding = before
+
+    def _move(self, control: widgets.Widget, name: str, value) -> None:
+        """Set a control from code without it calling back into the explorer."""
+        with self._holding_events():
+            setattr(control, name, value)
+
+    def _build_controls(self) -> None:
+        self._text_control = widgets.Text(
+            description="sentence",
+            placeholder="type a sentence and press Enter",
+            continuous_update=False,
+            layout=widgets.Layout(width="420px"),
+        )
+        self._text_control.add_class("explorer-text")
+        self._message_control = widgets.HTML()
+        self._message_control.add_class("explorer-message")
+        self._message_text = ""
+        self._buttons_box = widgets.HBox(layout=widgets.Layout(flex_flow="row wrap"))
+        self._token_buttons: list[widgets.Button] = []
+        self._head_control = widgets.ToggleButtons(
+            options=[(f"head {j}", j) for j in range(self.n_heads)],
+            value=self._head,
+            description="head",
+            style={"button_width": "64px"},
+        )
+        self._head_control.add_class("explorer-head")
+        self._causal_control = widgets.ToggleButton(
+            value=self._causal,
+            description="causal mask",
+            icon="eye-slash",
+            tooltip="each token attends to itself and earlier tokens only",
+        )
+        self._causal_control.add_class("explorer-causal")
+        low, high = TEMPERATURE_RANGE
+        self._temperature_control = widgets.FloatLogSlider(
+            value=self._temperature,
+            base=10,
+            min=math.log10(low),
+            max=math.log10(high),
+            step=0.05,
+            description="temperature",
+            readout_format=".2f",
+            continuous_update=True,
+        )
+        self._temperature_control.add_class("explorer-temperature")
+        self._heatmap = widgets.HTML()
+        self._heatmap.add_class("explorer-heatmap")
+        self._bars = widgets.HTML()
+        self._bars.add_class("explorer-bars")
+
+        def user(setter):
+            def on_change(change):
+                if not self._holding:
+                    setter(change["new"])
+
+            return on_change
+
+        self._head_control.observe(user(self.set_head), names="value")
+        self._causal_control.observe(user(self.set_causal), names="value")
+        self._temperature_control.observe(user(self.set_temperature), names="value")
+        self._text_control.observe(user(self.set_sentence), names="value")
+
+        query_label = widgets.HTML("<b>query:</b>", layout=widgets.Layout(margin="4px 6px"))
+        self.widget = widgets.VBox(
+            [
+                self._text_control,
+                self._message_control,
+                widgets.HBox([query_label, self._buttons_box]),
+                widgets.HBox(
+                    [self._head_control, self._causal_control, self._temperature_control],
+                    layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
+                ),
+                widgets.HBox(
+                    [self._heatmap, self._bars],
+                    layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"),
+                ),
+            ]
+        )
+        self.widget.add_class("attention-explorer")
+
+    def _build_token_buttons(self) -> None:
+        for button in self._token_buttons:
+            button.close()
+        buttons = []
+        for i, token in enumerate(self._tokens):
+            button = widgets.Button(
+                description=token,
+                tooltip=f"query position {i}: {token!r}",
+                layout=widgets.Layout(width="auto", min_width="32px", margin="1px"),
+            )
+            button.add_class("explorer-token")
+            button.on_click(lambda _b, i=i: self.select_query(i))
+            buttons.append(button)
+        self._token_buttons = buttons
+        self._buttons_box.children = tuple(buttons)
+
+    # ------------------------------------------------------------------ drawing
+
+    def _redraw(self, weights_changed: bool = True) -> None:
+        if weights_changed:
+            self._compute_weights()
+        self._message_text = self._describe()
+        self._message_control.value = f'<span style="{_FONT}">{_esc(self._message_text)}</span>'
+        self._heatmap.value = self._heatmap_svg()
+        self._bars.value = self._bars_svg()
+
+    def _describe(self) -> str:
+        n = len(self._tokens)
+        if n == 0:
+            return "The sentence is empty: type one (for example 'the cat sat on the mat')."
+        note = ""
+        if self._truncated_from:
+            note = (
+                f"Your text has {self._truncated_from} tokens; the explorer shows the first "
+                f"{MAX_TOKENS}. "
+            )
+        token = self._tokens[self._query]
+        if self._causal:
+            earlier = self._query
+            where = (
+                "only to itself (it is the first token)"
+                if earlier == 0
+                else f"across itself and the {earlier} token{'s' * (earlier > 1)} before it"
+            )
+        else:
+            where = f"across all {n} token{'s' * (n > 1)}"
+        return (
+            f'{note}"{token}" (position {self._query}) distributes its attention {where}. '
+            "Brighter cell = more attention. Click any token to switch."
+        )
+
+    def _cell_size(self) -> int:
+        n = max(len(self._tokens), 1)
+        return int(min(44, max(6, 300 // n)))
+
+    def _cells_uri(self, cell: int) -> str:
+        """The heatmap's cells as a palette PNG data URI, cached per weight matrix."""
+        key = (self._head, self._causal, self._temperature)
+        uri = self._png_cache.get(key)
+        if uri is None:
+            indices = _colour_index(self._weights)  # (n, n)
+            if self._causal:
+                indices[~self._mask] = _MASKED_INDEX
+            big = np.repeat(np.repeat(indices, cell, axis=0), cell, axis=1)
+            uri = "data:image/png;base64," + base64.b64encode(_palette_png(big)).decode("ascii")
+            self._png_cache[key] = uri
+        return uri
+
+    def _label_step(self, cell: int, font: int) -> int:
+        return max(1, math.ceil((font + 2) / cell))
+
+    def _heatmap_svg(self) -> str:
+        n = len(self._tokens)
+        if n == 0:
+            return (
+                f'<svg width="300" height="60" style="{_FONT}"><text x="10" y="35" '
+                'font-size="14" fill="#555">no tokens to show</text></svg>'
+            )
+        cell = self._cell_size()
+        font = 12 if cell >= 20 else 9
+        step = self._label_step(cell, font)
+        longest = max(len(t) for t in self._tokens)
+        left = 30 + int(0.62 * font * longest) + 6
+        top = 28
+        grid = n * cell
+        rotate = n > 1 and 0.62 * font * longest > cell - 2
+        bottom = (int(0.5 * font * longest) + 10 if rotate else font + 8) + 18
+        cbar_x, cbar_len = left + grid + 14, max(grid, 160)
+        width = max(cbar_x + 52, left + 260)
+        height = top + max(grid + bottom, cbar_len + 28)
+        parts = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'style="{_FONT}" data-head="{self._head}" data-query="{self._query}" '
+            f'data-causal="{int(self._causal)}" data-temperature="{self._temperature:g}" '
+            f'data-n="{n}">',
+            f'<text x="{left}" y="16" font-size="13" font-weight="bold">head {self._head}: '
+            "rows = query, columns = key</text>",
+            f'<image x="{left}" y="{top}" width="{grid}" height="{grid}" '
+            f'style="image-rendering:pixelated" href="{self._cells_uri(cell)}"/>',
+        ]
+        # Row labels (queries) on the left, column labels (keys) below.
+        for i in range(0, n, step):
+            tok = _esc(self._tokens[i])
+            bold = ' font-weight="bold" fill="' + HIGHLIGHT + '"' if i == self._query else ""
+            y = top + i * cell + cell / 2
+            parts.append(
+                f'<text x="{left - 6}" y="{y:.1f}" font-size="{font}" text-anchor="end" '
+                f'dominant-baseline="middle"{bold}>{tok}</text>'
+            )
+            x = left + i * cell + cell / 2
+            yb = top + grid + 4
+            if rotate:
+                parts.append(
+                    f'<text x="{x:.1f}" y="{yb}" font-size="{font}" text-anchor="end" '
+                    f'dominant-baseline="middle" transform="rotate(-60 {x:.1f} {yb})">{tok}</text>'
+                )
+            else:
+                parts.append(
+                    f'<text x="{x:.1f}" y="{yb + font}" font-size="{font}" '
+                    f'text-anchor="middle">{tok}</text>'
+                )
+        parts.append(
+            f'<text x="12" y="{top + grid / 2:.1f}" font-size="12" text-anchor="middle" '
+            f'transform="rotate(-90 12 {top + grid / 2:.1f})">query (row)</text>'
+            f'<text x="{left + grid / 2:.1f}" y="{top + grid + bottom - 4}" font-size="12" '
+            'text-anchor="middle">key (column)</text>'
+        )
+        # The numbers, when the cells are big enough to hold them.
+        if cell >= 30:
+            indices = _colour_index(self._weights)
+            for (i, j), w in np.ndenumerate(self._weights):
+                if self._causal and j > i:
+                    continue
+                x, y = left + j * cell + cell / 2, top + i * cell + cell / 2
+                parts.append(
+                    f'<text x="{x:.1f}" y="{y:.1f}" font-size="10" text-anchor="middle" '
+                    'dominant-baseline="middle" '
+                    f'fill="{_TEXT_ON[indices[i, j]]}">{w:.2f}</text>'
+                )
+        # The selected query's row.
+        parts.append(
+            f'<rect x="{left - 1.5}" y="{top + self._query * cell - 1.5}" width="{grid + 3}" '
+            f'height="{cell + 3}" fill="none" stroke="{HIGHLIGHT}" stroke-width="3"/>'
+        )
+        parts.append(self._colour_bar(cbar_x, top, cbar_len))
+        parts.append("</svg>")
+        return "".join(parts)
+
+    def _colour_bar(self, x: float, top: float, length: float) -> str:
+        stops = "".join(
+            f'<stop offset="{k / 10:.1f}" stop-color="{_HEX[round((1 - k / 10) * 254)]}"/>'
+            for k in range(11)
+        )
+        ticks = "".join(
+            f'<text x="{x + 16}" y="{top + (1 - v) * length:.1f}" font-size="10" '
+            f'dominant-baseline="middle">{v:g}</text>'
+            for v in (0, 0.25, 0.5, 0.75, 1)
+        )
+        masked = (
+            f'<rect x="{x}" y="{top + length + 8}" width="12" height="10" fill="{MASKED_GREY}"/>'
+            f'<text x="{x + 16}" y="{top + length + 13}" font-size="10" '
+            'dominant-baseline="middle">masked</text>'
+            if self._causal
+            else ""
+        )
+        return (
+            f'<defs><linearGradient id="explorer-viridis" x1="0" y1="0" x2="0" y2="1">{stops}'
+            f'</linearGradient></defs><rect x="{x}" y="{top}" width="12" height="{length}" '
+            f'fill="url(#explorer-viridis)" stroke="#444" stroke-width="0.5"/>{ticks}{masked}'
+        )
+
+    def _bars_svg(self) -> str:
+        n = len(self._tokens)
+        if n == 0:
+            return ""
+        cell = self._cell_size()
+        font = 12 if cell >= 20 else 9
+        step = self._label_step(cell, font)
+        longest = max(len(t) for t in self._tokens)
+        rotate = n > 1 and 0.62 * font * longest > cell - 2
+        left, top, plot_h = 44, 44, 200
+        grid = n * cell
+        bottom = (int(0.5 * font * longest) + 10 if rotate else font + 8) + 18
+        width, height = max(left + grid + 16, 300), top + plot_h + bottom
+        row = self._weights[self._query]
+        indices = _colour_index(row)
+        token = _esc(self._tokens[self._query])
+        parts = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
+            f'height="{height}" style="{_FONT}" data-query="{self._query}">',
+            f'<text x="4" y="16" font-size="13" font-weight="bold">query "{token}" '
+            f"(position {self._query})</text>",
+            f'<text x="4" y="33" font-size="12">its weights over the keys (sum = {row.sum():.2f})'
+            "</text>",
+        ]
+        for v in (0, 0.25, 0.5, 0.75, 1):
+            y = top + (1 - v) * plot_h
+            parts.append(
+                f'<line x1="{left}" x2="{left + grid}" y1="{y:.1f}" y2="{y:.1f}" '
+                f'stroke="#ddd"/><text x="{left - 4}" y="{y:.1f}" font-size="10" '
+                f'text-anchor="end" dominant-baseline="middle">{v:g}</text>'
+            )
+        gap = 0.15 * cell if cell >= 8 else 0
+        for j, w in enumerate(row):
+            x = left + j * cell + gap
+            if self._causal and j > self._query:
+                parts.append(
+                    f'<rect x="{x:.1f}" y="{top}" width="{cell - 2 * gap:.1f}" height="{plot_h}" '
+                    f'fill="{MASKED_GREY}" opacity="0.6"/>'
+                )
+                if cell >= 30:
+                    xc, yc = left + j * cell + cell / 2, top + plot_h / 2
+                    parts.append(
+                        f'<text x="{xc:.1f}" y="{yc:.1f}" font-size="11" fill="#444" '
+                        f'text-anchor="middle" dominant-baseline="middle" '
+                        f'transform="rotate(-90 {xc:.1f} {yc:.1f})">masked</text>'
+                    )
+                continue
+            h = w * plot_h
+            parts.append(
+                f'<rect x="{x:.1f}" y="{top + plot_h - h:.1f}" width="{cell - 2 * gap:.1f}" '
+                f'height="{h:.1f}" fill="{_HEX[indices[j]]}" stroke="#444" stroke-width="0.5"/>'
+            )
+            if cell >= 30:
+                parts.append(
+                    f'<text x="{left + j * cell + cell / 2:.1f}" y="{top + plot_h - h - 4:.1f}" '
+                    f'font-size="10" text-anchor="middle">{w:.2f}</text>'
+                )
+        for j in range(0, n, step):
+            tok = _esc(self._tokens[j])
+            x = left + j * cell + cell / 2
+            yb = top + plot_h + 4
+            if rotate:
+                parts.append(
+                    f'<text x="{x:.1f}" y="{yb}" font-size="{font}" text-anchor="end" '
+                    f'dominant-baseline="middle" transform="rotate(-60 {x:.1f} {yb})">{tok}</text>'
+                )
+            else:
+                parts.append(
+                    f'<text x="{x:.1f}" y="{yb + font}" font-size="{font}" '
+                    f'text-anchor="middle">{tok}</text>'
+                )
+        parts.append(
+            f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#444"/>'
+            f'<line x1="{left}" x2="{left + grid}" y1="{top + plot_h}" y2="{top + plot_h}" '
+            f'stroke="#444"/><text x="{left + grid / 2:.1f}" y="{height - 4}" font-size="12" '
+            'text-anchor="middle">key</text>'
+        )
+        parts.append("</svg>")
+        return "".join(parts)

@@ -1,0 +1,302 @@
+"""The attention explorer: every control combination draws, and what it draws is the math's."""
+
+from __future__ import annotations
+
+import base64
+import re
+import struct
+import zlib
+
+import numpy as np
+import pytest
+
+import helpers
+from helpers import explorer as explorer_module
+from helpers.explorer import MAX_TOKENS, TEMPERATURE_RANGE, AttentionExplorer
+
+TOKENS = helpers.tokenize(helpers.RUNNING_SENTENCE)
+
+
+def reference_weights(tokens, head, causal, temperature, n_heads=2, seed=0, d_model=8):
+    """The weights the explorer must show, computed straight from the helpers' math."""
+    Z = helpers.build_Z(tokens, d_model, seed)
+    W = helpers.seeded_projections(d_model, n_heads, seed)
+    d_k = d_model // n_heads
+    Q, K, V = (Z @ W[name][head] for name in ("W_Q", "W_K", "W_V"))
+    mask = helpers.causal_mask(len(tokens)) if causal else None
+    return helpers.scaled_dot_product_attention(
+        Q, K, V, mask=mask, scale=1 / (np.sqrt(d_k) * temperature)
+    )[1]
+
+
+def decode_heatmap_png(svg: str) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """The palette-index image and palette of the heatmap's cells, and the image's size."""
+    match = re.search(
+        r'<image x="[\d.]+" y="[\d.]+" width="(\d+)" height="(\d+)"[^>]*'
+        r'href="data:image/png;base64,([^"]+)"',
+        svg,
+    )
+    assert match, "the heatmap has no embedded PNG of its cells"
+    png = base64.b64decode(match.group(3))
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, chunks = 8, {}
+    while pos < len(png):
+        (length,) = struct.unpack(">I", png[pos : pos + 4])
+        kind, data = png[pos + 4 : pos + 8], png[pos + 8 : pos + 8 + length]
+        assert struct.unpack(">I", png[pos + 8 + length : pos + 12 + length])[0] == zlib.crc32(
+            kind + data
+        )
+        chunks[kind] = chunks.get(kind, b"") + data
+        pos += 12 + length
+    width, height, depth, colour_type = struct.unpack(">IIBB", chunks[b"IHDR"][:10])
+    assert (depth, colour_type) == (8, 3)
+    raw = np.frombuffer(zlib.decompress(chunks[b"IDAT"]), np.uint8).reshape(height, width + 1)
+    assert (raw[:, 0] == 0).all()
+    palette = np.frombuffer(chunks[b"PLTE"], np.uint8).reshape(-1, 3)
+    return raw[:, 1:], palette, float(match.group(1)), float(match.group(2))
+
+
+def shown_cell_colours(ex: AttentionExplorer) -> np.ndarray:
+    """The RGB colour at the centre of each heatmap cell, as the browser would paint it."""
+    indices, palette, _, _ = decode_heatmap_png(ex._heatmap.value)
+    n = len(ex.tokens)
+    cell = indices.shape[0] / n
+    centres = ((np.arange(n) + 0.5) * cell).astype(int)
+    return palette[indices[np.ix_(centres, centres)]]
+
+
+def expected_cell_colours(weights: np.ndarray, causal: bool) -> np.ndarray:
+    import matplotlib
+
+    # 255 viridis levels at 8 bits per channel: what a PNG can hold.
+    rgb = (matplotlib.colormaps["viridis"](np.linspace(0, 1, 255))[:, :3] * 255).round()
+    colours = rgb[np.clip(np.rint(weights * 254), 0, 254).astype(int)]
+    if causal:
+        grey = [int(helpers.plots.MASKED_GREY[i : i + 2], 16) for i in (1, 3, 5)]
+        colours[~helpers.causal_mask(len(weights))] = grey
+    return colours
+
+
+# ------------------------------------------------------------------------------------ math
+
+
+def test_default_shows_the_running_sentence_head_0_query_cat():
+    ex = AttentionExplorer()
+    assert ex.tokens == TOKENS
+    assert (ex.head, ex.query, ex.causal, ex.temperature) == (0, 1, False, 1.0)
+    np.testing.assert_allclose(ex.weights, reference_weights(TOKENS, 0, False, 1.0), atol=1e-12)
+
+
+@pytest.mark.parametrize("head", [0, 1])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("temperature", [TEMPERATURE_RANGE[0], 1.0, TEMPERATURE_RANGE[1]])
+def test_every_control_combination_shows_scaled_dot_product_attention(head, causal, temperature):
+    ex = AttentionExplorer()
+    ex.set_head(head)
+    ex.set_causal(causal)
+    ex.set_temperature(temperature)
+    expected = reference_weights(TOKENS, head, causal, temperature)
+    for i, token in enumerate(TOKENS):
+        ex.select_query(i)
+        np.testing.assert_allclose(ex.weights, expected, atol=1e-12)
+        assert ex.query == i
+        # The pixels shown are the weights' colours, masked cells grey.
+        np.testing.assert_allclose(shown_cell_colours(ex), expected_cell_colours(expected, causal))
+        # The bar chart and the message follow the query.
+        assert f'data-query="{i}"' in ex._bars.value
+        assert f'query "{token}" (position {i})' in ex._bars.value
+        assert f'"{token}" (position {i})' in ex.message
+        assert f'data-head="{head}"' in ex._heatmap.value
+        assert f'data-causal="{int(causal)}"' in ex._heatmap.value
+
+
+def test_the_widget_controls_drive_the_same_state_as_the_methods():
+    ex = AttentionExplorer()
+    ex._head_control.value = 1
+    ex._causal_control.value = True
+    ex._temperature_control.value = 0.5
+    ex._token_buttons[4].click()
+    assert (ex.head, ex.causal, ex.temperature, ex.query) == (1, True, 0.5, 4)
+    np.testing.assert_allclose(ex.weights, reference_weights(TOKENS, 1, True, 0.5), atol=1e-12)
+    ex._text_control.value = "a dog ran"
+    assert ex.tokens == ["a", "dog", "ran"]
+    assert ex.query == 2  # clipped to the last token of the shorter sentence
+    np.testing.assert_allclose(
+        ex.weights, reference_weights(["a", "dog", "ran"], 1, True, 0.5), atol=1e-12
+    )
+
+
+def test_the_methods_move_the_controls():
+    ex = AttentionExplorer()
+    ex.set_head(1)
+    ex.set_causal(True)
+    ex.set_temperature(2.0)
+    ex.set_sentence("the dog sat")
+    ex.select_query(2)
+    assert ex._head_control.value == 1
+    assert ex._causal_control.value is True
+    assert ex._temperature_control.value == 2.0
+    assert ex._text_control.value == "the dog sat"
+    styles = [b.button_style for b in ex._token_buttons]
+    assert styles == ["", "", "warning"]
+
+
+def test_rows_sum_to_one_and_masked_weights_are_exactly_zero():
+    ex = AttentionExplorer(causal=True)
+    np.testing.assert_allclose(ex.weights.sum(axis=1), 1.0)
+    assert (ex.weights[np.triu_indices(len(TOKENS), k=1)] == 0).all()
+
+
+def test_temperature_flattens_or_sharpens_the_distribution():
+    ex = AttentionExplorer()
+
+    def entropy(t):
+        ex.set_temperature(t)
+        A = ex.weights
+        return -(A * np.log(A)).sum(axis=1)  # (n,): one per query
+
+    cold, paper, hot = entropy(TEMPERATURE_RANGE[0]), entropy(1.0), entropy(TEMPERATURE_RANGE[1])
+    assert (cold < paper).all() and (paper < hot).all()
+    assert (hot > 0.99 * np.log(len(TOKENS))).all()  # nearly uniform at the hot end
+
+
+def test_unknown_words_get_seeded_embeddings():
+    ex = AttentionExplorer("Quantum zebras dance!")
+    assert ex.tokens == ["quantum", "zebras", "dance", "!"]
+    np.testing.assert_allclose(ex.weights, reference_weights(ex.tokens, 0, False, 1.0))
+
+
+# ------------------------------------------------------------------------ edge cases
+
+
+def test_one_token_sentence_attends_fully_to_itself():
+    ex = AttentionExplorer("hello", query=3)
+    assert ex.tokens == ["hello"] and ex.query == 0
+    for causal in (False, True):
+        ex.set_causal(causal)
+        np.testing.assert_array_equal(ex.weights, [[1.0]])
+        assert shown_cell_colours(ex).shape == (1, 1, 3)
+        assert "only to itself" in ex.message if causal else "all 1 token" in ex.message
+    assert ex.static_png().startswith(b"\x89PNG")
+
+
+def test_empty_sentence_shows_a_message_not_a_traceback():
+    ex = AttentionExplorer()
+    ex.set_sentence("   ")
+    assert ex.tokens == [] and ex.weights.shape == (0, 0)
+    assert "empty" in ex.message
+    assert "no tokens" in ex._heatmap.value
+    assert ex._token_buttons == []
+    for action in (lambda: ex.set_head(1), lambda: ex.set_causal(True)):
+        action()
+    ex.set_temperature(3.0)
+    assert ex.static_png().startswith(b"\x89PNG")
+    with pytest.raises(ValueError, match="it has 0 tokens"):
+        ex.select_query(0)
+    ex.set_sentence("the cat")  # and it recovers
+    assert ex.tokens == ["the", "cat"]
+    np.testing.assert_allclose(ex.weights, reference_weights(["the", "cat"], 1, True, 3.0))
+
+
+def test_long_sentence_is_truncated_to_64_tokens_and_says_so():
+    text = " ".join(f"w{i}" for i in range(80))
+    ex = AttentionExplorer(text, query=70)
+    assert len(ex.tokens) == MAX_TOKENS == 64
+    assert ex.query == 63
+    assert "80 tokens" in ex.message and "first 64" in ex.message
+    np.testing.assert_allclose(ex.weights, reference_weights(ex.tokens, 0, False, 1.0))
+    np.testing.assert_allclose(shown_cell_colours(ex), expected_cell_colours(ex.weights, False))
+    assert len(ex._token_buttons) == 64
+    ex.set_causal(True)
+    np.testing.assert_allclose(shown_cell_colours(ex), expected_cell_colours(ex.weights, True))
+    assert ex.static_png().startswith(b"\x89PNG")
+    ex.set_sentence("the cat sat")
+    assert "first 64" not in ex.message
+
+
+def test_bad_values_raise_errors_that_teach():
+    ex = AttentionExplorer()
+    with pytest.raises(ValueError, match=r"head 2 does not exist: this explorer has heads 0..1"):
+        ex.set_head(2)
+    with pytest.raises(ValueError, match=r"query 6 is not a position .* 6 tokens"):
+        ex.select_query(6)
+    with pytest.raises(ValueError, match="temperature must be between 0.1 and 10"):
+        ex.set_temperature(0)
+    with pytest.raises(ValueError, match="multiple of n_heads=3"):
+        AttentionExplorer(n_heads=3)
+    with pytest.raises(ValueError, match="must be a string"):
+        ex.set_sentence(None)
+
+
+def test_html_escapes_tokens():
+    ex = AttentionExplorer("a < b & c")
+    assert "<text" in ex._heatmap.value and ">&lt;<" in ex._heatmap.value
+    assert ">&amp;<" in ex._bars.value
+
+
+# ------------------------------------------------------------------ speed and structure
+
+
+def test_a_click_reuses_the_cached_projections_and_weights(monkeypatch):
+    ex = AttentionExplorer()
+    calls = []
+    for name in ("build_Z", "scaled_dot_product_attention", "_palette_png"):
+        original = getattr(explorer_module, name)
+        monkeypatch.setattr(
+            explorer_module,
+            name,
+            lambda *a, _o=original, _n=name, **k: calls.append(_n) or _o(*a, **k),
+        )
+    for i in range(len(TOKENS)):
+        ex.select_query(i)
+    assert calls == []
+    ex.set_head(1)
+    assert calls == ["scaled_dot_product_attention", "_palette_png"]  # no new Z, no projection
+    ex.set_head(0)  # seen before: served from the cache
+    assert calls == ["scaled_dot_product_attention", "_palette_png"]
+
+
+def test_css_classes_the_browser_tests_rely_on():
+    ex = AttentionExplorer()
+    assert "attention-explorer" in ex.widget._dom_classes
+    for control, css in [
+        (ex._heatmap, "explorer-heatmap"),
+        (ex._bars, "explorer-bars"),
+        (ex._causal_control, "explorer-causal"),
+        (ex._head_control, "explorer-head"),
+        (ex._temperature_control, "explorer-temperature"),
+        (ex._text_control, "explorer-text"),
+        (ex._message_control, "explorer-message"),
+    ]:
+        assert css in control._dom_classes
+    assert [b.description for b in ex._token_buttons] == TOKENS
+    assert all("explorer-token" in b._dom_classes for b in ex._token_buttons)
+
+    def descendants(w):
+        yield w
+        for child in getattr(w, "children", ()):
+            yield from descendants(child)
+
+    inside = set(map(id, descendants(ex.widget)))
+    assert {id(ex._heatmap), id(ex._bars), id(ex._token_buttons[0]), id(ex._text_control)} <= inside
+
+
+def test_show_displays_the_widget_with_a_static_png(monkeypatch):
+    shown = []
+    monkeypatch.setattr(helpers.live, "display", lambda obj, **kw: shown.append((obj, kw)))
+    ex = AttentionExplorer(causal=True, query=2)
+    ex.show()
+    ((bundle, kwargs),) = shown
+    assert kwargs.get("raw") is True
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert base64.b64decode(bundle["image/png"]).startswith(b"\x89PNG")
+    assert "causal mask" in bundle["text/plain"] and "'sat'" in bundle["text/plain"]
+
+
+@pytest.mark.parametrize(
+    "sentence, causal, query", [("the cat sat on the mat", True, 5), ("x", False, 0), ("", True, 0)]
+)
+def test_static_png_draws_the_edge_cases(sentence, causal, query):
+    ex = AttentionExplorer(sentence, causal=causal, query=query)
+    png = ex.static_png(dpi=40)
+    assert png.startswith(b"\x89PNG") and len(png) > 1000
