@@ -116,8 +116,13 @@ def test_permutation_equivariance_without_positions(qkv_arrays, random):
     np.testing.assert_allclose(weights_p, weights[p_q][:, p_k], atol=1e-12)
 
 
-@given(arrays(np.float64, st.tuples(st.integers(1, 5), st.integers(1, 8)),
-              elements=st.floats(-1e8, 1e8, allow_nan=False)))
+@given(
+    arrays(
+        np.float64,
+        st.tuples(st.integers(1, 5), st.integers(1, 8)),
+        elements=st.floats(-1e8, 1e8, allow_nan=False),
+    )
+)
 def test_softmax_is_finite_and_normalised_for_logits_up_to_1e8(x):
     p = softmax(x)
     assert np.all(np.isfinite(p)) and np.all(p >= 0)
@@ -132,7 +137,11 @@ def test_large_scores_give_finite_attention():
 
 def test_batched_heads_equal_one_call_per_head():
     rng = np.random.default_rng(1)
-    Q, K, V = rng.normal(size=(2, 3, 5, 4)), rng.normal(size=(2, 3, 6, 4)), rng.normal(size=(2, 3, 6, 2))
+    Q, K, V = (
+        rng.normal(size=(2, 3, 5, 4)),
+        rng.normal(size=(2, 3, 6, 4)),
+        rng.normal(size=(2, 3, 6, 2)),
+    )
     mask = rng.random((5, 6)) < 0.7
     mask[:, 0] = True
     out, weights = scaled_dot_product_attention(Q, K, V, mask=mask)
@@ -171,35 +180,69 @@ def test_causal_mask_is_lower_triangle_with_diagonal():
 @pytest.mark.parametrize(
     "call, words",
     [
-        (lambda: scaled_dot_product_attention(np.ones((3, 4)), np.ones((3, 5)), np.ones((3, 2))),
-         ["d_k=4", "d_k=5"]),
-        (lambda: scaled_dot_product_attention(np.ones((3, 4)), np.ones((5, 4)), np.ones((6, 2))),
-         ["n_k=5", "6"]),
-        (lambda: scaled_dot_product_attention(np.ones(4), np.ones((3, 4)), np.ones((3, 2))),
-         ["Q", "2 dimensions", "(4,)"]),
-        (lambda: scaled_dot_product_attention(np.ones((3, 4)), np.ones((3, 4)), np.ones((3, 2)),
-                                              mask=np.ones((2, 2), bool)),
-         ["(2, 2)", "(3, 3)"]),
-        (lambda: scaled_dot_product_attention(np.ones((3, 4)), np.ones((3, 4)), np.ones((3, 2)),
-                                              mask=np.array([[1, 0, 0]] * 3)),
-         ["boolean", "int"]),
-        (lambda: scaled_dot_product_attention(np.ones((2, 4)), np.ones((3, 4)), np.ones((3, 2)),
-                                              mask=np.array([[True, False, False], [False] * 3])),
-         ["row (1,)", "no key"]),
-        (lambda: scaled_dot_product_attention(np.array([[1.0, np.nan]]), np.ones((3, 2)),
-                                              np.ones((3, 2))),
-         ["Q contains 1 NaN/inf", "(0, 1)"]),
-        (lambda: scaled_dot_product_attention(np.ones((3, 2)), np.ones((3, 2)),
-                                              np.full((3, 2), np.inf)),
-         ["V contains 6 NaN/inf"]),
-        (lambda: scaled_dot_product_attention(np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 2)),
-                                              scale=-1.0),
-         ["scale", "-1.0"]),
-        (lambda: scaled_dot_product_attention(np.ones((3, 2)), np.ones((0, 2)), np.ones((0, 2))),
-         ["n_k=0"]),
-        (lambda: scaled_dot_product_attention(np.full((2, 2), 1e30, np.float32),
-                                              np.full((3, 2), 1e30, np.float32), np.ones((3, 2))),
-         ["overflowed", "float32"]),
+        (
+            lambda: scaled_dot_product_attention(np.ones((3, 4)), np.ones((3, 5)), np.ones((3, 2))),
+            ["d_k=4", "d_k=5"],
+        ),
+        (
+            lambda: scaled_dot_product_attention(np.ones((3, 4)), np.ones((5, 4)), np.ones((6, 2))),
+            ["n_k=5", "6"],
+        ),
+        (
+            lambda: scaled_dot_product_attention(np.ones(4), np.ones((3, 4)), np.ones((3, 2))),
+            ["Q", "2 dimensions", "(4,)"],
+        ),
+        (
+            lambda: scaled_dot_product_attention(
+                np.ones((3, 4)), np.ones((3, 4)), np.ones((3, 2)), mask=np.ones((2, 2), bool)
+            ),
+            ["(2, 2)", "(3, 3)"],
+        ),
+        (
+            lambda: scaled_dot_product_attention(
+                np.ones((3, 4)), np.ones((3, 4)), np.ones((3, 2)), mask=np.array([[1, 0, 0]] * 3)
+            ),
+            ["boolean", "int"],
+        ),
+        (
+            lambda: scaled_dot_product_attention(
+                np.ones((2, 4)),
+                np.ones((3, 4)),
+                np.ones((3, 2)),
+                mask=np.array([[True, False, False], [False] * 3]),
+            ),
+            ["row (1,)", "no key"],
+        ),
+        (
+            lambda: scaled_dot_product_attention(
+                np.array([[1.0, np.nan]]), np.ones((3, 2)), np.ones((3, 2))
+            ),
+            ["Q contains 1 NaN/inf", "(0, 1)"],
+        ),
+        (
+            lambda: scaled_dot_product_attention(
+                np.ones((3, 2)), np.ones((3, 2)), np.full((3, 2), np.inf)
+            ),
+            ["V contains 6 NaN/inf"],
+        ),
+        (
+            lambda: scaled_dot_product_attention(
+                np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 2)), scale=-1.0
+            ),
+            ["scale", "-1.0"],
+        ),
+        (
+            lambda: scaled_dot_product_attention(np.ones((3, 2)), np.ones((0, 2)), np.ones((0, 2))),
+            ["n_k=0"],
+        ),
+        (
+            lambda: scaled_dot_product_attention(
+                np.full((2, 2), 1e30, np.float32),
+                np.full((3, 2), 1e30, np.float32),
+                np.ones((3, 2)),
+            ),
+            ["overflowed", "float32"],
+        ),
         (lambda: softmax(np.array([[1.0, np.nan]])), ["NaN"]),
         (lambda: softmax(np.array([[-np.inf, -np.inf]])), ["entirely -inf"]),
         (lambda: causal_mask(-2), ["n=-2"]),

@@ -38,7 +38,9 @@ def test_solution_regions_become_stubs_with_their_indentation():
     stub = build_lessons.learner_text(text)
     assert "return x + y" not in stub and "BEGIN SOLUTION" not in stub
     assert '    raise NotImplementedError("replace this line with your answer")\n' in stub
-    assert stub.startswith("def f(x):\n    y = 1\n    # YOUR CODE HERE\n") and stub.endswith("\nf\n")
+    assert stub.startswith("def f(x):\n    y = 1\n    # YOUR CODE HERE\n") and stub.endswith(
+        "\nf\n"
+    )
 
 
 def test_a_solution_region_outside_a_function_is_refused():

@@ -59,7 +59,10 @@ def test_wrong_types_are_named():
     assert "tuple of 2" in ex.check(lambda n, d: (1, 2)).message
     assert "not an array of numbers" in ex.check(lambda n, d: "PE").message
     assert "pass the function itself" in ex.check(np.zeros((3, 4))).message
-    assert "transposed" in ex.check(lambda n, d: np.zeros((d, n)) if n != d else np.ones((n, d))).message
+    assert (
+        "transposed"
+        in ex.check(lambda n, d: np.zeros((d, n)) if n != d else np.ones((n, d))).message
+    )
 
 
 def test_an_answer_that_modifies_its_input_cannot_corrupt_the_check():

@@ -25,13 +25,19 @@ def test_positional_encoding_offsets_are_rotations():
         w = 1 / 10000 ** (2 * i / 8)
         R = np.array([[math.cos(k * w), -math.sin(k * w)], [math.sin(k * w), math.cos(k * w)]])
         for pos in (0, 3, 20):
-            np.testing.assert_allclose(PE[pos + k, 2 * i : 2 * i + 2], PE[pos, 2 * i : 2 * i + 2] @ R, atol=1e-12)
+            np.testing.assert_allclose(
+                PE[pos + k, 2 * i : 2 * i + 2], PE[pos, 2 * i : 2 * i + 2] @ R, atol=1e-12
+            )
 
 
 @pytest.mark.parametrize(
     "args, words",
-    [((5, 7), ["even", "d_model=7"]), ((5, 0), ["d_model=0"]), ((-1, 8), ["n_positions=-1"]),
-     ((3.0, 8), ["whole number", "3.0"])],
+    [
+        ((5, 7), ["even", "d_model=7"]),
+        ((5, 0), ["d_model=0"]),
+        ((-1, 8), ["n_positions=-1"]),
+        ((3.0, 8), ["whole number", "3.0"]),
+    ],
 )
 def test_positional_encoding_rejects_bad_sizes(args, words):
     with pytest.raises(ValueError) as error:
@@ -55,7 +61,9 @@ def test_embeddings_are_seeded_and_work_for_any_word():
     a = helpers.token_embeddings(["zebra", "the"])
     b = helpers.token_embeddings(["the", "zebra"])
     np.testing.assert_array_equal(a[0], b[1])
-    assert not np.array_equal(helpers.token_embeddings(["the"], seed=1), helpers.token_embeddings(["the"]))
+    assert not np.array_equal(
+        helpers.token_embeddings(["the"], seed=1), helpers.token_embeddings(["the"])
+    )
     assert helpers.token_embeddings([]).shape == (0, helpers.D_MODEL)
 
 

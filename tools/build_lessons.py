@@ -36,7 +36,10 @@ _REGION = re.compile(
     r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[ \t]*\n.*?^[ \t]*### END SOLUTION[ \t]*\n",
     re.MULTILINE | re.DOTALL,
 )
-STUB = '{indent}# YOUR CODE HERE\n{indent}raise NotImplementedError("replace this line with your answer")\n'
+STUB = (
+    "{indent}# YOUR CODE HERE\n"
+    '{indent}raise NotImplementedError("replace this line with your answer")\n'
+)
 
 
 def lesson_sources(selected: list[str] | None = None) -> list[Path]:
@@ -78,7 +81,9 @@ def as_notebook(text: str) -> nbformat.NotebookNode:
 
 def execute(nb: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
     """Run every cell in a fresh kernel; stop at the first error, naming the cell."""
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}).execute()
+    NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
+    ).execute()
     return nb
 
 
@@ -88,7 +93,9 @@ def build(source: Path) -> None:
     learner_py = NOTEBOOKS / source.name
     NOTEBOOKS.mkdir(exist_ok=True)
     learner_py.write_text(learner_text(text, source.name))
-    jupytext.write(as_notebook(learner_py.read_text()), learner_py.with_suffix(".ipynb"), fmt="ipynb")
+    jupytext.write(
+        as_notebook(learner_py.read_text()), learner_py.with_suffix(".ipynb"), fmt="ipynb"
+    )
     solved = execute(as_notebook(text), SOLUTIONS)
     jupytext.write(solved, source.with_suffix(".ipynb"), fmt="ipynb")
     print(f"built {source.stem}: executed in {time.perf_counter() - start:.1f} s")
@@ -116,11 +123,17 @@ def stale_files(source: Path) -> list[str]:
     if _cells(learner_nb) != _cells(as_notebook(expected_learner)):
         problems.append(f"{learner_ipynb.relative_to(ROOT)}: cells differ from the source")
     if any(c.get("outputs") for c in learner_nb.cells):
-        problems.append(f"{learner_ipynb.relative_to(ROOT)} has outputs; the learner's copy has none")
+        problems.append(
+            f"{learner_ipynb.relative_to(ROOT)} has outputs; the learner's copy has none"
+        )
     solved_nb = nbformat.read(solved_ipynb, as_version=4)
     if _cells(solved_nb) != _cells(as_notebook(text)):
         problems.append(f"{solved_ipynb.relative_to(ROOT)}: cells differ from {source.name}")
-    unexecuted = [i for i, c in enumerate(solved_nb.cells) if c.cell_type == "code" and c.source.strip() and c.get("execution_count") is None]
+    unexecuted = [
+        i
+        for i, c in enumerate(solved_nb.cells)
+        if c.cell_type == "code" and c.source.strip() and c.get("execution_count") is None
+    ]
     if unexecuted:
         problems.append(f"{solved_ipynb.relative_to(ROOT)}: cells {unexecuted} were never executed")
     return problems
@@ -130,11 +143,17 @@ def orphans() -> list[str]:
     """Generated files whose source is gone."""
     sources = {p.stem for p in lesson_sources()}
     generated = list(SOLUTIONS.glob("[0-9][0-9]_*.ipynb")) + list(NOTEBOOKS.glob("[0-9][0-9]_*.*"))
-    return [f"{p.relative_to(ROOT)} has no source solutions/{p.stem}.py" for p in generated if p.stem not in sources]
+    return [
+        f"{p.relative_to(ROOT)} has no source solutions/{p.stem}.py"
+        for p in generated
+        if p.stem not in sources
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("lessons", nargs="*", help="two-digit lesson numbers (default: all)")
     parser.add_argument("--check", action="store_true", help="report stale files, build nothing")
     args = parser.parse_args(argv)

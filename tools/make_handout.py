@@ -14,15 +14,26 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-INCLUDE = ("notebooks/", "src/", "jupyter/", "README.md", "Makefile", "requirements.txt",
-           "pyproject.toml", "environment.yml", "postBuild", "jupytext.toml")
+INCLUDE = (
+    "notebooks/",
+    "src/",
+    "jupyter/",
+    "README.md",
+    "Makefile",
+    "requirements.txt",
+    "pyproject.toml",
+    "environment.yml",
+    "postBuild",
+    "jupytext.toml",
+)
 OUT = ROOT / "build" / "self-attention-course.zip"
 
 
 def main() -> int:
     # Files git tracks, so caches and a local .venv never end up in the zip.
-    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
-                             check=True).stdout.split()
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
     files = [f for f in tracked if f.startswith(INCLUDE) or f in INCLUDE]
     if not any(f.startswith("notebooks/") for f in files):
         sys.exit("no learner notebooks found: run `make notebooks` first")

@@ -1,8 +1,8 @@
 """What `make test` runs, in order, stopping at the first failure.
 
-    python tools/run_tests.py all       # everything (browser tests only where Chromium exists)
-    python tools/run_tests.py fast      # everything but the browser tests
-    python tools/run_tests.py browser   # only the browser tests
+python tools/run_tests.py all       # everything (browser tests only where Chromium exists)
+python tools/run_tests.py fast      # everything but the browser tests
+python tools/run_tests.py browser   # only the browser tests
 """
 
 from __future__ import annotations
@@ -16,12 +16,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
+INSTALL_CHROMIUM = "install Chromium (Debian/Ubuntu: sudo apt-get install chromium)"
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
 
 
 def find_chromium() -> str | None:
     for name in CHROMIUM_CANDIDATES:
-        found = shutil.which(name) if not name.startswith("/") else (name if Path(name).exists() else None)
+        found = (
+            shutil.which(name)
+            if not name.startswith("/")
+            else (name if Path(name).exists() else None)
+        )
         if found:
             return found
     return None
@@ -34,9 +39,27 @@ STEPS = {
     # Includes tests/test_build_lessons.py, which fails when a generated lesson file is stale.
     "helpers and course tests": [PY, "-m", "pytest", "-q", "-m", "not browser"],
     # Solutions: every stored output must reproduce (only cells tagged as unreproducible skip).
-    "solutions reproduce (nbval)": [PY, "-m", "pytest", "-q", *PARALLEL, "--nbval", "--nbval-current-env", "solutions"],
+    "solutions reproduce (nbval)": [
+        PY,
+        "-m",
+        "pytest",
+        "-q",
+        *PARALLEL,
+        "--nbval",
+        "--nbval-current-env",
+        "solutions",
+    ],
     # Learner copies: no stored outputs; they must run top to bottom without an error.
-    "learner notebooks run (nbval-lax)": [PY, "-m", "pytest", "-q", *PARALLEL, "--nbval-lax", "--nbval-current-env", "notebooks"],
+    "learner notebooks run (nbval-lax)": [
+        PY,
+        "-m",
+        "pytest",
+        "-q",
+        *PARALLEL,
+        "--nbval-lax",
+        "--nbval-current-env",
+        "notebooks",
+    ],
 }
 BROWSER_STEP = [PY, "-m", "pytest", "-q", "-s", "-m", "browser", "tests/browser"]
 
@@ -45,7 +68,8 @@ def run(name: str, cmd: list[str]) -> None:
     print(f"\n=== {name}: {' '.join(Path(c).name if c == PY else c for c in cmd)}", flush=True)
     start = time.perf_counter()
     code = subprocess.call(cmd, cwd=ROOT)
-    print(f"=== {name}: {'ok' if code == 0 else f'FAILED (exit {code})'} in {time.perf_counter() - start:.1f} s", flush=True)
+    outcome = "ok" if code == 0 else f"FAILED (exit {code})"
+    print(f"=== {name}: {outcome} in {time.perf_counter() - start:.1f} s", flush=True)
     if code != 0:
         sys.exit(code)
 
@@ -61,10 +85,12 @@ def main(which: str) -> None:
         elif find_chromium():
             run("browser tests (JupyterLab in headless Chromium)", BROWSER_STEP)
         elif which == "browser":
-            sys.exit("No Chromium found: install it (Debian/Ubuntu: sudo apt-get install chromium) to run the browser tests.")
+            sys.exit(f"No Chromium found: {INSTALL_CHROMIUM} to run the browser tests.")
         else:
-            print("\n=== browser tests: SKIPPED, no Chromium found. Everything else passed.\n"
-                  "    To run them too: sudo apt-get install chromium (Debian/Ubuntu), then make test-browser.")
+            print(
+                "\n=== browser tests: SKIPPED, no Chromium found. Everything else passed.\n"
+                f"    To run them too: {INSTALL_CHROMIUM}, then make test-browser."
+            )
     print(f"\nAll requested tests passed in {time.perf_counter() - start:.1f} s.")
 
 

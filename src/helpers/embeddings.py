@@ -31,7 +31,10 @@ VOCAB = ("the", "cat", "sat", "on", "mat")
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-case words and punctuation marks, e.g. ``"The cat sat."`` -> ``['the', 'cat', 'sat', '.']``."""
+    """Lower-case words and punctuation marks.
+
+    ``tokenize("The cat sat.")`` gives ``['the', 'cat', 'sat', '.']``.
+    """
     if not isinstance(text, str):
         raise ValueError(f"tokenize needs a string, got {type(text).__name__}")
     return re.findall(r"[a-z0-9']+|[^\sa-z0-9']", text.lower())

@@ -51,7 +51,9 @@ def plot_heatmap(
             set_ticks(range(size))
             set_labels(axis_labels)
     if col_labels is not None:
-        ax.tick_params(axis="x", labelrotation=45 if max(map(len, col_labels), default=0) > 3 else 0)
+        ax.tick_params(
+            axis="x", labelrotation=45 if max(map(len, col_labels), default=0) > 3 else 0
+        )
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -63,8 +65,15 @@ def plot_heatmap(
             if data.mask is not np.ma.nomask and data.mask[i, j]:
                 continue
             bright = (value - lo) / (hi - lo + 1e-12) > 0.6
-            ax.text(j, i, fmt.format(value), ha="center", va="center", fontsize=8,
-                    color="black" if bright else "white")
+            ax.text(
+                j,
+                i,
+                fmt.format(value),
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="black" if bright else "white",
+            )
     if colorbar:
         ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     return image

@@ -9,9 +9,7 @@ from ._validate import as_float_array
 __all__ = ["seeded_projections", "split_heads", "combine_heads"]
 
 
-def seeded_projections(
-    d_model: int, n_heads: int = 1, seed: int = 0
-) -> dict[str, np.ndarray]:
+def seeded_projections(d_model: int, n_heads: int = 1, seed: int = 0) -> dict[str, np.ndarray]:
     """Random ``W_Q, W_K, W_V`` of shape ``(n_heads, d_model, d_k)`` and ``W_O (d_model, d_model)``.
 
     ``d_k = d_model // n_heads``. Entries are normal with variance ``1/d_model``, so the
@@ -32,7 +30,10 @@ def seeded_projections(
 
 
 def split_heads(X: np.ndarray, n_heads: int) -> np.ndarray:
-    """``(..., n, d_model)`` -> ``(..., n_heads, n, d_k)``: head j gets columns ``j*d_k:(j+1)*d_k``."""
+    """``(..., n, d_model)`` -> ``(..., n_heads, n, d_k)``.
+
+    Head j gets the block of columns ``j*d_k : (j+1)*d_k``.
+    """
     X = as_float_array(X, "X", min_ndim=2)
     *lead, n, d_model = X.shape
     if n_heads <= 0 or d_model % n_heads:
@@ -42,7 +43,7 @@ def split_heads(X: np.ndarray, n_heads: int) -> np.ndarray:
 
 
 def combine_heads(H: np.ndarray) -> np.ndarray:
-    """Inverse of :func:`split_heads`: ``(..., h, n, d_k)`` -> ``(..., n, h*d_k)`` (concatenate)."""
+    """Inverse of :func:`split_heads`: ``(..., h, n, d_k)`` -> ``(..., n, h*d_k)``, concatenated."""
     H = as_float_array(H, "H", min_ndim=3)
     *lead, h, n, d_k = H.shape
     return np.swapaxes(H, -3, -2).reshape(*lead, n, h * d_k)

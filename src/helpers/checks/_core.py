@@ -15,8 +15,9 @@ import signal
 import textwrap
 import threading
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -128,8 +129,9 @@ class Exercise:
             message = self._grade(lambda *args: _call_learner(answer, args, self.signature))
         except NotImplementedError:
             return CheckResult(
-                None, f"{self.signature} still raises NotImplementedError; replace that line "
-                "with your answer and run the cell again"
+                None,
+                f"{self.signature} still raises NotImplementedError; replace that line "
+                "with your answer and run the cell again",
             )
         except Mistake as mistake:
             return CheckResult(False, str(mistake))
@@ -172,9 +174,7 @@ def _call_learner(fn: Callable[..., Any], args: tuple, signature: str) -> Any:
             "is there a loop that never ends?"
         ) from None
     except Exception as exc:
-        raise LearnerError(
-            f"{signature} raised {type(exc).__name__}: {exc}{_where(exc)}"
-        ) from None
+        raise LearnerError(f"{signature} raised {type(exc).__name__}: {exc}{_where(exc)}") from None
 
 
 def _where(exc: BaseException) -> str:
@@ -289,4 +289,3 @@ def compare(
 def fresh_rng() -> np.random.Generator:
     """A generator for test inputs, different on every check, so hard-coded answers fail."""
     return np.random.default_rng()
-
