@@ -5,6 +5,19 @@ One module per lesson defines that lesson's exercises; this package gathers them
 
 from ._core import CheckResult, Exercise
 from .lesson01 import positional_encoding
+from .lesson02 import head_slices, project_qkv
+from .lesson03 import scaled_scores
+from .lesson04 import attention, softmax
 from .lesson07 import score_matrix_bytes
 
-__all__ = ["CheckResult", "Exercise", "positional_encoding", "score_matrix_bytes"]
+__all__ = [
+    "CheckResult",
+    "Exercise",
+    "positional_encoding",
+    "project_qkv",
+    "head_slices",
+    "scaled_scores",
+    "softmax",
+    "attention",
+    "score_matrix_bytes",
+]
