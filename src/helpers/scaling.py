@@ -1,0 +1,182 @@
+"""Why attention divides by √d_k, measured on random vectors (pure NumPy).
+
+For a query q and a key k whose d_k entries are independent with mean 0 and variance 1, the
+dot product q·k is a sum of d_k independent unit-variance terms, so its variance is d_k. These
+functions sample such vectors so a lesson can *measure* that growth, and what it does to the
+softmax: without a scale the weights saturate towards one-hot (and the softmax's gradient
+vanishes); dividing by √d_k keeps them in the same range for every d_k.
+
+The three scales compared are named ``"none"`` (Q K^T), ``"sqrt"`` (Q K^T / √d_k, the paper's)
+and ``"linear"`` (Q K^T / d_k, too much: the softmax goes flat instead).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .attention import softmax
+
+__all__ = [
+    "SCALES",
+    "scale_factor",
+    "random_dot_products",
+    "dot_product_variance",
+    "softmax_statistics",
+    "softmax_peakedness",
+    "row_weights",
+]
+
+SCALES = ("none", "sqrt", "linear")
+
+
+def scale_factor(d_k: int, scale: str) -> float:
+    """The number the scores are multiplied by: 1, 1/√d_k or 1/d_k.
+
+    Raises
+    ------
+    ValueError
+        If ``d_k`` is not a positive whole number or ``scale`` is not one of :data:`SCALES`.
+    """
+    if isinstance(d_k, bool) or not isinstance(d_k, (int, np.integer)) or d_k <= 0:
+        raise ValueError(f"d_k must be a positive whole number, got {d_k!r}")
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+    return {"none": 1.0, "sqrt": 1.0 / np.sqrt(d_k), "linear": 1.0 / d_k}[scale]
+
+
+def random_dot_products(
+    d_k: int, n_queries: int, n_keys: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Unscaled scores q·k for random unit-variance q and k: shape ``(n_queries, n_keys)``.
+
+    Each query gets its own ``n_keys`` fresh keys, so all ``n_queries * n_keys`` scores are
+    independent samples of q·k. Entries of q and k are standard normal.
+
+    Parameters
+    ----------
+    d_k : int
+        Length of each query and key vector.
+    n_queries, n_keys : int
+        How many rows of scores, and how many keys each query scores.
+    rng : numpy.random.Generator
+        Source of the random vectors (seed it for reproducible numbers).
+    """
+    scale_factor(d_k, "none")  # validates d_k
+    q = rng.standard_normal((n_queries, d_k, 1))  # (n_queries, d_k, 1): one query per row
+    k = rng.standard_normal((n_queries, n_keys, d_k))  # (n_queries, n_keys, d_k)
+    return np.matmul(k, q)[..., 0]  # (n_queries, n_keys): score[i, j] = q_i · k_ij
+
+
+def dot_product_variance(
+    d_ks, n_samples: int = 4000, seed: int = 0, scale: str = "none"
+) -> np.ndarray:
+    """Measured variance of ``q·k * scale_factor(d_k, scale)`` for each d_k in ``d_ks``.
+
+    Parameters
+    ----------
+    d_ks : sequence of int
+        The dimensions to measure.
+    n_samples : int
+        Independent (q, k) pairs per dimension.
+    seed : int
+        Seeds one generator shared by all dimensions, in order.
+    scale : {"none", "sqrt", "linear"}
+        Which scale to apply before taking the variance.
+
+    Returns
+    -------
+    ndarray, shape (len(d_ks),)
+        The sample variances; for ``scale="none"`` they estimate d_k itself.
+    """
+    rng = np.random.default_rng(seed)
+    out = []
+    for d_k in d_ks:
+        s = random_dot_products(int(d_k), n_samples, 1, rng) * scale_factor(int(d_k), scale)
+        out.append(s.var())
+    return np.array(out)
+
+
+def softmax_statistics(weights: np.ndarray) -> dict[str, np.ndarray]:
+    """How peaked each row of softmax weights is.
+
+    Parameters
+    ----------
+    weights : ndarray, shape (..., n_keys)
+        Rows of attention weights (non-negative, summing to 1).
+
+    Returns
+    -------
+    dict of ndarray, each of shape (...)
+        ``"max_weight"``: the largest weight of the row (1/n_keys = flat, 1 = one-hot);
+        ``"entropy"``: in nats (log n_keys = flat, 0 = one-hot);
+        ``"grad_norm"``: Frobenius norm of the softmax Jacobian diag(p) - p pᵀ, how strongly
+        the weights respond to a change of the scores (0 = one-hot: the gradient vanishes).
+    """
+    p = np.asarray(weights, dtype=float)
+    safe = np.where(p > 0, p, 1.0)
+    entropy = -np.sum(np.where(p > 0, p * np.log(safe), 0.0), axis=-1)
+    jacobian = p[..., :, None] * np.eye(p.shape[-1]) - p[..., :, None] * p[..., None, :]
+    return {
+        "max_weight": p.max(axis=-1),
+        "entropy": entropy,
+        "grad_norm": np.sqrt(np.sum(jacobian**2, axis=(-2, -1))),
+    }
+
+
+def softmax_peakedness(
+    d_ks, n_keys: int = 16, n_queries: int = 500, seed: int = 0, scales=SCALES
+) -> dict[str, dict[str, np.ndarray]]:
+    """Mean :func:`softmax_statistics` of random score rows, for each d_k and each scale.
+
+    For each d_k, ``n_queries`` random queries each score ``n_keys`` random keys
+    (unit-variance entries); the *same* raw scores are multiplied by
+    ``scale_factor(d_k, scale)`` for every scale and soft-maxed with :func:`helpers.softmax`.
+
+    Returns
+    -------
+    dict
+        ``result[scale][stat]`` is an ndarray of shape ``(len(d_ks),)``, for ``stat`` in
+        ``"max_weight"``, ``"entropy"``, ``"grad_norm"``, averaged over the queries.
+    """
+    for scale in scales:
+        scale_factor(1, scale)  # validates the names before any work
+    rng = np.random.default_rng(seed)
+    means = {scale: {"max_weight": [], "entropy": [], "grad_norm": []} for scale in scales}
+    for d_k in d_ks:
+        scores = random_dot_products(int(d_k), n_queries, n_keys, rng)  # (n_queries, n_keys)
+        for scale in scales:
+            weights = softmax(scores * scale_factor(int(d_k), scale), axis=-1)
+            for name, values in softmax_statistics(weights).items():
+                means[scale][name].append(float(values.mean()))
+    return {
+        scale: {name: np.array(values) for name, values in stats.items()}
+        for scale, stats in means.items()
+    }
+
+
+def row_weights(q: np.ndarray, K: np.ndarray, scale: str = "sqrt") -> tuple[np.ndarray, np.ndarray]:
+    """One query's scaled scores against the rows of K, and their softmax.
+
+    Parameters
+    ----------
+    q : ndarray, shape (d_k,)
+        The query.
+    K : ndarray, shape (n_k, d_k)
+        The keys.
+    scale : {"none", "sqrt", "linear"}
+
+    Returns
+    -------
+    scores : ndarray, shape (n_k,)
+        ``K @ q * scale_factor(d_k, scale)``.
+    weights : ndarray, shape (n_k,)
+        ``softmax(scores)``.
+    """
+    q, K = np.asarray(q, dtype=float), np.asarray(K, dtype=float)
+    if q.ndim != 1 or K.ndim != 2 or K.shape[1] != q.shape[0]:
+        raise ValueError(
+            f"row_weights needs q of shape (d_k,) and K of shape (n_k, d_k); got q {q.shape} "
+            f"and K {K.shape}"
+        )
+    scores = K @ q * scale_factor(q.shape[0], scale)  # (n_k,)
+    return scores, softmax(scores)
