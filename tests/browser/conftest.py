@@ -1,0 +1,313 @@
+"""Fixtures for the browser tests: one JupyterLab server and one headless Chromium for the run.
+
+The server is the course's own JupyterLab (``sys.executable -m jupyterlab``) on 127.0.0.1, a
+free port, no token, with private runtime/config/data/settings directories in a temporary
+folder, so nothing on this machine (``~/.jupyter``, a running Lab) leaks in or out. The course's
+``jupyter/overrides.json`` (what ``make lab`` installs) is copied into the private application
+settings directory, plus one test-only setting: autosave off, so running a notebook in the
+browser never writes into the checkout.
+
+The server is stopped by its own PID (SIGTERM, then SIGKILL after a timeout), and every process
+it started (kernels) is killed by PID if still alive, even when a test fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "build" / "screenshots"
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+# Test-only JupyterLab setting, merged over jupyter/overrides.json: never save a notebook we run.
+TEST_ONLY_SETTINGS = {"@jupyterlab/docmanager-extension:plugin": {"autosave": False}}
+SERVER_START_TIMEOUT = 90
+SERVER_STOP_TIMEOUT = 10
+
+
+def find_chromium() -> str | None:
+    for path in CHROMIUM_CANDIDATES:
+        if Path(path).exists():
+            return path
+    return shutil.which("chromium")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _children(pid: int) -> list[int]:
+    """PIDs of every living descendant of ``pid`` (read from /proc; empty elsewhere)."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # The command name may contain spaces and parentheses: the ppid follows the last ')'.
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        parents.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); it is dead for our purposes.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def merged_overrides() -> dict:
+    """jupyter/overrides.json (the course's settings) with the test-only settings on top."""
+    settings = json.loads((ROOT / "jupyter" / "overrides.json").read_text())
+    for plugin, values in TEST_ONLY_SETTINGS.items():
+        settings.setdefault(plugin, {}).update(values)
+    return settings
+
+
+@dataclass
+class LabServer:
+    url: str
+    process: subprocess.Popen
+    log_path: Path
+    tmp: Path
+    kernel_pids: set[int] = field(default_factory=set)
+
+    def api(self, method: str, path: str, body: dict | None = None) -> object:
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Content-Type": "application/json"} if data else {}
+        request = urllib.request.Request(self.url + path, data, headers, method=method)
+        with urllib.request.urlopen(request, timeout=30) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def start_session(self, path: str) -> None:
+        """Start the notebook's kernel now; JupyterLab connects to it when it opens ``path``
+        (the kernel boots while the page loads, instead of after)."""
+        body = {"path": path, "type": "notebook", "name": "", "kernel": {"name": "python3"}}
+        self.api("POST", "/api/sessions", body)
+
+    def close_all_sessions(self) -> None:
+        """Shut down every session and kernel (REST API; needs disable_check_xsrf)."""
+        self.kernel_pids.update(_children(self.process.pid))
+        for session in self.api("GET", "/api/sessions"):
+            self.api("DELETE", f"/api/sessions/{session['id']}")
+        for kernel in self.api("GET", "/api/kernels"):
+            self.api("DELETE", f"/api/kernels/{kernel['id']}")
+
+    def log_tail(self, n: int = 40) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+        except OSError:
+            return "(no server log)"
+
+
+def _stop(process: subprocess.Popen, extra_pids: set[int]) -> None:
+    """SIGTERM the server (it shuts its kernels down), SIGKILL after a timeout; then kill, by
+    PID, any descendant still alive (kernels are started in their own process sessions)."""
+    pids = set(extra_pids) | set(_children(process.pid))
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=SERVER_STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)  # the server's own group (new session)
+            except ProcessLookupError:
+                pass
+            process.kill()
+            process.wait(timeout=SERVER_STOP_TIMEOUT)
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    for pid in pids:
+        if _alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+@pytest.fixture(scope="session")
+def lab_server():
+    chromium = find_chromium()
+    if chromium is None:
+        pytest.skip("no Chromium: apt-get install chromium (never `playwright install`)")
+    tmp = Path(tempfile.mkdtemp(prefix="course-browser-tests-"))
+    dirs = {
+        name: tmp / name
+        for name in (
+            "runtime", "config", "data", "app-settings", "user-settings", "workspaces", "checkpoints"
+        )
+    }
+    for d in dirs.values():
+        d.mkdir()
+    (dirs["app-settings"] / "overrides.json").write_text(json.dumps(merged_overrides(), indent=2))
+    env = dict(
+        os.environ,
+        JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
+        JUPYTER_CONFIG_DIR=str(dirs["config"]),
+        JUPYTER_DATA_DIR=str(dirs["data"]),
+        JUPYTERLAB_SETTINGS_DIR=str(dirs["user-settings"]),
+        JUPYTERLAB_WORKSPACES_DIR=str(dirs["workspaces"]),
+        IPYTHONDIR=str(tmp / "ipython"),
+        MPLCONFIGDIR=str(tmp / "matplotlib"),
+        PYDEVD_DISABLE_FILE_VALIDATION="1",
+    )
+    port = _free_port()
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        "--ServerApp.token=",
+        "--ServerApp.password=",
+        f"--ServerApp.root_dir={ROOT}",
+        "--ServerApp.disable_check_xsrf=True",  # lets the fixture DELETE sessions
+        f"--LabApp.app_settings_dir={dirs['app-settings']}",
+        # JupyterLab makes a checkpoint of each file it opens: keep those out of the checkout.
+        f"--FileCheckpoints.checkpoint_dir={dirs['checkpoints']}",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    log_path = tmp / "server.log"
+    log = open(log_path, "wb")  # noqa: SIM115 - closed in the finally below
+    process = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    server = LabServer(f"http://127.0.0.1:{port}", process, log_path, tmp)
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"JupyterLab exited with {process.returncode}:\n{server.log_tail()}")
+            try:
+                server.api("GET", "/api/status")
+                break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                if time.monotonic() > deadline:
+                    pytest.fail(f"JupyterLab did not answer /api/status:\n{server.log_tail()}")
+                time.sleep(0.25)
+        yield server
+    finally:
+        _stop(process, server.kernel_pids)
+        log.close()
+        leftover = [p for p in {process.pid, *server.kernel_pids} if _alive(p)]
+        shutil.rmtree(tmp, ignore_errors=True)
+        assert not leftover, f"processes still running after the server stopped: {leftover}"
+
+
+@pytest.fixture(scope="session")
+def browser(lab_server):
+    from playwright.sync_api import sync_playwright
+
+    playwright = sync_playwright().start()
+    try:
+        chromium = playwright.chromium.launch(
+            executable_path=find_chromium(), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+    finally:
+        playwright.stop()
+
+
+class LabPage:
+    """One browser tab on the server, reused by every test (JupyterLab reloads per notebook).
+
+    Collects the console errors, page errors and write requests to ``/api/contents`` seen since
+    the last :meth:`reset`.
+    """
+
+    def __init__(self, page, server: LabServer):
+        self.page, self.server = page, server
+        self.console_errors: list[str] = []
+        self.writes: list[str] = []
+        page.on("console", self._on_console)
+        page.on("pageerror", lambda error: self.console_errors.append(f"pageerror: {error}"))
+        page.on("dialog", lambda dialog: dialog.accept())  # "leave the page?" on navigation
+        page.on("request", self._on_request)
+
+    def _on_console(self, message) -> None:
+        if message.type == "error":
+            location = message.location.get("url", "") if message.location else ""
+            self.console_errors.append(f"{message.text} ({location})")
+
+    def _on_request(self, request) -> None:
+        # Checkpoints go to the server's private checkpoint_dir, not into the checkout.
+        if "/checkpoints" in request.url.split("?")[0]:
+            return
+        if "/api/contents" in request.url and request.method not in ("GET", "HEAD"):
+            self.writes.append(f"{request.method} {request.url}")
+
+    def reset(self) -> None:
+        self.console_errors.clear()
+        self.writes.clear()
+
+    def leave(self) -> None:
+        """Navigate away (so the next test's page starts clean), then close every kernel."""
+        try:
+            self.page.goto("about:blank", timeout=15_000)
+        finally:
+            self.server.close_all_sessions()
+
+
+@pytest.fixture(scope="session")
+def _lab_page_session(browser, lab_server):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    try:
+        yield LabPage(page, lab_server)
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def lab(_lab_page_session):
+    """The shared tab, with its logs cleared; its kernels are shut down after the test."""
+    _lab_page_session.reset()
+    try:
+        yield _lab_page_session
+    finally:
+        _lab_page_session.leave()

@@ -1,0 +1,400 @@
+"""Every lesson, both copies, run in JupyterLab in headless Chromium, as a learner would.
+
+For each ``notebooks/*.ipynb`` and ``solutions/*.ipynb``: open it, wait for the kernel, Run
+All, and check that every cell ran, every widget rendered (none left "Loading widget...", no
+"Error displaying widget"), no output holds a traceback, the browser logged no error and
+JupyterLab saved nothing. A screenshot of each lands in ``build/screenshots/``.
+
+Then the attention explorer (lesson 04): each token button and the causal toggle must change
+the heatmap's pixels; the click-to-new-pixels latency is printed beside a do-nothing widget's
+round trip (``widget_roundtrip.ipynb``), measured in the same run. Timings are printed, not
+asserted (they vary from machine to machine).
+
+Run: ``make test-browser`` (or ``pytest -q -s -m browser tests/browser``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "build" / "screenshots"
+
+LESSONS = sorted(ROOT.glob("notebooks/*.ipynb")) + sorted(ROOT.glob("solutions/*.ipynb"))
+EXPLORER_LESSON = "solutions/04_softmax_and_attention.ipynb"
+BASELINE = "tests/browser/widget_roundtrip.ipynb"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+IDLE = "Python 3 (ipykernel) | Idle"
+OPEN_TIMEOUT = 60_000  # ms: page load + kernel start
+RUN_TIMEOUT = 120_000  # ms: Run All (lessons take <= 5 s, lesson 08 <= 20 s, on 2 cores)
+LATENCY_CLICKS = 24
+
+# Console messages that are not about the course, each with the reason it is ignored. Keep
+# this list short: anything else the browser logs as an error fails the test.
+CONSOLE_NOISE = [
+    # JupyterLab asks for a favicon/workspace/lab-extension file that a pip install lacks.
+    # (none needed so far on JupyterLab 4.6.6)
+]
+
+
+def rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def code_cells(path: Path) -> list[str]:
+    """Sources of the code cells of a notebook on disk."""
+    nb = json.loads(path.read_text())
+    return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def stored_widget_views(path: Path) -> int | None:
+    """How many widget outputs the executed solution of this lesson stores (None: unknown)."""
+    solution = ROOT / "solutions" / path.name
+    if not solution.exists():
+        return None
+    nb = json.loads(solution.read_text())
+    return sum(
+        WIDGET_MIME in output.get("data", {})
+        for cell in nb["cells"]
+        if cell["cell_type"] == "code"
+        for output in cell.get("outputs", [])
+    )
+
+
+# --------------------------------------------------------------------------- page actions
+
+WATCH_QUEUED = """
+(panelSelector) => {
+  // Set window.__runQueued once any code cell shows [*]: Run All has really started.
+  window.__runQueued = false;
+  const panel = document.querySelector(panelSelector);
+  const queued = () => [...panel.querySelectorAll('.jp-InputPrompt')]
+      .some((p) => p.textContent.includes('*'));
+  const observer = new MutationObserver(() => {
+    if (queued()) { window.__runQueued = true; observer.disconnect(); }
+  });
+  observer.observe(panel, {subtree: true, childList: true, characterData: true});
+}
+"""
+
+RUN_FINISHED = """
+(panelSelector) => {
+  const panel = document.querySelector(panelSelector);
+  if (!panel || !window.__runQueued) return false;
+  const prompts = [...panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')];
+  if (prompts.some((p) => p.textContent.includes('*'))) return false;
+  const status = document.querySelector('#jp-main-statusbar');
+  return !!status && status.textContent.includes('| Idle');
+}
+"""
+
+NO_LOADING_WIDGET = """
+(panelSelector) => ![...document.querySelectorAll(panelSelector + ' .jp-OutputArea-output')]
+    .some((o) => o.innerText.includes('Loading widget'))
+"""
+
+NOTEBOOK_STATE = """
+(panelSelector) => {
+  const panel = document.querySelector(panelSelector);
+  const outputs = [...panel.querySelectorAll('.jp-OutputArea-output')];
+  // An ipywidgets output: the renderer shows 'Loading widget...' until the view exists, then
+  // holds the view (a .jupyter-widgets element), or turns into 'Error displaying widget'.
+  const isWidget = (o) => o.classList.contains('jupyter-widgets')
+      || !!o.querySelector(':scope > .jupyter-widgets')
+      || /^(Loading widget|Error displaying widget)/.test(o.textContent.trim());
+  const widgetOutputs = outputs.filter(isWidget);
+  return {
+    prompts: [...panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
+        .map((p) => p.textContent.trim()),
+    outputText: outputs.map((o) => o.innerText).join('\\n'),
+    widgetOutputs: widgetOutputs.length,
+    widgetsRendered: widgetOutputs.filter((o) =>
+        !!o.querySelector(':scope > .jupyter-widgets')
+        && !/Error displaying widget|Loading widget/.test(o.textContent)).length,
+    badges: outputs.flatMap((o) => [...o.querySelectorAll('b')].map((b) => b.textContent.trim())),
+  };
+}
+"""
+
+
+def open_in_lab(lab, path: str, prestart: bool = True) -> tuple[float, float]:
+    """Open ``/lab/tree/<path>?reset`` and wait for the kernel to be idle.
+
+    With ``prestart`` the kernel is started through the REST API first, so that it boots while
+    JupyterLab loads (JupyterLab connects to a running session of the same path).
+    Returns the seconds until the notebook panel showed, and until the kernel was idle.
+    """
+    page = lab.page
+    start = time.perf_counter()
+    if prestart:
+        lab.server.start_session(path)
+    page.goto(f"{lab.server.url}/lab/tree/{path}?reset", wait_until="domcontentloaded")
+    page.wait_for_selector(PANEL, timeout=OPEN_TIMEOUT)
+    shown = time.perf_counter() - start
+    page.locator("#jp-main-statusbar").get_by_text(IDLE, exact=True).wait_for(timeout=OPEN_TIMEOUT)
+    return shown, time.perf_counter() - start
+
+
+def run_all(lab) -> float:
+    """Run → Run All Cells, wait until every cell has run; returns the seconds it took."""
+    page = lab.page
+    page.evaluate(WATCH_QUEUED, PANEL)
+    start = time.perf_counter()
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+    page.wait_for_function(RUN_FINISHED, arg=PANEL, timeout=RUN_TIMEOUT, polling=100)
+    elapsed = time.perf_counter() - start
+    try:  # widgets render asynchronously after their output arrives
+        page.wait_for_function(NO_LOADING_WIDGET, arg=PANEL, timeout=15_000, polling=100)
+    except Exception:  # noqa: BLE001 - reported by the assertions below, with the output text
+        pass
+    return elapsed
+
+
+def screenshot(lab, path: str) -> Path:
+    """Screenshot with the first widget (or the first output) scrolled into view."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    target = SCREENSHOTS / (path.replace("/", "__").removesuffix(".ipynb") + ".png")
+    lab.page.evaluate(
+        """(panelSelector) => {
+          const panel = document.querySelector(panelSelector);
+          const el = panel.querySelector('.jp-OutputArea-output .jupyter-widgets')
+                     || panel.querySelector('.jp-OutputArea-output');
+          if (el) el.scrollIntoView({block: 'start'});
+        }""",
+        PANEL,
+    )
+    lab.page.wait_for_timeout(200)
+    lab.page.screenshot(path=str(target))
+    return target
+
+
+def unexpected_console_errors(lab) -> list[str]:
+    return [m for m in lab.console_errors if not any(re.search(p, m) for p in CONSOLE_NOISE)]
+
+
+# --------------------------------------------------------------------------- every lesson
+
+
+@pytest.mark.parametrize("notebook", LESSONS, ids=[rel(p) for p in LESSONS])
+def test_lesson_runs_in_jupyterlab(lab, notebook: Path):
+    path = rel(notebook)
+    learner = path.startswith("notebooks/")
+    sources = code_cells(notebook)
+    shown, idle = open_in_lab(lab, path)
+    seconds = run_all(lab)
+    state = lab.page.evaluate(NOTEBOOK_STATE, PANEL)
+    shot = screenshot(lab, path)
+    print(
+        f"\n  {path}: shown {shown:.1f} s, kernel idle {idle:.1f} s, Run All {seconds:.1f} s, "
+        f"{state['widgetOutputs']} widget(s), {shot.relative_to(ROOT)}"
+    )
+
+    text = state["outputText"]
+    assert "Traceback" not in text, f"{path}: an output holds a traceback:\n{text[-3000:]}"
+    assert "Error displaying widget" not in text, f"{path}: a widget failed to display"
+    assert "Loading widget" not in text, f"{path}: a widget never finished loading"
+
+    ran = [p for p in state["prompts"] if re.fullmatch(r"\[\d+\]:", p)]
+    expected_ran = sum(1 for s in sources if s.strip())
+    assert len(ran) == expected_ran, (
+        f"{path}: {len(ran)} of {expected_ran} code cells ran (prompts: {state['prompts']})"
+    )
+
+    assert state["widgetsRendered"] == state["widgetOutputs"], (
+        f"{path}: {state['widgetOutputs']} widget outputs, "
+        f"only {state['widgetsRendered']} rendered"
+    )
+    expected_widgets = stored_widget_views(notebook)
+    if expected_widgets is not None:
+        assert state["widgetOutputs"] == expected_widgets, (
+            f"{path}: {state['widgetOutputs']} live widgets in the browser, but the executed "
+            f"solution stores {expected_widgets} widget outputs"
+        )
+
+    checks_called = any(re.search(r"checks\.\w+\.check\(", s) for s in sources)
+    if learner and checks_called:
+        assert "Not attempted yet" in state["badges"], (
+            f"{path}: the exercise checks should say 'Not attempted yet' in the learner's copy "
+            f"(badges seen: {state['badges']})"
+        )
+    if not learner:
+        assert "Not attempted yet" not in state["badges"], f"{path}: a solution left unanswered"
+
+    assert not unexpected_console_errors(lab), (
+        f"{path}: the browser console logged errors:\n" + "\n".join(unexpected_console_errors(lab))
+    )
+    assert not lab.writes, f"{path}: JupyterLab wrote to the checkout: {lab.writes}"
+
+
+def test_lesson_py_file_opens_as_a_notebook(lab):
+    """The jupytext default viewer from jupyter/overrides.json: a lesson's .py is a notebook."""
+    sources = sorted(ROOT.glob("notebooks/[0-9][0-9]_*.py"))
+    assert sources, "no notebooks/NN_*.py lesson source found"
+    path = rel(sources[min(1, len(sources) - 1)])  # 01_input_Z.py when it exists
+    open_in_lab(lab, path, prestart=False)  # JupyterLab starts this kernel itself
+    panel = lab.page.locator(PANEL)
+    assert panel.locator(".jp-Cell").count() > 1, f"{path} did not open as a notebook"
+    assert panel.locator(".jp-MarkdownCell").count() >= 1
+    assert lab.page.locator(".jp-FileEditor:visible").count() == 0, f"{path} opened as text"
+    assert not unexpected_console_errors(lab), "\n".join(unexpected_console_errors(lab))
+    assert not lab.writes, f"opening {path} wrote to the checkout: {lab.writes}"
+
+
+# --------------------------------------------------------------------------- the explorer
+
+# A fingerprint of what an element shows: the bytes of an <img> (fetch(src): an Image widget
+# gets a new blob: URL on every update, even for equal bytes), a canvas's pixels, or else the
+# element's markup (HTML/SVG, inline image data included).
+DIGEST_JS = """
+async function digest(root) {
+  let data;
+  const img = root instanceof HTMLImageElement ? root : root.querySelector('img');
+  if (img && !root.querySelector('svg')) {
+    data = await (await fetch(img.src)).arrayBuffer();
+  } else if (root instanceof HTMLCanvasElement) {
+    data = new TextEncoder().encode(root.toDataURL());
+  } else {
+    data = new TextEncoder().encode(root.innerHTML);
+  }
+  const hash = await crypto.subtle.digest('SHA-256', data);
+  return Array.from(new Uint8Array(hash), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+"""
+
+# Click `button`, then time (performance.now(), in the page) until `root` changed, its images
+# are decoded, and the next animation frame starts: click to new pixels. ms is null when
+# nothing changed within timeoutMs.
+CLICK_AND_TIME = (
+    """
+async ([root, button, timeoutMs]) => {
+"""
+    + DIGEST_JS
+    + """
+  async function imagesDecoded(el) {
+    const sources = [...el.querySelectorAll('img')].map((i) => i.src)
+      .concat([...el.querySelectorAll('image')].map((i) => i.getAttribute('href')
+               || i.getAttribute('xlink:href')));
+    if (el instanceof HTMLImageElement) sources.push(el.src);
+    await Promise.all(sources.filter(Boolean).map((src) => {
+      const probe = new Image();
+      probe.src = src;
+      return probe.decode().catch(() => null);
+    }));
+  }
+  const before = await digest(root);
+  const ms = await new Promise((resolve) => {
+    let t0 = 0;
+    const observer = new MutationObserver(async () => {
+      observer.disconnect();
+      clearTimeout(timer);
+      await imagesDecoded(root);
+      requestAnimationFrame(() => resolve(performance.now() - t0));
+    });
+    const timer = setTimeout(() => { observer.disconnect(); resolve(null); }, timeoutMs);
+    observer.observe(root, {subtree: true, childList: true, attributes: true,
+                            characterData: true});
+    t0 = performance.now();
+    button.click();
+  });
+  // Let any later mutation of the same update land before fingerprinting.
+  await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+  return {ms, before, after: await digest(root)};
+}
+"""
+)
+
+
+def click_and_time(lab, root, button, timeout_ms: int = 10_000) -> dict:
+    return lab.page.evaluate(CLICK_AND_TIME, [root, button, timeout_ms])
+
+
+def median_latency(lab, root, buttons: list, clicks: int) -> tuple[float, list[float]]:
+    """Click ``buttons`` in turn (each click differs from the one before); median ms."""
+    times = []
+    for k in range(clicks):
+        result = click_and_time(lab, root, buttons[k % len(buttons)])
+        assert result["ms"] is not None, f"click {k} changed nothing within 10 s"
+        times.append(result["ms"])
+    return statistics.median(times), times
+
+
+def test_explorer_clicks_change_the_heatmap_and_latency(lab):
+    if not (ROOT / "src" / "helpers" / "explorer.py").exists():
+        pytest.skip("the attention explorer (src/helpers/explorer.py) has not landed yet")
+    assert (ROOT / EXPLORER_LESSON).exists(), (
+        f"{EXPLORER_LESSON} is missing: the explorer exists, its lesson does not"
+    )
+    page = lab.page
+    open_in_lab(lab, EXPLORER_LESSON)
+    run_all(lab)
+    explorer = page.locator(f"{PANEL} .attention-explorer").first
+    explorer.wait_for(timeout=30_000)
+    explorer.scroll_into_view_if_needed()
+    heatmap_locator = explorer.locator(".explorer-heatmap").first
+    heatmap = heatmap_locator.element_handle()
+    tokens = [b.element_handle() for b in explorer.locator("button.explorer-token").all()]
+    causal = explorer.locator(".explorer-causal").first
+    causal = (causal.locator("button").first if causal.evaluate("e => e.tagName") != "BUTTON"
+              else causal).element_handle()
+    assert len(tokens) >= 2, f"expected token buttons, found {len(tokens)}"
+
+    # Select token 0 first (it may already be selected: no change required), so that each
+    # asserted click below picks a query different from the one shown.
+    click_and_time(lab, heatmap, tokens[0], timeout_ms=1500)
+    pixels = heatmap_locator.screenshot()
+    order = list(range(1, len(tokens))) + [0]
+    steps = [(f"token {i}", tokens[i]) for i in order]
+    steps += [("causal toggle on", causal), ("causal toggle off", causal)]
+    for name, button in steps:
+        result = click_and_time(lab, heatmap, button)
+        assert result["ms"] is not None, f"clicking {name} did not update the heatmap"
+        assert result["after"] != result["before"], f"clicking {name} left the heatmap as it was"
+        new_pixels = heatmap_locator.screenshot()
+        assert new_pixels != pixels, f"clicking {name} did not change the heatmap's pixels"
+        pixels = new_pixels
+    page.screenshot(path=str(SCREENSHOTS / "explorer_after_clicks.png"))
+    assert not unexpected_console_errors(lab), "\n".join(unexpected_console_errors(lab))
+
+    # Latency: tokens 1, 2, ..., n-1, 0, 1, ... (token 0 is selected now).
+    rotation = tokens[1:] + tokens[:1]
+    explorer_ms, explorer_all = median_latency(lab, heatmap, rotation, LATENCY_CLICKS)
+
+    # Baseline in the same run: a widget whose click handler only bumps a Label.
+    lab.leave()
+    lab.reset()
+    open_in_lab(lab, BASELINE)
+    run_all(lab)
+    label = page.locator(f"{PANEL} .baseline-label").first
+    label.wait_for(timeout=30_000)
+    button = page.locator(f"{PANEL} button.baseline-button").first.element_handle()
+    baseline_ms, baseline_all = median_latency(
+        lab, label.element_handle(), [button], LATENCY_CLICKS
+    )
+    assert not unexpected_console_errors(lab), "\n".join(unexpected_console_errors(lab))
+
+    report = {
+        "clicks": LATENCY_CLICKS,
+        "explorer_click_to_new_pixels_ms": {"median": round(explorer_ms, 1),
+                                            "all": [round(t, 1) for t in explorer_all]},
+        "do_nothing_widget_round_trip_ms": {"median": round(baseline_ms, 1),
+                                            "all": [round(t, 1) for t in baseline_all]},
+        "target_explorer_median_ms": 60,
+    }
+    out = ROOT / "build" / "browser-latency.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(
+        f"\n  explorer click -> new pixels: median {explorer_ms:.1f} ms over {LATENCY_CLICKS} "
+        f"clicks (target <= 60 ms)\n  do-nothing widget round trip: median {baseline_ms:.1f} ms "
+        f"over {LATENCY_CLICKS} clicks\n  (details: {out.relative_to(ROOT)})"
+    )
