@@ -172,7 +172,13 @@ def lab_server():
     dirs = {
         name: tmp / name
         for name in (
-            "runtime", "config", "data", "app-settings", "user-settings", "workspaces", "checkpoints"
+            "runtime",
+            "config",
+            "data",
+            "app-settings",
+            "user-settings",
+            "workspaces",
+            "checkpoints",
         )
     }
     for d in dirs.values():

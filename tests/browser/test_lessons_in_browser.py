@@ -211,8 +211,7 @@ def test_lesson_runs_in_jupyterlab(lab, notebook: Path):
     )
 
     assert state["widgetsRendered"] == state["widgetOutputs"], (
-        f"{path}: {state['widgetOutputs']} widget outputs, "
-        f"only {state['widgetsRendered']} rendered"
+        f"{path}: {state['widgetOutputs']} widget outputs, only {state['widgetsRendered']} rendered"
     )
     expected_widgets = stored_widget_views(notebook)
     if expected_widgets is not None:
@@ -344,8 +343,9 @@ def test_explorer_clicks_change_the_heatmap_and_latency(lab):
     heatmap = heatmap_locator.element_handle()
     tokens = [b.element_handle() for b in explorer.locator("button.explorer-token").all()]
     causal = explorer.locator(".explorer-causal").first
-    causal = (causal.locator("button").first if causal.evaluate("e => e.tagName") != "BUTTON"
-              else causal).element_handle()
+    causal = (
+        causal.locator("button").first if causal.evaluate("e => e.tagName") != "BUTTON" else causal
+    ).element_handle()
     assert len(tokens) >= 2, f"expected token buttons, found {len(tokens)}"
 
     # Select token 0 first (it may already be selected: no change required), so that each
@@ -384,10 +384,14 @@ def test_explorer_clicks_change_the_heatmap_and_latency(lab):
 
     report = {
         "clicks": LATENCY_CLICKS,
-        "explorer_click_to_new_pixels_ms": {"median": round(explorer_ms, 1),
-                                            "all": [round(t, 1) for t in explorer_all]},
-        "do_nothing_widget_round_trip_ms": {"median": round(baseline_ms, 1),
-                                            "all": [round(t, 1) for t in baseline_all]},
+        "explorer_click_to_new_pixels_ms": {
+            "median": round(explorer_ms, 1),
+            "all": [round(t, 1) for t in explorer_all],
+        },
+        "do_nothing_widget_round_trip_ms": {
+            "median": round(baseline_ms, 1),
+            "all": [round(t, 1) for t in baseline_all],
+        },
         "target_explorer_median_ms": 60,
     }
     out = ROOT / "build" / "browser-latency.json"
