@@ -249,7 +249,7 @@ def update(change=None):
 
 step_slider.observe(update, names="value")
 update()
-show(widgets.VBox([step_slider, live.image]), live,
+show(widgets.VBox([step_slider, live.image]), bytes(live.image.value),
      alt="Attention weights on 'the cat sat on the mat' at training step 60, next to the "
      "held-out accuracy curve over 300 steps.")
 
