@@ -8,6 +8,7 @@ from .lesson01 import positional_encoding
 from .lesson02 import head_slices, project_qkv
 from .lesson03 import scaled_scores
 from .lesson04 import attention, softmax
+from .lesson05 import causal_mask, masked_attention
 from .lesson07 import score_matrix_bytes
 
 __all__ = [
@@ -19,5 +20,7 @@ __all__ = [
     "scaled_scores",
     "softmax",
     "attention",
+    "causal_mask",
+    "masked_attention",
     "score_matrix_bytes",
 ]
