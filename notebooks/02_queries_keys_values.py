@@ -1,0 +1,392 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 02 · Queries, keys, values
+#
+# **What you will learn**
+# - how three learned projections turn the same input $X$ into $Q = XW^Q$, $K = XW^K$,
+#   $V = XW^V$, and what a row of each is for;
+# - the shapes involved, in the running example ($d_{model} = 8$, $h = 2$, $d_k = 4$) and at
+#   the paper's sizes ($d_{model} = 512$, $h = 8$, $d_k = 64$);
+# - the three reasons Q, K and V are **not** the embeddings: they are rebuilt in every layer,
+#   they differ from head to head, and they live in a smaller space, $d_k = d_{model} / h$.
+#
+# **You need**: [01 · the input Z](01_input_Z.ipynb).
+
+# %%
+import ipywidgets as widgets
+import numpy as np
+
+import helpers
+from helpers import checks
+from helpers.live import LiveFigure, show
+from helpers.plots import plot_heatmap
+
+np.set_printoptions(precision=3, suppress=True)
+
+# %% [markdown]
+# ## Where we are
+#
+# Vaswani et al. (2017) asked: *can we design a model that captures sequence relationships
+# without recurrence or convolution?* Self-attention is their answer. Instead of passing a
+# hidden state along a chain, as an RNN does, every position builds its new representation by
+# looking at **every** position of the same sequence in one step:
+#
+# - **full parallelisation**: all positions are computed at once (one matrix product, not a
+#   loop over time steps), which is what GPUs are good at;
+# - **direct long-range links**: any token can attend to any other within one layer;
+# - **short mixing paths**: information moves between any two positions in a single mixing
+#   step, instead of $O(n)$ steps along an RNN (a deep stack still adds depth, layer by
+#   layer).
+#
+# It does this with *queries*, *keys* and *values* derived from the sequence itself. This
+# lesson builds them; lesson 03 scores queries against keys.
+
+# %% [markdown]
+# ## X: the input to the attention sublayer
+#
+# Lesson 01 built $Z$ = token embeddings + positional encodings, one $d_{model}$ row per
+# position. Call the input of an attention sublayer $X$. In the first layer $X$ is $Z$ "up to
+# layer norm ordering": the paper applies layer normalisation *after* each sublayer, so the
+# first layer sees $Z$ itself; many later models normalise *before* it and see
+# $\mathrm{LayerNorm}(Z)$. Either way $X$ is the sequence, not yet Q, K or V. We use $X = Z$.
+
+# %%
+tokens = helpers.tokenize(helpers.RUNNING_SENTENCE)
+n, d_model, h = len(tokens), helpers.D_MODEL, helpers.N_HEADS
+d_k = d_model // h
+X = helpers.build_Z(tokens, d_model)  # (n, d_model); the first layer's X is Z
+print(tokens)
+print(f"n = {n}, d_model = {d_model}, h = {h}, d_k = d_model / h = {d_k}")
+print("X shape:", X.shape)
+print(np.round(X, 3))
+
+# %% [markdown]
+# ## Three projections of the same X
+#
+# Self-attention multiplies the same $X$ by three learned matrices:
+#
+# $$Q = XW^Q, \qquad K = XW^K, \qquad V = XW^V$$
+#
+# In the simplest telling each $W$ has shape $(d_{model}, d_{model})$. Ours are seeded
+# stand-ins for learned weights (`helpers.seeded_projections`, the same ones lessons 03 and 04
+# use). It stores them per head, shape $(h, d_{model}, d_k)$; putting the $h$ heads' matrices
+# side by side gives one $(d_{model}, h \cdot d_k) = (d_{model}, d_{model})$ matrix each.
+# Why there are heads at all is reason 2 below.
+
+# %%
+W = helpers.seeded_projections(d_model, n_heads=h, seed=0)
+print("per head: W['W_Q'] shape", W["W_Q"].shape, "= (h, d_model, d_k)")
+W_Q = np.concatenate(W["W_Q"], axis=1)  # (d_model, d_model): head 0's columns, then head 1's
+W_K = np.concatenate(W["W_K"], axis=1)  # (d_model, d_model)
+W_V = np.concatenate(W["W_V"], axis=1)  # (d_model, d_model)
+print("W_Q, W_K, W_V shapes:", W_Q.shape, W_K.shape, W_V.shape)
+
+Q = X @ W_Q  # (n, d_model): one query per token
+K = X @ W_K  # (n, d_model): one key per token
+V = X @ W_V  # (n, d_model): one value per token
+print("Q, K, V shapes:", Q.shape, K.shape, V.shape)
+print("Q =")
+print(np.round(Q, 3))
+
+# %% [markdown]
+# A matrix product is one vector-matrix product per row: row $i$ of $Q$ is $x_i W^Q$, built
+# from token $i$ alone. Check it with a loop:
+
+# %%
+Q_loop = np.stack([X[i] @ W_Q for i in range(n)])  # (n, d_model), one row at a time
+print("loop == matrix form:", np.allclose(Q_loop, Q))
+
+# %% [markdown]
+# ### What each row is for
+#
+# - Row $i$ of $Q$ is the **query** of position $i$: *"what am I looking for?"*
+# - Row $j$ of $K$ is the **key** of position $j$: *"how do I label myself for matching?"*
+#   Lesson 03 scores query $i$ against key $j$ with the dot product $q_i \cdot k_j$.
+# - Row $j$ of $V$ is the **value** of position $j$: *"what vector do I pass on if I am
+#   selected?"* Lesson 04 mixes the value rows with the attention weights.
+#
+# Three different jobs, so three different vectors for the same token. For "cat":
+
+# %%
+cat = tokens.index("cat")
+print(f"x_cat = {np.round(X[cat], 3)}")
+print(f"q_cat = {np.round(Q[cat], 3)}")
+print(f"k_cat = {np.round(K[cat], 3)}")
+print(f"v_cat = {np.round(V[cat], 3)}")
+print("q_cat == k_cat:", np.allclose(Q[cat], K[cat]), "| k_cat == v_cat:", np.allclose(K[cat], V[cat]))
+
+# %% [markdown]
+# **What "self" means.** Q, K and V all come from the *same* sequence $X$: the sentence
+# attends to itself. In cross-attention (lesson 06) the queries come from one sequence and the
+# keys and values from another.
+
+# %% [markdown]
+# ### Exercise: `project_qkv(X, W_Q, W_K, W_V)`
+#
+# Return the tuple `(Q, K, V)` for an input `X` of shape $(n, d_{model})$ and three weight
+# matrices of shape $(d_{model}, d_k)$ (square, $d_k = d_{model}$, in the simplest telling;
+# narrower for a single head). Each result has shape $(n, d_k)$, one row per token.
+
+# %%
+def project_qkv(X, W_Q, W_K, W_V):
+    # YOUR CODE HERE
+    raise NotImplementedError("replace this line with your answer")
+
+
+checks.project_qkv.check(project_qkv)
+
+# %% [markdown]
+# Stuck? `checks.project_qkv.hint(1)` (then 2, 3), or `checks.project_qkv.solution()`.
+
+# %% [markdown]
+# ## Shapes: the running example and the paper
+#
+# | | running example | paper (base model) |
+# |---|---|---|
+# | tokens $n$ | 6 | any, e.g. 10 |
+# | $d_{model}$ | 8 | 512 |
+# | heads $h$ | 2 | 8 |
+# | $d_k = d_v = d_{model} / h$ | 4 | 64 |
+# | $X$ | (6, 8) | (n, 512) |
+# | $W^Q, W^K, W^V$, all heads side by side | (8, 8) | (512, 512) |
+# | $W^Q_h$ of one head | (8, 4) | (512, 64) |
+# | $Q, K, V$, all heads | (6, 8) | (n, 512) |
+# | $Q_h, K_h, V_h$ of one head | (6, 4) | (n, 64) |
+# | $h$ heads concatenated | (6, 8) | (n, 512) |
+#
+# The same code at the paper's sizes (seeded random $X$ with $n = 10$) confirms the right
+# column:
+
+# %%
+for label, n_, d_model_, h_ in (("running example", n, d_model, h), ("paper", 10, 512, 8)):
+    X_ = np.random.default_rng(0).standard_normal((n_, d_model_))  # (n, d_model)
+    W_ = helpers.seeded_projections(d_model_, n_heads=h_, seed=0)
+    Q_h = X_ @ W_["W_Q"]  # (h, n, d_k): each head's own W_Q^h
+    print(
+        f"{label:>15}: X {X_.shape}, W_Q^h {W_['W_Q'].shape[1:]}, Q_h {Q_h.shape[1:]} x {h_} "
+        f"heads, concatenated {helpers.combine_heads(Q_h).shape}"
+    )
+
+# %% [markdown]
+# ## Why Q, K, V are not the input embeddings
+#
+# A common confusion: "aren't Q, K and V just the embeddings?" No, for three separate
+# reasons. Each one below is shown in code.
+#
+# ### Reason 1 · They change every layer
+#
+# The token (+ position) embeddings are fixed at the input of the stack. At each layer
+# $\ell$, Q, K and V are recomputed from that layer's input $X^{(\ell)}$, which already
+# contains context mixed in by the layers below. If Q, K, V were the raw embeddings they could
+# not evolve with depth, yet depth is what builds richer context.
+#
+# A two-layer stack makes this concrete. Layer 1 runs multi-head attention on $X^{(1)} = Z$
+# (with `helpers.scaled_dot_product_attention`, lesson 04 opens it up) and adds its input back
+# (the residual connection); the result is $X^{(2)}$, the input of layer 2, which has its own
+# seeded weights. Real layers also have a feed-forward sublayer and layer normalisation; we
+# leave them out, they would only change $X^{(2)}$ further.
+
+# %%
+def attention_sublayer(X, W):
+    """Multi-head self-attention plus the residual: X + concat(heads) W_O, shape (n, d_model)."""
+    Q_h, K_h, V_h = X @ W["W_Q"], X @ W["W_K"], X @ W["W_V"]  # each (h, n, d_k)
+    heads, _ = helpers.scaled_dot_product_attention(Q_h, K_h, V_h)  # (h, n, d_k)
+    return X + helpers.combine_heads(heads) @ W["W_O"]  # (n, d_model)
+
+
+W_layers = [W, helpers.seeded_projections(d_model, n_heads=h, seed=1)]  # layer 1, layer 2
+X_layers = [X, attention_sublayer(X, W_layers[0])]  # X^(1) = Z, X^(2)
+for ell, X_ell in enumerate(X_layers, start=1):
+    print(f"X^({ell}) shape {X_ell.shape}, row 'cat': {np.round(X_ell[cat], 3)}")
+
+Q1 = X_layers[0] @ W_layers[0]["W_Q"]  # (h, n, d_k): layer 1's queries
+Q2 = X_layers[1] @ W_layers[1]["W_Q"]  # (h, n, d_k): layer 2's queries
+print("\nhead 0 query of 'cat', layer 1:", np.round(Q1[0, cat], 3))
+print("head 0 query of 'cat', layer 2:", np.round(Q2[0, cat], 3))
+print("layer 2's Q equals layer 1's:", np.allclose(Q1, Q2))
+
+# %% [markdown]
+# Two things changed between the layers: the weights, and the input. The input alone is
+# enough: even with layer 1's weights reused, the new $X^{(2)}$ gives new queries. The
+# embeddings, meanwhile, did not move.
+
+# %%
+Q2_same_weights = X_layers[1] @ W_layers[0]["W_Q"]  # layer 1's W_Q on layer 2's input
+print("layer 1's W_Q on X^(2) gives layer 1's Q:", np.allclose(Q2_same_weights, Q1))
+print("Z unchanged by the stack:", np.array_equal(X_layers[0], helpers.build_Z(tokens, d_model)))
+
+# %% [markdown]
+# ### Reason 2 · They differ across heads
+#
+# Multi-head attention runs $h$ attentions in parallel, and each head has its own matrices:
+#
+# $$Q_h = X W_Q^h, \qquad K_h = X W_K^h, \qquad V_h = X W_V^h$$
+#
+# So the same token row of $X$ becomes $h$ different triples $(q, k, v)$, different "views"
+# of the same content. One embedding vector per token could not be $h$ different queries.
+
+# %%
+Q_heads = X @ W["W_Q"]  # (h, n, d_k): head j uses W["W_Q"][j]
+print("Q_heads shape:", Q_heads.shape, "= (h, n, d_k)")
+for j in range(h):
+    print(f"head {j}, query of 'cat': {np.round(Q_heads[j, cat], 3)}")
+print("head 0 and head 1 give 'cat' the same query:", np.allclose(Q_heads[0, cat], Q_heads[1, cat]))
+
+# %% [markdown]
+# Since our big $W^Q$ is the heads' matrices side by side, head $j$'s queries are exactly the
+# block of columns $j \cdot d_k$ to $(j+1) \cdot d_k - 1$ of the big $Q$. Computing $Q$ once
+# and slicing it is how implementations usually do it.
+
+# %%
+print("head 0 == Q[:, 0:4]:", np.allclose(Q_heads[0], Q[:, 0:d_k]))
+print("head 1 == Q[:, 4:8]:", np.allclose(Q_heads[1], Q[:, d_k : 2 * d_k]))
+
+# %% [markdown]
+# ### Exercise: `head_slices(M, h)`
+#
+# Split a matrix `M` of shape $(n, d_{model})$ into its $h$ heads: return an array of shape
+# $(h, n, d_k)$ with $d_k = d_{model} / h$, whose block `j` is the columns
+# `j*d_k` to `(j+1)*d_k - 1` of `M` (all $n$ rows). `d_model` is a multiple of `h`.
+
+# %%
+def head_slices(M, h):
+    # YOUR CODE HERE
+    raise NotImplementedError("replace this line with your answer")
+
+
+checks.head_slices.check(head_slices)
+
+# %% [markdown]
+# Stuck? `checks.head_slices.hint(1)` (then 2, 3), or `checks.head_slices.solution()`.
+#
+# From here on the course uses `helpers.split_heads` (in `src/helpers/projections.py`), which
+# does the same and also accepts leading batch dimensions:
+
+# %%
+print("split_heads(Q, h) == per-head Q:", np.allclose(helpers.split_heads(Q, h), Q_heads))
+
+# %% [markdown]
+# ### Reason 3 · Dimensionality: $d_k$ vs $d_{model}$
+#
+# Input rows live in $d_{model}$ dimensions (512 in the paper). Each head projects to
+# $d_k = d_{model} / h$ (64), so that the $h$ heads concatenated restore the width
+# $h \cdot d_k = d_{model}$. Per head, Q, K and V live in that smaller working space: not the
+# same shape, nor the same role, as an embedding row.
+
+# %%
+print(f"X row: {X.shape[1]} numbers; one head's query: {Q_heads.shape[2]} numbers")
+print(f"d_k = d_model / h = {d_model} / {h} = {d_k}; paper: 512 / 8 = {512 // 8}")
+concatenated = helpers.combine_heads(Q_heads)  # (n, h * d_k)
+print("heads concatenated:", concatenated.shape, f"= (n, h * d_k) = ({n}, {h * d_k})")
+print("concatenation gives back the full Q:", np.allclose(concatenated, Q))
+print("parameters of h heads == one d_model x d_model matrix:", h * d_model * d_k == d_model**2)
+
+# %% [markdown]
+# The last line is why the split is cheap: $h$ heads of width $d_k$ have together exactly the
+# parameters (and the multiplications) of one full-width projection.
+#
+# ## Representation vs role
+#
+# | Representation | Role |
+# |---|---|
+# | Input $Z$ / hidden $X$ | Meaning + position (and deeper context after layers). |
+# | $Q$, $K$, $V$ | Projections for matching ($Q \cdot K$) and mixing ($V$), rebuilt per layer and per head. |
+
+# %% [markdown]
+# ## Explore: every layer, every head
+#
+# Pick a layer and a head. Left: that layer's input $X^{(\ell)}$ (shared by all heads). Right:
+# the head's $Q_h, K_h, V_h$, one row per token. All panels share one colour scale, so colours
+# compare across layers and heads.
+
+# %%
+views = {  # (layer, head) -> the four matrices shown
+    (ell, j): {
+        "X": X_layers[ell],
+        **{name: X_layers[ell] @ W_layers[ell][f"W_{name}"][j] for name in "QKV"},
+    }
+    for ell in range(2)
+    for j in range(h)
+}
+limit = max(np.abs(M).max() for view in views.values() for M in view.values())
+FMT = "{:.1f}"
+
+live = LiveFigure(figsize=(12.5, 3.4))
+axes = live.figure.subplots(1, 4, width_ratios=[d_model, d_k, d_k, d_k])
+images = {}
+for ax, name in zip(axes, "XQKV"):
+    M = views[0, 0][name]
+    images[name] = plot_heatmap(
+        M,
+        tokens,
+        [f"d{c}" for c in range(M.shape[1])],
+        ax=ax,
+        cmap="viridis",
+        vmin=-limit,
+        vmax=limit,
+        annotate=name != "X",  # X's numbers are printed above; Q, K, V get theirs written in
+        fmt=FMT,
+        colorbar=name == "V",
+        xlabel="dimension",
+    )
+for ax in axes[1:]:
+    ax.set_yticklabels([])  # the rows are the same tokens as in X
+
+layer_buttons = widgets.ToggleButtons(options=[("layer 1", 0), ("layer 2", 1)], description="layer")
+head_buttons = widgets.ToggleButtons(options=[(f"head {j}", j) for j in range(h)], description="head")
+
+
+def update(change=None):
+    ell, j = layer_buttons.value, head_buttons.value
+    for ax, name in zip(axes, "XQKV"):
+        M = views[ell, j][name]
+        images[name].set_data(M)
+        for text, value in zip(ax.texts, M.flat):  # the cell labels plot_heatmap wrote
+            text.set_text(FMT.format(value))
+            text.set_color("black" if (value + limit) / (2 * limit) > 0.6 else "white")
+    axes[0].set_title(f"$X^{{({ell + 1})}}$: rows = tokens", fontsize=10)
+    for ax, name in zip(axes[1:], "QKV"):
+        ax.set_title(f"${name}_{j}$ = $X^{{({ell + 1})}} W_{name}^{j}$ (layer {ell + 1})", fontsize=10)
+    live.refresh()
+
+
+layer_buttons.observe(update, names="value")
+head_buttons.observe(update, names="value")
+update()
+live.figure.set_layout_engine("none")  # keep the layout just computed: later redraws are faster
+show(
+    widgets.VBox([layer_buttons, head_buttons, live.image]),
+    bytes(live.image.value),  # the PNG update() just rendered, not a second render
+    alt="Heatmaps of X (6 tokens by 8 dimensions) and of head 0's Q, K and V (6 by 4) in "
+    "layer 1, rows labelled with the tokens.",
+)
+
+# %% [markdown]
+# Notice: switching the **head** leaves $X$ alone but changes all of $Q, K, V$ (reason 2);
+# switching the **layer** changes $X$ itself, and with it every projection (reason 1); and
+# every head's panels are 4 columns wide against $X$'s 8 (reason 3). Within one panel, the
+# two "the" rows (0 and 4) differ, because $X$ carries their positions.
+
+# %% [markdown]
+# ## Summary
+#
+# - $Q = XW^Q$, $K = XW^K$, $V = XW^V$ are three learned projections of the same input $X$
+#   ($X = Z$ in the first layer): row $i$ of $Q$ asks "what am I looking for?", rows of $K$
+#   say "how do I label myself for matching?", rows of $V$ hold "what I pass on if selected".
+# - Shapes: $X$ is $(n, d_{model})$; each head's $W^Q_h$ is $(d_{model}, d_k)$ and its $Q_h$
+#   is $(n, d_k)$, with $d_k = d_{model}/h$: $(6, 4)$ here, $(n, 64)$ in the paper.
+# - Q, K, V are not the embeddings: they are rebuilt from each layer's $X^{(\ell)}$, each head
+#   has its own, and they live in $d_k < d_{model}$ dimensions; $h$ heads concatenated give
+#   back the width $d_{model}$.
+#
+# **Next**: [03 · scores and scaling](03_scores_and_scaling.ipynb): every query scores every
+# key, $QK^\top$, and why the paper divides by $\sqrt{d_k}$.

@@ -1,0 +1,346 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 03 · Scores and scaling
+#
+# **What you will learn**
+# - how $QK^\top$ lets every query score every key in one matrix product, and how to read the
+#   $n \times n$ score matrix (rows = queries, columns = keys);
+# - why the paper divides the scores by $\sqrt{d_k}$, **measured**: the variance of $q \cdot k$
+#   grows in proportion to $d_k$, and without the scale the softmax saturates to one-hot;
+# - to write the scaled scores $QK^\top / \sqrt{d_k}$ yourself.
+#
+# **You need**: [02 · queries, keys, values](02_queries_keys_values.ipynb).
+
+# %%
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+
+import helpers
+from helpers import checks, scaling
+from helpers.live import LiveFigure, show
+from helpers.plots import plot_heatmap
+
+np.set_printoptions(precision=3, suppress=True)
+
+# %% [markdown]
+# ## The running example, one head
+#
+# The same sentence, $X = Z$, and the same seeded weights as lesson 02. We follow **head 0**:
+# its queries and keys have $d_k = d_{model} / h = 4$ columns.
+
+# %%
+tokens = helpers.tokenize(helpers.RUNNING_SENTENCE)
+n, d_model, h = len(tokens), helpers.D_MODEL, helpers.N_HEADS
+X = helpers.build_Z(tokens, d_model)  # (n, d_model)
+W = helpers.seeded_projections(d_model, n_heads=h, seed=0)
+Q = X @ W["W_Q"][0]  # (n, d_k): head 0's queries
+K = X @ W["W_K"][0]  # (n, d_k): head 0's keys
+V = X @ W["W_V"][0]  # (n, d_k): head 0's values
+d_k = Q.shape[1]
+cat = tokens.index("cat")
+print(f"Q, K shapes: {Q.shape}, {K.shape}; d_k = {d_k}")
+print(f"query of 'cat' (as in lesson 02, head 0): {np.round(Q[cat], 3)}")
+
+# %% [markdown]
+# ## Every query scores every key: loops first
+#
+# How well does key $j$ match what query $i$ is looking for? The dot product
+#
+# $$\text{score}[i, j] = q_i \cdot k_j = \sum_{t=1}^{d_k} Q[i, t]\, K[j, t]$$
+#
+# is large when the two vectors point the same way. With plain loops, one pair at a time:
+
+# %%
+scores_loop = np.zeros((n, n))  # (n_q, n_k)
+for i in range(n):  # query i
+    for j in range(n):  # key j
+        scores_loop[i, j] = sum(Q[i, t] * K[j, t] for t in range(d_k))
+print(np.round(scores_loop, 3))
+
+# %% [markdown]
+# ## The matrix form: $QK^\top$
+#
+# Row $i$ of $Q$ times column $j$ of $K^\top$ is exactly $q_i \cdot k_j$, so one matrix
+# product computes all $n \times n$ scores at once. That is the **parallelisation** of
+# self-attention: no loop over positions, every pair in one operation.
+
+# %%
+scores = Q @ K.T  # (n_q, d_k) @ (d_k, n_k) -> (n_q, n_k)
+print("scores shape:", scores.shape)
+print("Q @ K.T == loops:", np.allclose(scores, scores_loop))
+
+# %% [markdown]
+# It is also the **direct long-range link**: the first "the" (position 0) scores "mat"
+# (position 5) with one dot product, no matter how far apart they are; an RNN would have to
+# carry the information through 5 steps.
+
+# %%
+print(f"score['the'(0) -> 'mat'(5)] = q_0 · k_5 = {Q[0] @ K[5]:.3f} = scores[0, 5] = {scores[0, 5]:.3f}")
+
+# %%
+fig, ax = plt.subplots(figsize=(5.6, 4.4))
+plot_heatmap(
+    scores,
+    tokens,
+    tokens,
+    ax=ax,
+    cmap="viridis",
+    title="Scores $QK^\\top$, head 0 (rows = query, columns = key)",
+    xlabel="key (position j)",
+    ylabel="query (position i)",
+)
+plt.show()
+
+# %% [markdown]
+# Read a row: it is one query comparing itself with every key. Notice the matrix is **not
+# symmetric**: "cat" scoring "sat" uses $q_{cat} \cdot k_{sat}$, "sat" scoring "cat" uses
+# $q_{sat} \cdot k_{cat}$, two different products, because queries and keys are different
+# projections. The two "the" rows (0 and 4) differ too: their positions differ.
+
+# %%
+sat = tokens.index("sat")
+print(f"scores[cat, sat] = {scores[cat, sat]:.3f}, scores[sat, cat] = {scores[sat, cat]:.3f}")
+print("symmetric:", np.allclose(scores, scores.T))
+for i, token in enumerate(tokens):
+    print(f"query {i} {token!r:>6} scores key {tokens[int(np.argmax(scores[i]))]!r} highest")
+
+# %% [markdown]
+# ## Scaling: divide by $\sqrt{d_k}$
+#
+# The paper does not feed $QK^\top$ to the softmax directly; it divides first:
+#
+# $$\text{scores} = \frac{QK^\top}{\sqrt{d_k}}, \qquad A = \mathrm{softmax}(\text{scores}),
+#   \qquad \mathrm{Attention}(Q, K, V) = AV$$
+#
+# With $d_k = 4$ that halves every score. The course's attention function does exactly this
+# before its softmax (lesson 04 opens it up):
+
+# %%
+scaled = scores / np.sqrt(d_k)  # (n_q, n_k)
+print(f"divide by sqrt(d_k) = {np.sqrt(d_k):.0f}:")
+print(np.round(scaled, 3))
+_, A = helpers.scaled_dot_product_attention(Q, K, V)  # A: (n_q, n_k)
+print("helpers' weights == softmax(Q K^T / sqrt(d_k)):", np.allclose(A, helpers.softmax(scaled)))
+
+# %% [markdown]
+# ### Exercise: `scaled_scores(Q, K)`
+#
+# Return $QK^\top / \sqrt{d_k}$ for queries `Q` of shape $(n_q, d_k)$ and keys `K` of shape
+# $(n_k, d_k)$: an array of shape $(n_q, n_k)$, rows = queries. The check uses fresh random
+# inputs with $n_q \neq n_k$ (as in cross-attention, lesson 06) and a $d_k$ that is not 4, so
+# read $d_k$ from the input. Scores only: no softmax yet.
+
+# %%
+def scaled_scores(Q, K):
+    # YOUR CODE HERE
+    raise NotImplementedError("replace this line with your answer")
+
+
+checks.scaled_scores.check(scaled_scores)
+
+# %% [markdown]
+# Stuck? `checks.scaled_scores.hint(1)` (then 2, 3), or `checks.scaled_scores.solution()`.
+
+# %% [markdown]
+# ## Why $\sqrt{d_k}$? Measure it
+#
+# The lesson's claim: *dot products grow roughly with dimension; dividing keeps scores in a
+# range where softmax is neither flat nor one-hot saturated, for stable training.*
+#
+# Take $q$ and $k$ with independent entries of mean 0 and variance 1 (roughly what the
+# projections give at initialisation). Then $q \cdot k = \sum_t q_t k_t$ is a sum of $d_k$
+# independent terms of variance 1, so $\mathrm{Var}(q \cdot k) = d_k$, and
+# $\mathrm{Var}(q \cdot k / \sqrt{d_k}) = 1$ whatever $d_k$ is. Measured, with 4000 random
+# pairs per $d_k$ (`helpers.scaling`, seeded; the scaled column uses fresh pairs, so it is a
+# second measurement, not the first one divided by $d_k$):
+
+# %%
+d_ks = 2 ** np.arange(10)  # 1, 2, 4, ..., 512
+var_raw = scaling.dot_product_variance(d_ks, n_samples=4000, seed=0, scale="none")
+var_scaled = scaling.dot_product_variance(d_ks, n_samples=4000, seed=1, scale="sqrt")  # new pairs
+print(" d_k   Var(q·k)   Var(q·k)/d_k   Var(q·k/√d_k)")
+for d, v, s in zip(d_ks, var_raw, var_scaled):
+    print(f"{d:4d} {v:10.2f} {v / d:14.3f} {s:15.3f}")
+slope = np.polyfit(np.log(d_ks), np.log(var_raw), 1)[0]
+print(f"\nfit log Var(q·k) = slope * log d_k + c: slope = {slope:.3f} (1 means Var ∝ d_k)")
+
+# %%
+fig, ax = plt.subplots(figsize=(6, 3.8))
+ax.loglog(d_ks, var_raw, "o-", color="#440154", label="$q \\cdot k$ (no scale)")
+ax.loglog(d_ks, var_scaled, "s-", color="#21918c", label="$q \\cdot k / \\sqrt{d_k}$")
+ax.loglog(d_ks, d_ks, ":", color="grey", label="$d_k$ (theory)")
+ax.axvline(64, color="#fde725", lw=2, zorder=0, label="the paper's $d_k = 64$")
+ax.set(xlabel="$d_k$", ylabel="variance of the score", title="Measured variance of a score")
+ax.set_xticks(d_ks, [str(d) for d in d_ks])
+ax.legend(fontsize=8)
+plt.show()
+
+# %% [markdown]
+# Notice: without the scale the variance climbs along the $d_k$ line, to about 500 at
+# $d_k = 512$ (a typical score of $\pm 22$); with the scale it stays at 1 for every $d_k$.
+
+# %% [markdown]
+# ### What the size of the scores does to the softmax
+#
+# Large scores make the softmax **saturate**: the biggest score takes almost all the weight,
+# the row becomes nearly one-hot, and small changes to the scores no longer change the
+# weights, so the gradient flowing back through the softmax vanishes. Too much scaling does
+# the opposite: everything is flat. We measure three ways of scaling the *same* random scores
+# of one query against 16 keys (500 queries per $d_k$):
+#
+# - the mean **largest weight** of a row ($1/16 = 0.0625$ is flat, 1 is one-hot);
+# - the mean **entropy** of a row, in nats ($\log 16 = 2.77$ is flat, 0 is one-hot);
+# - the mean size of the softmax's **gradient**, the norm of its Jacobian
+#   $\mathrm{diag}(p) - pp^\top$ (0 for a one-hot row: no learning signal).
+
+# %%
+peaked = scaling.softmax_peakedness(d_ks, n_keys=16, n_queries=500, seed=0)
+labels = {"none": "QKᵀ", "sqrt": "QKᵀ/√d_k", "linear": "QKᵀ/d_k"}
+for stat in ("max_weight", "entropy", "grad_norm"):
+    print(f"{stat:<11}" + "".join(f"{d:>7d}" for d in d_ks))
+    for scale, label in labels.items():
+        print(f"  {label:<9}" + "".join(f"{v:7.3f}" for v in peaked[scale][stat]))
+
+# %%
+fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), layout="constrained")
+styles = {"none": ("o-", "#440154"), "sqrt": ("s-", "#21918c"), "linear": ("^-", "#b5de2b")}
+titles = {
+    "max_weight": "largest weight of a row (1 = one-hot)",
+    "entropy": "entropy of a row (nats)",
+    "grad_norm": "softmax gradient size",
+}
+for ax, (stat, title) in zip(axes, titles.items()):
+    for scale, (marker, colour) in styles.items():
+        ax.plot(d_ks, peaked[scale][stat], marker, color=colour, label=labels[scale])
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(d_ks, [str(d) for d in d_ks], fontsize=8)
+    ax.axvline(64, color="#fde725", lw=2, zorder=0)
+    ax.set(title=title, xlabel="$d_k$ (yellow: the paper's 64)")
+axes[0].axhline(1 / 16, color="grey", ls=":", label="flat: 1/16")
+axes[1].axhline(np.log(16), color="grey", ls=":", label="flat: log 16")
+axes[0].legend(fontsize=8)
+axes[1].legend(fontsize=8)
+plt.show()
+
+# %% [markdown]
+# Notice the three regimes. Unscaled ($QK^\top$), the rows get more one-hot as $d_k$ grows
+# and the gradient shrinks; at the paper's $d_k = 64$ the largest weight is already about 0.83.
+# Divided by $d_k$ the rows drift towards flat ($1/16$): every key gets the same weight, and
+# attention can no longer pick anything out. Divided by $\sqrt{d_k}$ all three curves are flat
+# in $d_k$: the softmax works in the same regime, neither flat nor one-hot, at every width.
+# That is what the paper means by stable training.
+
+# %%
+at_64 = list(d_ks).index(64)
+for scale in ("none", "sqrt"):
+    stats = peaked[scale]
+    print(
+        f"d_k = 64, {labels[scale]:<9}: largest weight {stats['max_weight'][at_64]:.3f}, "
+        f"entropy {stats['entropy'][at_64]:.3f}, gradient size {stats['grad_norm'][at_64]:.3f}"
+    )
+
+# %% [markdown]
+# ## Explore: one query, eight keys
+#
+# One seeded query and 8 seeded keys with unit-variance entries; the slider keeps their first
+# $d_k$ coordinates. Left: the 8 scores; middle: their softmax (the largest bar in orange);
+# right: the measured curve from above, with this row marked. Move $d_k$ up with the scale
+# off and watch one key take everything; switch the scale on and the row stays spread out.
+
+# %%
+rng = np.random.default_rng(3)
+q_full = rng.standard_normal(512)  # (512,): the slider takes the first d_k entries
+K_full = rng.standard_normal((8, 512))  # (8 keys, 512)
+key_labels = [f"k{j}" for j in range(8)]
+
+live = LiveFigure(figsize=(12, 3.4))
+ax_s, ax_w, ax_c = live.figure.subplots(1, 3, width_ratios=[1, 1, 1.1])
+score_bars = ax_s.bar(key_labels, np.zeros(8), color="#3b528b")
+ax_s.axhline(0, color="black", lw=0.8)
+ax_s.set(xlabel="key", ylabel="score")
+weight_bars = ax_w.bar(key_labels, np.zeros(8), color="#21918c")
+ax_w.axhline(1 / 8, color="grey", ls=":", lw=1)
+ax_w.set(xlabel="key", ylabel="softmax weight", ylim=(0, 1.05))
+curves = {}
+for scale, (marker, colour) in styles.items():
+    (curves[scale],) = ax_c.plot(d_ks, peaked[scale]["max_weight"], marker, color=colour,
+                                 label=labels[scale], alpha=0.35, ms=4)
+ax_c.set_xscale("log", base=2)
+ax_c.set_xticks(d_ks, [str(d) for d in d_ks], fontsize=8)
+ax_c.set(ylim=(0, 1.05), xlabel="$d_k$")
+ax_c.set_title("mean largest weight (16 keys, measured above)", fontsize=10)
+(marker_dot,) = ax_c.plot([1], [0], "o", ms=12, mfc="none", mec="#fde725", mew=3)
+ax_c.legend(fontsize=8, loc="upper left")
+
+dk_slider = widgets.SelectionSlider(options=[int(d) for d in d_ks], value=4, description="d_k")
+scale_buttons = widgets.ToggleButtons(
+    options=[("no scale", "none"), ("÷ √d_k", "sqrt"), ("÷ d_k", "linear")],
+    value="sqrt",
+    description="scale",
+)
+
+
+def update(change=None):
+    d, scale = dk_slider.value, scale_buttons.value
+    s, p = scaling.row_weights(q_full[:d], K_full[:, :d], scale)  # (8,), (8,)
+    stats = scaling.softmax_statistics(p)
+    for bar, value in zip(score_bars, s):
+        bar.set_height(value)
+    lim = 1.15 * max(np.abs(s).max(), 1.0)
+    ax_s.set_ylim(-lim, lim)
+    ax_s.set_title(f"scores, {labels[scale]}, d_k = {d}", fontsize=10)
+    top = int(np.argmax(p))
+    for k, (bar, value) in enumerate(zip(weight_bars, p)):
+        bar.set_height(value)
+        bar.set_color("#f98e09" if k == top else "#21918c")
+    ax_w.set_title(
+        f"softmax: max weight {stats['max_weight']:.2f}, entropy {stats['entropy']:.2f} "
+        f"(flat {np.log(8):.2f})",
+        fontsize=10,
+    )
+    for name, line in curves.items():
+        line.set_alpha(1.0 if name == scale else 0.35)
+    marker_dot.set_data([d], [peaked[scale]["max_weight"][list(d_ks).index(d)]])
+    live.refresh()
+
+
+dk_slider.observe(update, names="value")
+scale_buttons.observe(update, names="value")
+update()
+live.figure.set_layout_engine("none")  # keep the layout just computed: later redraws are faster
+show(
+    widgets.VBox([widgets.HBox([dk_slider, scale_buttons]), live.image]),
+    bytes(live.image.value),  # the PNG update() just rendered, not a second render
+    alt="Bar charts of one query's 8 scores and softmax weights at d_k = 4 with the scale, "
+    "beside the measured curve of the largest weight against d_k.",
+)
+
+# %% [markdown]
+# Try $d_k = 512$ with no scale: the scores span well over $\pm 20$ and one key takes nearly
+# all the weight. Switch to $\div\sqrt{d_k}$: the same scores shrink by $\sqrt{512} \approx 23$
+# and the weights spread out again; $\div d_k$ flattens them towards $1/8$.
+
+# %% [markdown]
+# ## Summary
+#
+# - $QK^\top$ computes every query-key dot product $q_i \cdot k_j$ in one matrix product: an
+#   $(n_q, n_k)$ matrix, rows = queries, columns = keys, not symmetric; loops give the same
+#   numbers, one pair at a time.
+# - For unit-variance entries $\mathrm{Var}(q \cdot k) = d_k$ (measured slope 1.00 on log-log);
+#   dividing by $\sqrt{d_k}$ brings it back to 1. Without the scale the softmax saturates
+#   towards one-hot and its gradient shrinks; dividing by $d_k$ makes it flat instead;
+#   $\sqrt{d_k}$ keeps the same regime at every width.
+# - `scaled_scores(Q, K)` returns `Q @ K.T / np.sqrt(Q.shape[-1])`.
+#
+# **Next**: [04 · softmax and attention](04_softmax_and_attention.ipynb): turn each row of
+# scores into weights that sum to 1, and mix the values with them.
