@@ -64,6 +64,24 @@ def environment() -> None:
         )
 
 
+def limit_threads(threads: int) -> None:
+    """Limit NumPy's BLAS and PyTorch's intra-op pool to ``threads`` threads."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        print(
+            "threadpoolctl is not installed: cannot limit NumPy's BLAS threads "
+            "(set OPENBLAS_NUM_THREADS before starting Python instead)"
+        )
+    else:
+        threadpool_limits(threads)
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(threads)
+
+
 def alternating_medians(fns: dict, repeats: int) -> dict[str, float]:
     """Median seconds of each function, calling them in turn so they share the machine's mood."""
     for fn in fns.values():  # warm up: first-call costs (allocation, thread start) aside
@@ -166,7 +184,16 @@ def main() -> None:
     parser.add_argument("--blockwise-n", type=int, default=4096)
     parser.add_argument("--block-size", type=int, default=128)
     parser.add_argument("--skip-torch", action="store_true", help="only the blockwise part")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="limit NumPy's BLAS (needs threadpoolctl) and PyTorch to this many threads; "
+        "1 gives steadier numbers on a busy machine",
+    )
     args = parser.parse_args()
+    if args.threads:
+        limit_threads(args.threads)
     environment()
     if not args.skip_torch:
         against_torch(args.n, args.heads, args.d_k, args.repeats)
