@@ -124,13 +124,15 @@ def _softmax_mistakes(z: np.ndarray, what: str) -> dict[str, np.ndarray]:
 
 def _softmax_cases(rng: np.random.Generator) -> list[tuple[str, np.ndarray]]:
     n, m = int(rng.integers(3, 7)), int(rng.integers(7, 10))  # rectangular: n != m
-    big = rng.normal(0.0, 3.0, (3, 5))
-    big[0] += 1000.0  # scores around 1000 in one row, around 0 and -1000 in the others
+    # Scores around 1000 in one row, around 0 and -1000 in the others; multiples of 1/64, so
+    # a float32 answer holds them exactly (a float32 1000.x is only good to 6e-5).
+    big = np.round(rng.normal(0.0, 3.0, (3, 5)) * 64) / 64
+    big[0] += 1000.0
     big[2] -= 1000.0
     square = int(rng.integers(3, 6))
     return [
-        ("softmax(z) on random scores", rng.normal(0.0, 2.0, (n, m))),
         ("softmax(z) on a square score matrix", rng.normal(0.0, 2.0, (square, square))),
+        ("softmax(z) on random scores", rng.normal(0.0, 2.0, (n, m))),
         ("softmax(z) on scores around +1000, 0 and -1000", big),
         ("softmax(z) on one row", rng.normal(0.0, 2.0, (1, m))),
         ("softmax(z) with one key per row", rng.normal(0.0, 2.0, (n, 1))),
@@ -215,10 +217,15 @@ def _unpack(value: Any, what: str, n_q: int, n_k: int, d_v: int) -> tuple[np.nda
     if len(value) != 2:
         raise Mistake(f"{what} returned {len(value)} values; return two: (output, weights).")
     first, second = (np.shape(v) for v in value)
-    if (n_q, d_v) != (n_q, n_k) and first == (n_q, n_k) and second == (n_q, d_v):
+    if d_v != n_k and first == (n_q, n_k):
+        if second == (n_q, d_v):
+            raise Mistake(
+                f"{what} returned (weights, output); the order is (output, weights), "
+                "like helpers.scaled_dot_product_attention."
+            )
         raise Mistake(
-            f"{what} returned (weights, output); the order is (output, weights), "
-            "like helpers.scaled_dot_product_attention."
+            f"{what}: the first value has the weights' shape {first}; the output is "
+            f"weights @ V, shape (n_q, d_v) = {(n_q, d_v)}."
         )
     output = as_result_array(value[0], f"{what}'s output", (n_q, d_v))
     weights = as_result_array(value[1], f"{what}'s weights", (n_q, n_k))
@@ -230,13 +237,16 @@ def _attention_cases(rng: np.random.Generator):
     X = rng.normal(size=(n, 8))
     W_Q, W_K, W_V = (rng.normal(size=(8, d)) / np.sqrt(8) for d in (d_k, d_k, d_v))
     n_q, n_k = 3, 7
-    big_Q, big_K = rng.normal(size=(4, 9)) * 25, rng.normal(size=(5, 9)) * 25
+    # Scores around 800, where np.exp overflows: a shared last column adds 40 * 40 / sqrt(4) to
+    # every score (softmax ignores it), the rest are halves, so float32 holds them exactly.
+    big_Q, big_K = (np.round(rng.normal(size=(m, 4)) * 2) / 2 for m in (4, 5))
+    big_Q[:, -1] = big_K[:, -1] = 40.0
     return [
         ("attention(Q, K, V) with Q, K, V from the same X (self-attention)",
          X @ W_Q, X @ W_K, X @ W_V),
         (f"attention(Q, K, V) with n_q = {n_q} queries and n_k = {n_k} keys",
          rng.normal(size=(n_q, 9)), rng.normal(size=(n_k, 9)), rng.normal(size=(n_k, 2))),
-        ("attention(Q, K, V) with scores in the hundreds",
+        ("attention(Q, K, V) with scores around 800",
          big_Q, big_K, rng.normal(size=(5, 2))),
         ("attention(Q, K, V) on a one-token sequence",
          rng.normal(size=(1, 4)), rng.normal(size=(1, 4)), rng.normal(size=(1, 3))),
@@ -248,7 +258,7 @@ def _grade_attention(call) -> str:
         n_q, n_k, d_v = Q.shape[0], K.shape[0], V.shape[1]
         expected_out, expected_w = scaled_dot_product_attention(Q, K, V)
         output, weights = _unpack(call(Q, K, V), what, n_q, n_k, d_v)
-        if not np.all(np.isfinite(weights)) and "hundreds" in what:
+        if not np.all(np.isfinite(weights)) and "800" in what:
             raise Mistake(
                 f"{what}: your weights contain NaN or inf. np.exp of large scores overflows; "
                 "subtract each row's max before np.exp (use your stable softmax)."
@@ -261,9 +271,9 @@ def _grade_attention(call) -> str:
         )
         mistakes = {}
         if d_v == n_k:
-            mistakes[
-                f"{what}: the first value holds the weights; the output is weights @ V."
-            ] = expected_w
+            mistakes[f"{what}: the first value holds the weights; the output is weights @ V."] = (
+                expected_w
+            )
         if n_q == n_k:
             mistakes[
                 f"{what}: the output uses the transposed weights; it is weights @ V, row i a "
