@@ -362,7 +362,7 @@ def update(change=None):
 layer_buttons.observe(update, names="value")
 head_buttons.observe(update, names="value")
 update()
-live.figure.set_layout_engine("none")  # keep the layout just computed: later redraws are faster
+live.figure.set_layout_engine(None)  # keep the layout just computed: later redraws are faster
 show(
     widgets.VBox([layer_buttons, head_buttons, live.image]),
     bytes(live.image.value),  # the PNG update() just rendered, not a second render

@@ -319,7 +319,7 @@ def update(change=None):
 dk_slider.observe(update, names="value")
 scale_buttons.observe(update, names="value")
 update()
-live.figure.set_layout_engine("none")  # keep the layout just computed: later redraws are faster
+live.figure.set_layout_engine(None)  # keep the layout just computed: later redraws are faster
 show(
     widgets.VBox([widgets.HBox([dk_slider, scale_buttons]), live.image]),
     bytes(live.image.value),  # the PNG update() just rendered, not a second render
