@@ -31,8 +31,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import helpers
-from helpers import checks
-from helpers import blockwise
+from helpers import blockwise, checks
 from helpers.blockwise import blockwise_attention, online_softmax_steps
 from helpers.live import LiveFigure, show
 
@@ -95,7 +94,7 @@ naive_time, naive_peak, inputs, naive_out = [], [], {}, {}
 for size in sizes:
     inputs[size] = rng.standard_normal((3, size, d_k))  # Q, K, V: (n, d_k) each, float64
     t, peak, (naive_out[size], _) = measure(
-        lambda: helpers.scaled_dot_product_attention(*inputs[size]), repeats[size]
+        lambda size=size: helpers.scaled_dot_product_attention(*inputs[size]), repeats[size]
     )
     naive_time.append(t)
     naive_peak.append(peak)
@@ -129,9 +128,9 @@ print("peak at n = 4096 is at least one float64 n x n matrix:", naive_peak[-1] >
 # %%
 fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
 ns = np.array(sizes, dtype=float)
-for ax, ys, unit, scale_to, what, fitted in (
-    (ax_t, np.array(naive_time) * 1e3, "ms", 1e3, "time per call", time_slope),
-    (ax_m, np.array(naive_peak) / 1e6, "MB", 1e-6, "peak memory", memory_slope),
+for ax, ys, unit, what, fitted in (
+    (ax_t, np.array(naive_time) * 1e3, "ms", "time per call", time_slope),
+    (ax_m, np.array(naive_peak) / 1e6, "MB", "peak memory", memory_slope),
 ):
     ax.loglog(ns, ys, "o-", color="#1f77b4", label=f"measured (fitted slope {fitted:.2f})")
     reference = ys[-1] * (ns / ns[-1]) ** 2
@@ -144,7 +143,7 @@ fig.suptitle("scaled_dot_product_attention, one head, d_k = 64 (log-log axes)")
 plt.show()
 
 # %% [markdown]
-# Notice: the memory points sit on the slope-2 line from $n \approx 256$ on; the time points
+# Notice: the memory points sit on the slope-2 line from $n \approx 512$ on; the time points
 # bend towards it as $n$ grows (at small $n$ fixed costs dominate, so the line is flatter).
 # Each doubling of $n$ costs four times the memory.
 
@@ -320,7 +319,7 @@ for block_size in (1, 2, 4, 6):
 block_peak, block_time, block_out = {}, {}, {}
 for size in (1024, 4096):
     block_time[size], block_peak[size], block_out[size] = measure(
-        lambda: blockwise_attention(*inputs[size], block_size=128), repeats=1
+        lambda size=size: blockwise_attention(*inputs[size], block_size=128), repeats=1
     )
     naive_p = naive_peak[sizes.index(size)]
     print(f"n = {size}: naive peak {naive_p / 1e6:7.2f} MB, blockwise {block_peak[size] / 1e6:6.2f} "
