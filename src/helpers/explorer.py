@@ -264,9 +264,13 @@ class AttentionExplorer:
         """The current state drawn by matplotlib (labels, colour bar, bars), as PNG bytes."""
         n = len(self._tokens)
         size = min(max(0.5 * n + 1.5, 3.5), 9.0)
-        fig = Figure(figsize=(2 * size + 1.2, size + 0.4), dpi=dpi, layout="constrained")
-        FigureCanvasAgg(fig)
-        heat_ax, bar_ax = fig.subplots(1, 2, width_ratios=[1.15, 1])
+        width, height = 2 * size + 1.6, size + 0.9
+        fig = Figure(figsize=(width, height), dpi=dpi)  # fixed margins: a layout engine
+        FigureCanvasAgg(fig)  # would draw the figure twice
+        fig.subplots_adjust(
+            left=1.0 / width, right=1 - 0.3 / width, bottom=0.8 / height, top=1 - 0.4 / height
+        )
+        heat_ax, bar_ax = fig.subplots(1, 2, width_ratios=[1.15, 1], gridspec_kw={"wspace": 0.3})
         if n == 0:
             for ax in (heat_ax, bar_ax):
                 ax.set_axis_off()

@@ -1,0 +1,407 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04 · Softmax and attention
+#
+# **What you will learn**
+# - a numerically stable softmax: why the textbook $e^{z} / \sum e^{z}$ returns `nan` on
+#   scores like 1000, and why subtracting each row's maximum fixes it without changing the
+#   answer;
+# - why the weights come from a softmax: every row is a probability distribution, so each query
+#   spends exactly 100% of its attention budget across the keys;
+# - the output $AV$ as a convex combination of the value rows, written with loops, then as one
+#   matrix product; and the whole of self-attention in a dozen lines of NumPy.
+#
+# **You need**: [03 · scores and scaling](03_scores_and_scaling.ipynb).
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+import helpers
+from helpers import checks
+from helpers.explorer import AttentionExplorer
+from helpers.plots import plot_heatmap
+
+# %% [markdown]
+# ## The running example, one head
+#
+# The same sentence, $X = Z$, and the same seeded weights as lessons 02 and 03; we follow
+# **head 0**, with $d_k = 4$. Lesson 03 ended with the scaled scores
+# $QK^\top / \sqrt{d_k}$: one row per query, one column per key.
+
+# %%
+tokens = helpers.tokenize(helpers.RUNNING_SENTENCE)
+n, d_model, h = len(tokens), helpers.D_MODEL, helpers.N_HEADS
+X = helpers.build_Z(tokens, d_model)  # (n, d_model)
+W = helpers.seeded_projections(d_model, n_heads=h, seed=0)
+Q = X @ W["W_Q"][0]  # (n, d_k): head 0's queries
+K = X @ W["W_K"][0]  # (n, d_k): head 0's keys
+V = X @ W["W_V"][0]  # (n, d_k): head 0's values
+d_k = Q.shape[1]
+scores = Q @ K.T / np.sqrt(d_k)  # (n, n): rows = queries, columns = keys
+cat = tokens.index("cat")
+print("scores shape:", scores.shape)
+print(np.round(scores, 3))
+
+# %% [markdown]
+# Scores are any real numbers: positive, negative, unbounded. To mix the values we need
+# **weights**: non-negative, and summing to 1 along each row. That is the softmax's job:
+#
+# $$\text{softmax}(z)_j = \frac{e^{z_j}}{\sum_{k} e^{z_k}}$$
+
+# %% [markdown]
+# ## The textbook softmax breaks on large scores
+#
+# Written exactly as the formula, it works on small scores:
+
+# %%
+def naive_softmax(z):
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+z_small = np.array([1.0, 2.0, 3.0])
+print("naive_softmax([1, 2, 3]) =", np.round(naive_softmax(z_small), 3))
+
+# %% [markdown]
+# Now scores of about 1000, which a model can produce (a large $d_k$ without the scale, or a
+# confident head). A float64 holds numbers up to about $1.8 \times 10^{308}$, and $e^{710}$ is
+# already bigger: `np.exp(1000)` overflows to `inf`, and `inf / inf` is `nan`.
+
+# %%
+z_big = np.array([1000.0, 1001.0, 1002.0])
+z_neg = np.array([-1002.0, -1001.0, -1000.0])
+with np.errstate(over="ignore", invalid="ignore"):  # silence the warnings: the nan is the point
+    print("np.exp([1000, 1001, 1002])           =", np.exp(z_big))
+    print("naive_softmax([1000, 1001, 1002])    =", naive_softmax(z_big))
+    print("np.exp([-1002, -1001, -1000])        =", np.exp(z_neg))
+    print("naive_softmax([-1002, -1001, -1000]) =", naive_softmax(z_neg))
+
+# %% [markdown]
+# Very negative scores fail too: $e^{-1000}$ underflows to 0, and $0 / 0$ is also `nan`.
+#
+# ### The fix: softmax is shift-invariant
+#
+# Subtracting the same number $c$ from every score of a row does not change the softmax,
+# because the factor $e^{-c}$ cancels between numerator and denominator:
+#
+# $$\frac{e^{z_j - c}}{\sum_k e^{z_k - c}} = \frac{e^{-c}\, e^{z_j}}{e^{-c} \sum_k e^{z_k}}
+#   = \frac{e^{z_j}}{\sum_k e^{z_k}}$$
+#
+# Check it on the small scores, with a few shifts:
+
+# %%
+for c in (-5.0, 2.0, 3.0, 100.0):
+    same = np.allclose(naive_softmax(z_small - c), naive_softmax(z_small))
+    print(f"shift by c = {c:6.1f}: same weights? {same}")
+
+# %% [markdown]
+# So choose $c = \max_k z_k$. Then the largest entry becomes $e^0 = 1$ and all others are
+# $e^{\text{negative}} \le 1$: nothing can overflow, and the sum is at least 1, so there is no
+# division by zero either. The scores around 1000 now give the same weights as $[1, 2, 3]$
+# (they are $[1, 2, 3]$ shifted by 999):
+
+# %%
+def stable_softmax(z):
+    z = z - z.max(axis=-1, keepdims=True)  # each row's max becomes 0
+    e = np.exp(z)  # every entry in (0, 1]
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+print("stable_softmax([1000, 1001, 1002])    =", np.round(stable_softmax(z_big), 3))
+print("stable_softmax([1, 2, 3])             =", np.round(stable_softmax(z_small), 3))
+print("stable_softmax([-1002, -1001, -1000]) =", np.round(stable_softmax(z_neg), 3))
+
+# %% [markdown]
+# ### Exercise: `softmax(z)`
+#
+# Write a numerically stable softmax over the **last axis** of a 2-D array of scores `z`
+# (shape $(n_q, n_k)$: one row per query), so that every row sums to 1. It must survive
+# scores around $\pm 1000$. Loops, broadcasting or `np.einsum` are all fine.
+
+# %%
+def softmax(z):
+    ### BEGIN SOLUTION
+    z = z - z.max(axis=-1, keepdims=True)  # (n_q, n_k): shift each row, nothing overflows
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)  # keepdims: divide each row by its own sum
+    ### END SOLUTION
+
+
+checks.softmax.check(softmax)
+
+# %% [markdown]
+# Stuck? `checks.softmax.hint(1)` (then 2, 3), or `checks.softmax.solution()`. The check
+# tries your function on fresh scores, including rows around $+1000$, $0$ and $-1000$ in one
+# matrix, so subtracting the maximum of the *whole* matrix is not enough.
+#
+# From here on the lesson uses `helpers.softmax` (in `src/helpers/attention.py`), the same
+# stable formula, so it runs whether or not you have answered yet.
+
+# %% [markdown]
+# ## Rows are probability distributions: why softmax
+#
+# Apply it to the running sentence's scores: $A = \text{softmax}(QK^\top / \sqrt{d_k})$, row
+# by row.
+
+# %%
+A = helpers.softmax(scores, axis=-1)  # (n, n): rows = queries, columns = keys
+print("A shape:", A.shape)
+print(np.round(A, 3))
+print("all weights >= 0:", bool((A >= 0).all()))
+print("row sums:", np.round(A.sum(axis=1), 3))
+
+# %% [markdown]
+# Every row is a probability mass over the keys: non-negative entries that sum to 1. Each
+# query allocates **100% of its attention budget** across the keys, and the keys compete for
+# it: raising one key's score takes weight from all the others. That is the "who should I
+# listen to?" story. Here is how "cat" spends its budget:
+
+# %%
+print(f"query 'cat' (row {cat}):")
+for token, score, weight in zip(tokens, scores[cat], A[cat]):
+    print(f"  key {token:>4}: score {score:6.3f} -> weight {weight:.3f}")
+print(f"  total weight: {A[cat].sum():.3f}")
+
+# %% [markdown]
+# Why not something simpler? Dividing the raw scores by their sum does give numbers that sum
+# to 1, but they can be negative (below, "the" and "mat" get negative "weights"), they explode
+# when the scores' sum is near 0, and a negative sum flips their order. The softmax keeps the
+# order of the scores (a higher score always gets more weight), is always positive, always
+# sums to 1, and is smooth, so a model can learn through it.
+
+# %%
+print("scores / their sum, row 'cat':", np.round(scores[cat] / scores[cat].sum(), 3))
+
+# %%
+fig, ax = plt.subplots(figsize=(5.2, 4.0))
+plot_heatmap(A, tokens, tokens, ax=ax, vmin=0, vmax=1, xlabel="key", ylabel="query",
+             title="A, head 0 (rows = query, columns = key)")
+plt.show()
+
+# %% [markdown]
+# Each row adds up to 1; brighter cells are keys that query listens to more. No row is
+# one-hot and none is flat: the $\sqrt{d_k}$ scale of lesson 03 keeps the softmax in between.
+
+# %% [markdown]
+# ## The output: a convex combination of the value rows
+#
+# Output row $i$ is the weighted average of the value rows, with query $i$'s weights:
+#
+# $$\text{out}_i = \sum_{j} A_{ij}\, v_j, \qquad \text{Attention}(Q, K, V) = AV$$
+#
+# First with loops, one query and one key at a time:
+
+# %%
+out_loops = np.zeros((n, V.shape[1]))  # (n, d_v)
+for i in range(n):  # each query
+    for j in range(n):  # each key: add its value, weighted
+        out_loops[i] += A[i, j] * V[j]
+print("out (loops) shape:", out_loops.shape)
+print(np.round(out_loops, 3))
+
+# %% [markdown]
+# Then as one matrix product, and check that they agree:
+
+# %%
+out = A @ V  # (n, n) @ (n, d_v) -> (n, d_v)
+print("A @ V shape:", out.shape)
+print("loops == A @ V:", np.allclose(out_loops, out))
+
+# %% [markdown]
+# Weights that are non-negative and sum to 1 make each output row a **convex combination** of
+# the value rows: it lies inside the cloud of value vectors, never outside it. One consequence
+# you can check: every coordinate of every output row lies between the smallest and the
+# largest value of that coordinate over $V$'s rows.
+
+# %%
+inside = (out >= V.min(axis=0) - 1e-12) & (out <= V.max(axis=0) + 1e-12)
+print("V per-column min:", np.round(V.min(axis=0), 3))
+print("V per-column max:", np.round(V.max(axis=0), 3))
+print("every output coordinate inside [min, max]:", bool(inside.all()))
+
+# %% [markdown]
+# ### Exercise: `attention(Q, K, V)`
+#
+# Put it together: return `(output, weights)` for queries `Q` $(n_q, d_k)$, keys `K`
+# $(n_k, d_k)$ and values `V` $(n_k, d_v)$, where weights $=
+# \text{softmax}(QK^\top / \sqrt{d_k})$ row by row, shape $(n_q, n_k)$, and output = weights
+# $\cdot V$, shape $(n_q, d_v)$. $n_q$ and $n_k$ need not be equal. Use a stable softmax
+# (yours, or the formula again).
+
+# %%
+def attention(Q, K, V):
+    ### BEGIN SOLUTION
+    d_k = Q.shape[-1]
+    scores = Q @ K.T / np.sqrt(d_k)  # (n_q, n_k)
+    scores = scores - scores.max(axis=-1, keepdims=True)  # stable: nothing overflows
+    weights = np.exp(scores)
+    weights = weights / weights.sum(axis=-1, keepdims=True)  # each row sums to 1
+    output = weights @ V  # (n_q, d_v)
+    return output, weights
+    ### END SOLUTION
+
+
+checks.attention.check(attention)
+
+# %% [markdown]
+# Stuck? `checks.attention.hint(1)` (then 2, 3), or `checks.attention.solution()`.
+#
+# The course's version is `helpers.scaled_dot_product_attention(Q, K, V, mask=None,
+# scale=None)` in `src/helpers/attention.py`. It returns the same `(output, weights)` and
+# gives the running example's numbers:
+
+# %%
+out_h, A_h = helpers.scaled_dot_product_attention(Q, K, V)
+print("weights == A:", np.allclose(A_h, A), "| output == A @ V:", np.allclose(out_h, out))
+
+# %% [markdown]
+# ## Without positions, attention does not see order
+#
+# Shuffle the rows of the input: the same tokens in another order. If the input carries no
+# position information (only the token embeddings $E$ of lesson 01), the output rows are the
+# old output rows, **shuffled the same way**. Attention treats its input as a set: this is
+# *permutation equivariance*, $\text{Attn}(PX) = P\,\text{Attn}(X)$ for a permutation $P$.
+
+# %%
+def self_attention(X_in):
+    """Head 0 of our seeded weights on any (n, d_model) input."""
+    return helpers.scaled_dot_product_attention(
+        X_in @ W["W_Q"][0], X_in @ W["W_K"][0], X_in @ W["W_V"][0]
+    )[0]
+
+
+E = helpers.token_embeddings(tokens, d_model)  # (n, d_model): no positions
+perm = np.random.default_rng(0).permutation(n)
+print("shuffled order:", [tokens[p] for p in perm])
+print("Attn(E[perm]) == Attn(E)[perm]:",
+      np.allclose(self_attention(E[perm]), self_attention(E)[perm]))
+
+# %% [markdown]
+# So without positions, "cat sat on the mat" and "mat the on sat cat" give each word exactly
+# the same output vector. That is why lesson 01 adds positional encodings before attention:
+# with $Z = E + PE$, shuffling the words changes which encoding each word gets, and the
+# outputs are no longer a mere reshuffle.
+
+# %%
+PE = helpers.sinusoidal_positional_encoding(n, d_model)  # (n, d_model)
+Z_shuffled = E[perm] + PE  # the shuffled sentence, with positions of its own
+print("with positions, Attn(Z_shuffled) == Attn(Z)[perm]:",
+      np.allclose(self_attention(Z_shuffled), self_attention(E + PE)[perm]))
+
+# %% [markdown]
+# ## Build it yourself
+#
+# The lesson text's NumPy cell, unchanged. Notice that Q, K and V all come from the same X:
+# that is what makes it *self*-attention. (It uses NumPy's legacy global seed,
+# `np.random.seed(0)`, so its numbers are the ones in the lesson text.)
+
+# %%
+import numpy as np
+
+np.random.seed(0)
+
+def softmax(z):
+  z = z - z.max(axis=-1, keepdims=True)
+  e = np.exp(z)
+  return e / e.sum(axis=-1, keepdims=True)
+
+# One input sequence X drives Q, K, and V (n = 3 tokens, d_model = 4)
+X = np.array([[1.0, 0.0, 1.0, 0.0],
+            [0.0, 1.0, 0.0, 1.0],
+            [1.0, 1.0, 0.0, 0.0]])
+d_model, d_k = 4, 4
+Wq = np.random.randn(d_model, d_k) * 0.5
+Wk = np.random.randn(d_model, d_k) * 0.5
+Wv = np.random.randn(d_model, d_k) * 0.5
+
+Q = X @ Wq            # one query per token
+K = X @ Wk            # one key   per token
+V = X @ Wv            # one value per token
+
+scores = Q @ K.T / np.sqrt(d_k)   # (n x n): every token scores every token
+A = softmax(scores)               # row-wise attention weights
+out = A @ V                       # weighted sum of values
+
+print("attention weights (rows sum to 1):\n", np.round(A, 3))
+print("\nrow sums:", np.round(A.sum(axis=1), 3))
+print("\nself-attention output (n x d):\n", np.round(out, 3))
+print("\nQ, K, V all came from the SAME X -> that's 'self'-attention")
+
+# %% [markdown]
+# The course's `helpers.scaled_dot_product_attention` gives the same weights and outputs from
+# the same Q, K and V:
+
+# %%
+out_helpers, A_helpers = helpers.scaled_dot_product_attention(Q, K, V)
+print("weights agree:", np.allclose(A_helpers, A))
+print("outputs agree:", np.allclose(out_helpers, out))
+
+# %% [markdown]
+# ## What "self" means
+#
+# In **self-attention** Q, K and V are three projections of the **same** sequence X: every
+# token of a sentence looks at the tokens of that same sentence. In **cross-attention**
+# (encoder-decoder models) the queries come from one sequence and the keys and values from
+# another, so the weight matrix is $(n_q, n_k)$ with $n_q \ne n_k$ in general; lesson 06 builds
+# it. The same function handles both; only where Q, K and V come from differs:
+
+# %%
+X_self = X  # the cell above: 3 tokens, d_model = 4
+X_other = np.random.default_rng(1).normal(size=(5, 4))  # another sequence: 5 tokens
+_, A_self = helpers.scaled_dot_product_attention(X_self @ Wq, X_self @ Wk, X_self @ Wv)
+_, A_cross = helpers.scaled_dot_product_attention(X_self @ Wq, X_other @ Wk, X_other @ Wv)
+print("self-attention weights: ", A_self.shape, "(every token of X looks at X)")
+print("cross-attention weights:", A_cross.shape, "(X's 3 tokens look at the other's 5)")
+
+# %% [markdown]
+# ## Explore: the attention explorer
+#
+# Back to "the cat sat on the mat". The heatmap shows one head's weights $A$ (rows = query,
+# columns = key, brighter = more attention); the bars show the selected query's row. **Click a
+# token** to pick the query, switch **heads**, turn the **causal mask** on (lesson 05), drag the
+# **temperature** (it divides the scores once more: below 1 sharper, above 1 flatter), or type
+# your own sentence. Seeded, not trained: the patterns are illustrative, not linguistic.
+
+# %%
+ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=h, seed=0, query=cat)
+ex.show()
+
+# %% [markdown]
+# Notice: every row of the heatmap (and every bar chart) sums to 1, whatever you click; the two
+# heads spread "cat"'s attention differently, because each has its own $W_Q^h, W_K^h$; at a
+# low temperature each row collapses onto one key, at a high one it flattens towards
+# $1/n = 1/6$. The explorer's head 0 is the matrix $A$ we computed above:
+
+# %%
+Z = helpers.build_Z(tokens, helpers.D_MODEL)  # (n, d_model): the running example's X again
+_, A_head0 = helpers.scaled_dot_product_attention(
+    Z @ W["W_Q"][0], Z @ W["W_K"][0], Z @ W["W_V"][0]
+)
+print("explorer head 0 == A of the running example:", np.allclose(ex.weights, A_head0))
+print("query 'cat':", ", ".join(f"{t} {w:.3f}" for t, w in zip(ex.tokens, ex.weights[cat])))
+
+# %% [markdown]
+# ## Summary
+#
+# - The textbook softmax overflows on scores like 1000 (`inf / inf = nan`) and underflows on
+#   $-1000$ (`0 / 0`). Softmax is shift-invariant, so subtracting each row's maximum gives the
+#   same weights with every exponent $\le 0$: nothing overflows, the sum is $\ge 1$.
+# - Each row of $A = \text{softmax}(QK^\top/\sqrt{d_k})$ is a probability distribution over the
+#   keys: non-negative, summing to 1. Each query spends 100% of its attention, and keys
+#   compete for it.
+# - $\text{Attention}(Q, K, V) = AV$: each output row is a convex combination of the value rows
+#   (loops and `A @ V` agree). Q, K and V come from the same X (self-attention); without
+#   positions the result only reshuffles when the input does.
+#
+# **Next**: [05 · causal masking](05_causal_masking.ipynb): stop each token from attending to
+# the tokens after it, with $-\infty$ before the softmax.
