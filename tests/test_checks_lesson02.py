@@ -148,6 +148,10 @@ HEADS_MISTAKES = {
         r"d_k = 4 is hard-coded",
     ),
     "None": (lambda M, h: None, r"returned None"),
+    "ragged blocks": (
+        lambda M, h: [M[:, :1], M[:, 1:]],
+        r"returned a list, which is not an array of numbers",
+    ),
 }
 
 

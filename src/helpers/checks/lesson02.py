@@ -108,6 +108,16 @@ def _reference_head_slices(M, h):
     return np.stack([M[:, j * d_k : (j + 1) * d_k] for j in range(h)])  # (h, n, d_k)
 
 
+def _shape_of(value) -> tuple[int, ...] | None:
+    """The shape of an array or a list of equal blocks; None for anything else (ragged, None)."""
+    if not isinstance(value, (np.ndarray, list, tuple)):
+        return None
+    try:
+        return np.shape(np.asarray(value, dtype=float))
+    except (TypeError, ValueError):
+        return None
+
+
 def _grade_head_slices(call):
     rng = fresh_rng()
     # h is never 2 and d_k never 4 (the running example's), and d_model = h * d_k is a multiple
@@ -122,7 +132,7 @@ def _grade_head_slices(call):
         what = f"head_slices(M {M.shape}, h={h})"
         expected = _reference_head_slices(M, h)
         value = call(M, h)
-        shape = np.shape(value) if isinstance(value, (np.ndarray, list)) else None
+        shape = _shape_of(value)
         wrong_shapes = {
             (h, n // h, d_model): "you split the rows (tokens) into groups. Heads split the "
             "columns: every head sees every token, through its own d_k columns.",
