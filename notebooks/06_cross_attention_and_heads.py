@@ -1,0 +1,378 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 06 · Cross-attention and heads
+#
+# **What you will learn**
+# - what makes attention *self*-attention, and how **cross-attention** (encoder–decoder) takes
+#   its queries from one sequence and its keys and values from another, so the weight matrix
+#   is $n_q \times n_k$, not square;
+# - how **multi-head attention** runs $h$ attentions side by side, each on its own block of
+#   $d_k = d_{model}/h$ columns, and why one big projection cut into column blocks is the same
+#   as $h$ separate per-head projections;
+# - how the heads are put back together: concatenate to $d_{model}$ columns, then apply
+#   $W^O$; and what different heads look at.
+#
+# **You need**: [04 · softmax and attention](04_softmax_and_attention.ipynb) and
+# [05 · causal masking](05_causal_masking.ipynb).
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+import helpers
+from helpers import checks
+from helpers.explorer import AttentionExplorer
+from helpers.multihead import multi_head_attention
+from helpers.plots import plot_heatmap
+
+np.set_printoptions(precision=3, suppress=True)
+
+# %% [markdown]
+# ## Self-attention: one sequence drives Q, K and V
+#
+# Everything so far was **self**-attention: the queries, keys and values all come from the
+# same sequence $X$,
+#
+# $$Q = XW^Q, \qquad K = XW^K, \qquad V = XW^V,$$
+#
+# so every token of "the cat sat on the mat" scores every token of the *same* sentence, and
+# the weight matrix is square, $n \times n$. The running example, head 0, as in lessons 03
+# to 05:
+
+# %%
+tokens = helpers.tokenize(helpers.RUNNING_SENTENCE)
+n, d_model, h = len(tokens), helpers.D_MODEL, helpers.N_HEADS
+X = helpers.build_Z(tokens, d_model)  # (n, d_model)
+W = helpers.seeded_projections(d_model, n_heads=h, seed=0)  # W_Q, W_K, W_V: (h, d_model, d_k)
+W_Q0, W_K0, W_V0 = W["W_Q"][0], W["W_K"][0], W["W_V"][0]  # head 0: (d_model, d_k) each
+out_self, A_self = helpers.scaled_dot_product_attention(X @ W_Q0, X @ W_K0, X @ W_V0)
+print("X:", X.shape, "-> weights", A_self.shape, "(n x n), output", out_self.shape)
+
+# %% [markdown]
+# ## Cross-attention: queries from one sequence, keys and values from another
+#
+# In the original Transformer, an **encoder** reads the source sentence and a **decoder**
+# writes the translation. Inside the decoder, a cross-attention layer lets each word being
+# written ask questions of the source: the **queries** come from the decoder's sequence,
+# the **keys and values** from the encoder's.
+#
+# $$Q = X_{dec} W^Q, \qquad K = X_{enc} W^K, \qquad V = X_{enc} W^V$$
+#
+# Our decoder side is a 4-token French sentence, "le chat s'est assis" ("the cat sat"), and the
+# encoder side is the running sentence, 6 tokens. (In a real model $X_{enc}$ is the encoder's
+# *output*, and the cross-attention layer has its own weights; here both are seeded
+# stand-ins.)
+
+# %%
+dec_tokens = helpers.tokenize("le chat s'est assis")  # the decoder's side: the queries
+X_dec = helpers.build_Z(dec_tokens, d_model)  # (n_q, d_model)
+X_enc = X  # the encoder's side: the keys and values, (n_k, d_model)
+Q = X_dec @ W_Q0  # (n_q, d_k): one query per French token
+K = X_enc @ W_K0  # (n_k, d_k): one key per English token
+V = X_enc @ W_V0  # (n_k, d_v)
+out_cross, A_cross = helpers.scaled_dot_product_attention(Q, K, V)
+print("decoder tokens:", dec_tokens, " encoder tokens:", tokens)
+for name, M in (("Q", Q), ("K", K), ("V", V), ("weights", A_cross), ("output", out_cross)):
+    print(f"{name:>8}: {M.shape}")
+print("rows sum to 1:", np.round(A_cross.sum(axis=1), 3))
+
+# %% [markdown]
+# | | self-attention | cross-attention |
+# |---|---|---|
+# | queries from | $X$ | the decoder's sequence, $n_q$ tokens |
+# | keys, values from | $X$ | the encoder's sequence, $n_k$ tokens |
+# | weights | $(n, n)$ | $(n_q, n_k)$ = (4, 6) |
+# | output | $(n, d_v)$ | $(n_q, d_v)$ = (4, 4): one row per **query** |
+#
+# The output has one row per decoder token, each a convex combination of the encoder's value
+# rows: the decoder side asks, the encoder side answers.
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(11, 4), layout="constrained",
+                         gridspec_kw={"width_ratios": [6, 6]})
+plot_heatmap(A_self, tokens, tokens, ax=axes[0], vmin=0, vmax=1,
+             title="Self-attention: rows = query, columns = key", xlabel="key (English)",
+             ylabel="query (English)")
+plot_heatmap(A_cross, dec_tokens, tokens, ax=axes[1], vmin=0, vmax=1,
+             title="Cross-attention: rows = query, columns = key", xlabel="key (English)",
+             ylabel="query (French)")
+plt.show()
+
+# %% [markdown]
+# Left, square: the sentence attends to itself. Right, 4 × 6: each French token (a row) spreads
+# its weight over the English tokens (columns). The weights are seeded, not trained, so "chat"
+# need not look at "cat" here; a trained translation model learns such alignments.
+#
+# Two more facts:
+#
+# - The decoder may look at the **whole** source sentence, which is fully known, so
+#   cross-attention needs no causal mask. The causal mask of lesson 05 belongs to the
+#   decoder's own self-attention, over the words it has written so far.
+# - Self-attention is the special case $X_{dec} = X_{enc}$: the same computation with the same
+#   sequence on both sides.
+
+# %%
+_, A_same = helpers.scaled_dot_product_attention(X @ W_Q0, X_enc @ W_K0, X_enc @ W_V0)
+print("cross-attention with X on both sides == self-attention:", np.allclose(A_same, A_self))
+
+# %% [markdown]
+# ### Exercise: `cross_attention(X_q, X_kv, W_Q, W_K, W_V)`
+#
+# Return `(output, weights)` for one head of cross-attention: queries from `X_q`
+# $(n_q, d_{model})$, keys and values from `X_kv` $(n_k, d_{model})$, with projections `W_Q`,
+# `W_K` $(d_{model}, d_k)$ and `W_V` $(d_{model}, d_v)$. `weights` is $(n_q, n_k)$, the
+# softmax of $QK^\top/\sqrt{d_k}$ over each row; `output` is $(n_q, d_v)$. You may call
+# `helpers.softmax`.
+
+# %%
+def cross_attention(X_q, X_kv, W_Q, W_K, W_V):
+    # YOUR CODE HERE
+    raise NotImplementedError("replace this line with your answer")
+
+
+checks.cross_attention.check(cross_attention)
+
+# %% [markdown]
+# Stuck? `checks.cross_attention.hint(1)` (then 2, 3), or `checks.cross_attention.solution()`.
+
+# %% [markdown]
+# ## Multi-head attention (preview)
+#
+# One attention head computes one weight matrix: one notion of "who should I listen to?".
+# **Multi-head attention** stacks $h$ attentions in parallel, each with its own projections,
+# then concatenates the heads and applies $W^O$:
+#
+# $$\text{head}_j = \text{Attention}(XW^Q_j,\; XW^K_j,\; XW^V_j), \qquad
+#   \text{MultiHead}(X) = \text{Concat}(\text{head}_0, \ldots, \text{head}_{h-1})\, W^O$$
+#
+# That is how the model captures many relationship types at once (syntax, coreference, long
+# vs short range, ...). Each head works in $d_k = d_{model}/h$ dimensions, so $h$ heads cost
+# about as much as one full-width head, and the concatenation is $d_{model}$ wide again.
+#
+# | | running example | the paper |
+# |---|---|---|
+# | $d_{model}$ | 8 | 512 |
+# | heads $h$ | 2 | 8 |
+# | $d_k = d_v = d_{model}/h$ | 4 | 64 |
+# | $X$ | (6, 8) | (n, 512) |
+# | $W^Q_j, W^K_j, W^V_j$ of one head | (8, 4) | (512, 64) |
+# | $Q_j, K_j, V_j$ of one head | (6, 4) | (n, 64) |
+# | weights of one head | (6, 6) | (n, n) |
+# | $\text{head}_j$ | (6, 4) | (n, 64) |
+# | concatenated heads | (6, 8) | (n, 512) |
+# | $W^O$ | (8, 8) | (512, 512) |
+# | output | (6, 8) | (n, 512) |
+#
+# The paper's column, computed (random $X$ with $n = 10$ and seeded weights):
+
+# %%
+X_paper = np.random.default_rng(0).standard_normal((10, 512))  # (n, d_model)
+W_paper = helpers.seeded_projections(512, n_heads=8, seed=0)
+out_paper, A_paper = multi_head_attention(X_paper, **W_paper)
+print("W_Q of all heads:", W_paper["W_Q"].shape, "= (h, d_model, d_k)")
+print("weights:", A_paper.shape, "= (h, n, n);  output:", out_paper.shape, "= (n, d_model)")
+
+# %% [markdown]
+# ## One big projection, cut into column blocks
+#
+# Implementations rarely keep $h$ small matrices. They keep **one** $(d_{model}, d_{model})$
+# matrix $W^Q$ whose columns are the heads' matrices side by side,
+# $W^Q = [W^Q_0 \mid W^Q_1 \mid \ldots]$, compute $Q = XW^Q$ in one product, and cut $Q$ into
+# column blocks: head $j$ gets columns $j d_k$ to $(j+1) d_k - 1$. Because each column of $Q$
+# depends only on the same column of $W^Q$, that is exactly the per-head projection.
+
+# %%
+W_Q_big = np.concatenate(list(W["W_Q"]), axis=1)  # (d_model, h * d_k): [W_Q_0 | W_Q_1]
+Q_big = X @ W_Q_big  # (n, d_model), all heads' queries in one product
+d_k = d_model // h
+for j in range(h):
+    block = Q_big[:, j * d_k : (j + 1) * d_k]  # (n, d_k): head j's columns
+    print(f"head {j}: columns {j * d_k}..{(j + 1) * d_k - 1} of X @ W_Q == X @ W_Q_{j}:",
+          np.allclose(block, X @ W["W_Q"][j]))
+
+# %%
+fig, ax = plt.subplots(figsize=(6.5, 3.4), layout="constrained")
+plot_heatmap(Q_big, tokens, [f"h{j // d_k}:{j % d_k}" for j in range(d_model)], ax=ax,
+             cmap="cividis", title="Q = X W^Q: rows = tokens, columns = head:dimension",
+             xlabel="column (head j, dimension within the head)", ylabel="token")
+for j in range(1, h):
+    ax.axvline(j * d_k - 0.5, color="white", lw=3)
+plt.show()
+
+# %% [markdown]
+# The white line cuts $Q$ into $h = 2$ blocks of $d_k = 4$ columns: head 0 on the left,
+# head 1 on the right. Every head keeps **all six tokens** (all rows); heads split the
+# *features*, never the tokens.
+
+# %% [markdown]
+# ### Exercise: `split_heads(X, h)`
+#
+# Cut an $(n, d_{model})$ array into $h$ heads: return shape $(h, n, d_k)$, where head $j$ is
+# `X[:, j*d_k:(j+1)*d_k]` and $d_k = d_{model}/h$. A loop is fine; the classic one-liner is a
+# reshape and a transpose (careful which).
+
+# %%
+def split_heads(X, h):
+    # YOUR CODE HERE
+    raise NotImplementedError("replace this line with your answer")
+
+
+checks.split_heads.check(split_heads)
+
+# %% [markdown]
+# Stuck? `checks.split_heads.hint(1)` (then 2, 3), or `checks.split_heads.solution()`. Why not
+# simply `X.reshape(h, n, d_k)`? It has the right shape, but reshape reads the numbers in
+# memory order, row after row, so "head 0" would get the first rows' features instead of the
+# first $d_k$ columns of every row:
+
+# %%
+wrong = Q_big.reshape(h, n, d_k)  # right shape, wrong numbers
+right = helpers.split_heads(Q_big, h)  # the course's version, (h, n, d_k)
+print("reshape only == per-head queries:", np.allclose(wrong, X @ W["W_Q"]))
+print("reshape + transpose == per-head queries:", np.allclose(right, X @ W["W_Q"]))
+print("head 0, token 1 ('cat'), reshape only:", np.round(wrong[0, 1], 3))
+print("head 0, token 1 ('cat'), correct:     ", np.round(right[0, 1], 3))
+
+# %% [markdown]
+# ## h attentions in parallel
+#
+# With the queries, keys and values split, attention runs on every head at once: the
+# `(h, n, d_k)` arrays are a batch of $h$ independent attentions, and
+# `helpers.scaled_dot_product_attention` handles the leading head axis. A loop over the heads
+# gives the same:
+
+# %%
+Q_h = helpers.split_heads(X @ np.concatenate(list(W["W_Q"]), axis=1), h)  # (h, n, d_k)
+K_h = helpers.split_heads(X @ np.concatenate(list(W["W_K"]), axis=1), h)  # (h, n, d_k)
+V_h = helpers.split_heads(X @ np.concatenate(list(W["W_V"]), axis=1), h)  # (h, n, d_k)
+heads, A_heads = helpers.scaled_dot_product_attention(Q_h, K_h, V_h)  # (h, n, d_k), (h, n, n)
+print("Q_h, K_h, V_h:", Q_h.shape, " head outputs:", heads.shape, " weights:", A_heads.shape)
+loop = [helpers.scaled_dot_product_attention(Q_h[j], K_h[j], V_h[j]) for j in range(h)]
+print("batched == one head at a time:",
+      all(np.allclose(heads[j], o) and np.allclose(A_heads[j], a) for j, (o, a) in enumerate(loop)))
+print("head 0 == the head we followed in lessons 03-05:", np.allclose(A_heads[0], A_self))
+
+# %%
+fig, axes = plt.subplots(1, h, figsize=(11, 4.2), layout="constrained")
+for j, ax in enumerate(axes):
+    plot_heatmap(A_heads[j], tokens, tokens, ax=ax, vmin=0, vmax=1,
+                 title=f"head {j}: rows = query, columns = key", xlabel="key", ylabel="query")
+plt.show()
+for j in range(h):
+    print(f"head {j}: each query's favourite key:",
+          [f"{tokens[i]}->{tokens[k]}" for i, k in enumerate(A_heads[j].argmax(axis=1))])
+
+# %% [markdown]
+# Same sentence, same $X$, two different patterns: each head has its own $W^Q_j, W^K_j$, so
+# it compares the tokens in its own way. Head 0 sends half of "sat"'s weight to "mat" (0.50)
+# while head 1 spreads "sat" almost evenly; head 1 sends "mat" to the second "the" (0.67) while
+# head 0 spreads "mat". Two "views" of the same content, computed at once.
+
+# %% [markdown]
+# ## Concatenate, then $W^O$
+#
+# Each head returns $(n, d_k)$. Putting the heads back side by side (the inverse of the split,
+# `helpers.combine_heads`) gives $(n, h \cdot d_k) = (n, d_{model})$; the output projection
+# $W^O$ $(d_{model}, d_{model})$ then mixes what the heads found into one vector per token.
+
+# %%
+concat = helpers.combine_heads(heads)  # (n, h * d_k) = (n, d_model)
+output = concat @ W["W_O"]  # (n, d_model)
+print("concatenated heads:", concat.shape, " output:", output.shape)
+print("concat == [head 0 | head 1]:", np.allclose(concat, np.concatenate(list(heads), axis=1)))
+print("combine_heads undoes split_heads:", np.allclose(helpers.combine_heads(Q_h), X @ W_Q_big))
+mh_out, mh_A = multi_head_attention(X, **W)  # the course's version, src/helpers/multihead.py
+print("== helpers.multihead.multi_head_attention:", np.allclose(mh_out, output))
+print("output row 1 ('cat'):", np.round(output[1], 3))
+
+# %% [markdown]
+# Without $W^O$, output columns 0–3 would come only from head 0 and columns 4–7 only from
+# head 1; $W^O$ lets every output dimension draw on every head. The output has the shape of
+# the input, $(n, d_{model})$, so layers can be stacked.
+#
+# `multi_head_attention` takes a mask and a second sequence too: multi-head **causal**
+# self-attention (a GPT layer) and multi-head **cross**-attention (the decoder asking the
+# encoder) are the same function.
+
+# %%
+causal_out, causal_A = multi_head_attention(X, **W, mask=helpers.causal_mask(n))
+cross_out, cross_A = multi_head_attention(X_dec, **W, X_kv=X_enc)
+print("causal multi-head: weights", causal_A.shape, "output", causal_out.shape,
+      " future weights all 0:", bool(np.all(causal_A[:, ~helpers.causal_mask(n)] == 0)))
+print("cross multi-head:  weights", cross_A.shape, "output", cross_out.shape)
+
+# %% [markdown]
+# ## A head grid: more heads, more patterns
+#
+# With a wider model there is room for more heads. The same sentence with $d_{model} = 32$ and
+# $h = 8$ heads of $d_k = 4$: every head's weights, side by side.
+
+# %%
+X_32 = helpers.build_Z(tokens, 32)  # (n, 32)
+W_32 = helpers.seeded_projections(32, n_heads=8, seed=0)
+_, A_grid = multi_head_attention(X_32, **W_32)  # (8, n, n)
+fig, axes = plt.subplots(2, 4, figsize=(13, 6.2), layout="constrained", sharex=True,
+                         sharey=True)
+for j, ax in enumerate(axes.flat):
+    image = plot_heatmap(A_grid[j], tokens, tokens, ax=ax, vmin=0, vmax=1, annotate=False,
+                         colorbar=False, title=f"head {j}")
+fig.colorbar(image, ax=axes, fraction=0.025, label="attention weight")
+fig.suptitle("8 heads, one sentence (rows = query, columns = key)")
+plt.show()
+print("largest weight in each head:", np.round(A_grid.max(axis=(1, 2)), 2))
+
+# %% [markdown]
+# Eight heads, eight patterns. In heads 5 and 7 most queries look at the same key ("mat",
+# "sat": a bright column); in head 4 different queries pick different keys ("sat" → "mat",
+# "on" → "cat"); heads 0 and 6 spread their weight thinly (flat colour, largest weight 0.40
+# and 0.34). These are seeded, not trained, so the differences are random. In trained models
+# heads specialise: some attend to the previous token, some link a pronoun to its noun, some
+# follow syntax, some look far and some near; that variety is what
+# "many relationship types at once" means.
+
+# %% [markdown]
+# ## Explore it: flip between heads
+#
+# The attention explorer with $h = 2$ heads: click a token to see its weights, switch heads to
+# see the other pattern, and toggle the causal mask from lesson 05.
+
+# %%
+ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=h, causal=False, seed=0,
+                       query=2)
+ex.set_head(1)
+ex.show()
+
+# %% [markdown]
+# It shows the same heads as our code:
+
+# %%
+for j in range(h):
+    ex.set_head(j)
+    print(f"explorer head {j} == A_heads[{j}]:", np.allclose(ex.weights, A_heads[j]))
+
+# %% [markdown]
+# ## Summary
+#
+# - Self-attention takes Q, K and V from the same sequence. Cross-attention takes Q from one
+#   sequence ($n_q$ tokens, e.g. the decoder's) and K, V from another ($n_k$ tokens, e.g. the
+#   encoder's): the weights are $(n_q, n_k)$ and the output has one row per query,
+#   $(n_q, d_v)$.
+# - Multi-head attention runs $h$ attentions in parallel, each with its own projections into
+#   $d_k = d_{model}/h$ dimensions (8, 2, 4 here; 512, 8, 64 in the paper). One big
+#   projection cut into $h$ column blocks (`split_heads`: reshape to $(n, h, d_k)$, then
+#   transpose to $(h, n, d_k)$) is exactly $h$ per-head projections.
+# - The heads' outputs are concatenated back to $d_{model}$ columns and mixed by $W^O$; each
+#   head has its own weight pattern, which is how one layer attends to several kinds of
+#   relationship at once.
+#
+# **Next**: [07 · the cost of attention](07_cost_of_attention.ipynb): the $n \times n$ matrix,
+# measured.
