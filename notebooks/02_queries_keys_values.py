@@ -185,7 +185,8 @@ for label, n_, d_model_, h_ in (("running example", n, d_model, h), ("paper", 10
 # ### Reason 1 · They change every layer
 #
 # The token (+ position) embeddings are fixed at the input of the stack. At each layer
-# $\ell$, Q, K and V are recomputed from that layer's input $X^{(\ell)}$, which already
+# $\ell$, Q, K and V are recomputed from that layer's input $X^{(\ell)}$ (the hidden sequence,
+# also written $H^{(\ell)}$), which already
 # contains context mixed in by the layers below. If Q, K, V were the raw embeddings they could
 # not evolve with depth, yet depth is what builds richer context.
 #
@@ -233,6 +234,7 @@ print("Z unchanged by the stack:", np.array_equal(X_layers[0], helpers.build_Z(t
 #
 # So the same token row of $X$ becomes $h$ different triples $(q, k, v)$, different "views"
 # of the same content. One embedding vector per token could not be $h$ different queries.
+# (Lesson 06 runs the heads in full and joins their outputs with $W^O$.)
 
 # %%
 Q_heads = X @ W["W_Q"]  # (h, n, d_k): head j uses W["W_Q"][j]
