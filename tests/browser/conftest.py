@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -107,6 +108,8 @@ class LabServer:
     log_path: Path
     tmp: Path
     kernel_pids: set[int] = field(default_factory=set)
+    threads: list[threading.Thread] = field(default_factory=list)
+    background_errors: list[str] = field(default_factory=list)
 
     def api(self, method: str, path: str, body: dict | None = None) -> object:
         data = json.dumps(body).encode() if body is not None else None
@@ -117,18 +120,44 @@ class LabServer:
         return json.loads(body) if body else None
 
     def start_session(self, path: str) -> None:
-        """Start the notebook's kernel now; JupyterLab connects to it when it opens ``path``
-        (the kernel boots while the page loads, instead of after)."""
+        """Start the notebook's kernel in the background; JupyterLab connects to a running
+        session of the same path when it opens ``path``, so the kernel boots while the page
+        loads instead of after. (Should JupyterLab look before the session exists, it starts a
+        second kernel: the test still holds, and the teardown closes both.)"""
         body = {"path": path, "type": "notebook", "name": "", "kernel": {"name": "python3"}}
-        self.api("POST", "/api/sessions", body)
+        self._background(self.api, "POST", "/api/sessions", body)
 
     def close_all_sessions(self) -> None:
-        """Shut down every session and kernel (REST API; needs disable_check_xsrf)."""
+        """Shut down every session and kernel running now (REST API; needs
+        disable_check_xsrf). The list is taken now; the shutdowns finish in the background."""
         self.kernel_pids.update(_children(self.process.pid))
-        for session in self.api("GET", "/api/sessions"):
-            self.api("DELETE", f"/api/sessions/{session['id']}")
-        for kernel in self.api("GET", "/api/kernels"):
-            self.api("DELETE", f"/api/kernels/{kernel['id']}")
+        sessions = [s["id"] for s in self.api("GET", "/api/sessions")]
+        kernels = [k["id"] for k in self.api("GET", "/api/kernels")]
+
+        def shut_down() -> None:
+            for session in sessions:
+                self.api("DELETE", f"/api/sessions/{session}")
+            running = {k["id"] for k in self.api("GET", "/api/kernels")}
+            for kernel in running & set(kernels):
+                self.api("DELETE", f"/api/kernels/{kernel}")
+
+        self._background(shut_down)
+
+    def _background(self, function, *args) -> None:
+        def run() -> None:
+            try:
+                function(*args)
+            except Exception as error:  # noqa: BLE001 - reported when the server stops
+                self.background_errors.append(f"{function.__name__}{args[:2]}: {error!r}")
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        self.threads.append(thread)
+
+    def join(self, timeout: float = 30) -> None:
+        for thread in self.threads:
+            thread.join(timeout)
+        self.threads.clear()
 
     def log_tail(self, n: int = 40) -> str:
         try:
@@ -234,6 +263,9 @@ def lab_server():
                 time.sleep(0.25)
         yield server
     finally:
+        server.join()
+        if server.background_errors:
+            print("\nbackground REST calls that failed:", *server.background_errors, sep="\n  ")
         _stop(process, server.kernel_pids)
         log.close()
         leftover = [p for p in {process.pid, *server.kernel_pids} if _alive(p)]
