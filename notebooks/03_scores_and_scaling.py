@@ -316,8 +316,10 @@ def update(change=None):
 
 dk_slider.observe(update, names="value")
 scale_buttons.observe(update, names="value")
+ax_s.set_ylim(-100, 100)  # lay the figure out once with the widest score ticks ...
+live.figure.draw_without_rendering()
+live.figure.set_layout_engine(None)  # ... and keep that layout: later redraws are faster
 update()
-live.figure.set_layout_engine(None)  # keep the layout just computed: later redraws are faster
 show(
     widgets.VBox([widgets.HBox([dk_slider, scale_buttons]), live.image]),
     bytes(live.image.value),  # the PNG update() just rendered, not a second render
