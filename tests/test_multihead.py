@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import helpers
 from helpers.multihead import head_projections, multi_head_attention
@@ -82,3 +84,50 @@ def test_errors_name_the_mismatched_sizes():
         multi_head_attention(Z, W["W_Q"][0], W["W_K"], W["W_V"], W["W_O"])
     with pytest.raises(ValueError, match="same number of heads"):
         multi_head_attention(Z, W["W_Q"][:1], W["W_K"], W["W_V"], W["W_O"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties (hypothesis): the claims lessons 05 and 06 make, on random inputs.
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(1, 9),
+    h=st.sampled_from([1, 2, 4]),
+    p=st.integers(0, 8),
+    seed=st.integers(0, 2**32 - 1),
+    size=st.sampled_from([1.0, 100.0]),
+)
+def test_masked_future_tokens_do_not_change_earlier_outputs(n, h, p, seed, size):
+    p = min(p, n)
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 8))
+    W = helpers.seeded_projections(8, h, seed=seed % 1000)
+    X_new = X.copy()
+    X_new[p:] = rng.normal(0.0, size, size=(n - p, 8))  # any future at all
+    mask = helpers.causal_mask(n)
+    out, _ = multi_head_attention(X, **W, mask=mask)
+    out_new, _ = multi_head_attention(X_new, **W, mask=mask)
+    assert np.array_equal(out[:p], out_new[:p])  # bit for bit, not just close
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n_q=st.integers(1, 7),
+    n_k=st.integers(1, 7),
+    h=st.sampled_from([1, 2, 4, 8]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_cross_attention_rows_are_convex_combinations_of_the_other_sequence(n_q, n_k, h, seed):
+    rng = np.random.default_rng(seed)
+    X_q, X_kv = rng.standard_normal((n_q, 8)), rng.standard_normal((n_k, 8))
+    W = helpers.seeded_projections(8, h, seed=seed % 1000)
+    out, A = multi_head_attention(X_q, **W, X_kv=X_kv)
+    assert out.shape == (n_q, 8) and A.shape == (h, n_q, n_k)
+    np.testing.assert_allclose(A.sum(axis=-1), 1.0, rtol=1e-12)
+    assert np.all(A >= 0)
+    # Changing the query side's other rows never changes a query's own row.
+    X_q2 = X_q.copy()
+    X_q2[1:] += 5.0
+    out2, _ = multi_head_attention(X_q2, **W, X_kv=X_kv)
+    np.testing.assert_array_equal(out2[0], out[0])
