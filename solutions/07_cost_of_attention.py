@@ -143,9 +143,11 @@ fig.suptitle("scaled_dot_product_attention, one head, d_k = 64 (log-log axes)")
 plt.show()
 
 # %% [markdown]
-# Notice: the memory points sit on the slope-2 line from $n \approx 512$ on; the time points
-# bend towards it as $n$ grows (at small $n$ fixed costs dominate, so the line is flatter).
-# Each doubling of $n$ costs four times the memory.
+# Notice: the memory points sit on the slope-2 line from $n \approx 512$ on: each doubling of
+# $n$ costs four times the memory. The time points follow the same line at large $n$. At small
+# $n$ a call takes well under a millisecond, and fixed costs (checks, function calls) make the
+# line flatter on a quiet machine; on a busy one, small sizes can jump up instead, when other
+# programs hold the CPU that NumPy's BLAS threads are waiting for. Memory does not care.
 
 # %% [markdown]
 # ## What that means for a 100k-token context
