@@ -209,7 +209,7 @@ def test_long_sentence_is_truncated_to_64_tokens_and_says_so():
     assert len(ex._token_buttons) == 64
     ex.set_causal(True)
     np.testing.assert_allclose(shown_cell_colours(ex), expected_cell_colours(ex.weights, True))
-    assert ex.static_png().startswith(b"\x89PNG")
+    assert ex.static_png(dpi=30).startswith(b"\x89PNG")
     ex.set_sentence("the cat sat")
     assert "first 64" not in ex.message
 

@@ -387,12 +387,7 @@ class AttentionExplorer:
             raise ValueError(
                 f"query {i} is not a position of this sentence: it has {n} tokens (0..{n - 1})"
             )
-        previous, self._query = self._query, int(i)
-        buttons = self._token_buttons
-        if 0 <= previous < len(buttons):
-            buttons[previous].button_style = ""
-        if 0 <= self._query < len(buttons):
-            buttons[self._query].button_style = "warning"
+        self._query = int(i)
 
     def _recompute(self) -> None:
         self._redraw(weights_changed=True)
@@ -428,8 +423,10 @@ class AttentionExplorer:
         self._head_control = widgets.ToggleButtons(
             options=[(f"head {j}", j) for j in range(self.n_heads)],
             value=self._head,
-            description="head",
-            style={"button_width": "64px"},
+            tooltips=[
+                f"head {j} of {self.n_heads}: its own W_Q, W_K, W_V" for j in range(self.n_heads)
+            ],
+            style={"button_width": "72px"},
         )
         self._head_control.add_class("explorer-head")
         self._causal_control = widgets.ToggleButton(
@@ -448,6 +445,7 @@ class AttentionExplorer:
             step=0.05,
             description="temperature",
             readout_format=".2f",
+            style={"description_width": "initial"},
             continuous_update=True,
         )
         self._temperature_control.add_class("explorer-temperature")
@@ -507,10 +505,13 @@ class AttentionExplorer:
     def _redraw(self, weights_changed: bool = True) -> None:
         if weights_changed:
             self._compute_weights()
-        self._message_text = self._describe()
-        self._message_control.value = f'<span style="{_FONT}">{_esc(self._message_text)}</span>'
+        # The pictures first: each assignment is one message to the browser, handled in order.
         self._heatmap.value = self._heatmap_svg()
         self._bars.value = self._bars_svg()
+        self._message_text = self._describe()
+        self._message_control.value = f'<span style="{_FONT}">{_esc(self._message_text)}</span>'
+        for i, button in enumerate(self._token_buttons):  # only changed styles are sent
+            button.button_style = "warning" if i == self._query else ""
 
     def _describe(self) -> str:
         n = len(self._tokens)
@@ -710,9 +711,12 @@ class AttentionExplorer:
                 f'height="{h:.1f}" fill="{_HEX[indices[j]]}" stroke="#444" stroke-width="0.5"/>'
             )
             if cell >= 30:
+                inside = h > plot_h - 14  # no room above a tall bar: write inside it
+                y = top + plot_h - h + (12 if inside else -4)
+                colour = _TEXT_ON[indices[j]] if inside else "#000000"
                 parts.append(
-                    f'<text x="{left + j * cell + cell / 2:.1f}" y="{top + plot_h - h - 4:.1f}" '
-                    f'font-size="10" text-anchor="middle">{w:.2f}</text>'
+                    f'<text x="{left + j * cell + cell / 2:.1f}" y="{y:.1f}" font-size="10" '
+                    f'text-anchor="middle" fill="{colour}">{w:.2f}</text>'
                 )
         for j in range(0, n, step):
             tok = _esc(self._tokens[j])
