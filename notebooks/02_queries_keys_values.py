@@ -322,7 +322,7 @@ views = {  # (layer, head) -> the four matrices shown
 limit = max(np.abs(M).max() for view in views.values() for M in view.values())
 FMT = "{:.1f}"
 
-live = LiveFigure(figsize=(12.5, 3.4))
+live = LiveFigure(figsize=(10, 3.3))
 axes = live.figure.subplots(1, 4, width_ratios=[d_model, d_k, d_k, d_k])
 images = {}
 for ax, name in zip(axes, "XQKV"):
@@ -355,9 +355,9 @@ def update(change=None):
         for text, value in zip(ax.texts, M.flat):  # the cell labels plot_heatmap wrote
             text.set_text(FMT.format(value))
             text.set_color("black" if (value + limit) / (2 * limit) > 0.6 else "white")
-    axes[0].set_title(f"$X^{{({ell + 1})}}$: rows = tokens", fontsize=10)
+    axes[0].set_title(f"$X^{{({ell + 1})}}$ (layer {ell + 1}): rows = tokens", fontsize=9)
     for ax, name in zip(axes[1:], "QKV"):
-        ax.set_title(f"${name}_{j}$ = $X^{{({ell + 1})}} W_{name}^{j}$ (layer {ell + 1})", fontsize=10)
+        ax.set_title(f"${name}_{j} = X^{{({ell + 1})}} W_{name}^{j}$", fontsize=9)
     live.refresh()
 
 
@@ -366,7 +366,7 @@ head_buttons.observe(update, names="value")
 update()
 live.figure.set_layout_engine(None)  # keep the layout just computed: later redraws are faster
 show(
-    widgets.VBox([layer_buttons, head_buttons, live.image]),
+    widgets.VBox([widgets.HBox([layer_buttons, head_buttons]), live.image]),
     bytes(live.image.value),  # the PNG update() just rendered, not a second render
     alt="Heatmaps of X (6 tokens by 8 dimensions) and of head 0's Q, K and V (6 by 4) in "
     "layer 1, rows labelled with the tokens.",

@@ -256,7 +256,8 @@ for scale in ("none", "sqrt"):
 #
 # One seeded query and 8 seeded keys with unit-variance entries; the slider keeps their first
 # $d_k$ coordinates. Left: the 8 scores; middle: their softmax (the largest bar in orange);
-# right: the measured curve from above, with this row marked. Move $d_k$ up with the scale
+# right: the measured curve from above (an average over many random rows of 16 keys), with
+# the current $d_k$ and scale circled. Move $d_k$ up with the scale
 # off and watch one key take everything; switch the scale on and the row stays spread out.
 
 # %%
@@ -265,7 +266,7 @@ q_full = rng.standard_normal(512)  # (512,): the slider takes the first d_k entr
 K_full = rng.standard_normal((8, 512))  # (8 keys, 512)
 key_labels = [f"k{j}" for j in range(8)]
 
-live = LiveFigure(figsize=(12, 3.4))
+live = LiveFigure(figsize=(10, 3.3))
 ax_s, ax_w, ax_c = live.figure.subplots(1, 3, width_ratios=[1, 1, 1.1])
 score_bars = ax_s.bar(key_labels, np.zeros(8), color="#3b528b")
 ax_s.axhline(0, color="black", lw=0.8)
@@ -280,7 +281,7 @@ for scale, (marker, colour) in styles.items():
 ax_c.set_xscale("log", base=2)
 ax_c.set_xticks(d_ks, [str(d) for d in d_ks], fontsize=8)
 ax_c.set(ylim=(0, 1.05), xlabel="$d_k$")
-ax_c.set_title("mean largest weight (16 keys, measured above)", fontsize=10)
+ax_c.set_title("measured: mean largest weight, 16 keys", fontsize=9)
 (marker_dot,) = ax_c.plot([1], [0], "o", ms=12, mfc="none", mec="#fde725", mew=3)
 ax_c.legend(fontsize=8, loc="upper left")
 
@@ -300,15 +301,15 @@ def update(change=None):
         bar.set_height(value)
     lim = 1.15 * max(np.abs(s).max(), 1.0)
     ax_s.set_ylim(-lim, lim)
-    ax_s.set_title(f"scores, {labels[scale]}, d_k = {d}", fontsize=10)
+    ax_s.set_title(f"scores {labels[scale]}, d_k = {d}", fontsize=9)
     top = int(np.argmax(p))
     for k, (bar, value) in enumerate(zip(weight_bars, p)):
         bar.set_height(value)
         bar.set_color("#f98e09" if k == top else "#21918c")
     ax_w.set_title(
-        f"softmax: max weight {stats['max_weight']:.2f}, entropy {stats['entropy']:.2f} "
+        f"weights: max {stats['max_weight']:.2f}, entropy {stats['entropy']:.2f} "
         f"(flat {np.log(8):.2f})",
-        fontsize=10,
+        fontsize=9,
     )
     for name, line in curves.items():
         line.set_alpha(1.0 if name == scale else 0.35)
