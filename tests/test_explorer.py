@@ -9,6 +9,8 @@ import zlib
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import helpers
 from helpers import explorer as explorer_module
@@ -300,3 +302,41 @@ def test_static_png_draws_the_edge_cases(sentence, causal, query):
     ex = AttentionExplorer(sentence, causal=causal, query=query)
     png = ex.static_png(dpi=40)
     assert png.startswith(b"\x89PNG") and len(png) > 1000
+
+
+# ------------------------------------------------------------------ any sequence of actions
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    words=st.lists(st.sampled_from(["the", "cat", "sat", "on", "mat", "zebra", "!", "42"]),
+                   max_size=9),
+    actions=st.lists(
+        st.one_of(
+            st.tuples(st.just("head"), st.integers(0, 1)),
+            st.tuples(st.just("causal"), st.booleans()),
+            st.tuples(st.just("temperature"), st.floats(*TEMPERATURE_RANGE)),
+            st.tuples(st.just("query"), st.integers(0, 8)),
+        ),
+        max_size=8,
+    ),
+)  # fmt: skip
+def test_any_sequence_of_actions_shows_the_math(words, actions):
+    ex = AttentionExplorer(" ".join(words))
+    for kind, value in actions:
+        if kind == "head":
+            ex.set_head(value)
+        elif kind == "causal":
+            ex.set_causal(value)
+        elif kind == "temperature":
+            ex.set_temperature(value)
+        elif value < len(ex.tokens):
+            ex.select_query(value)
+    if not words:
+        assert ex.weights.shape == (0, 0) and "empty" in ex.message
+        return
+    expected = reference_weights(ex.tokens, ex.head, ex.causal, ex.temperature)
+    np.testing.assert_allclose(ex.weights, expected, atol=1e-12)
+    np.testing.assert_allclose(ex.weights.sum(axis=1), 1.0)
+    np.testing.assert_allclose(shown_cell_colours(ex), expected_cell_colours(expected, ex.causal))
+    assert f'data-query="{ex.query}"' in ex._bars.value

@@ -498,6 +498,7 @@ class AttentionExplorer:
             button.on_click(lambda _b, i=i: self.select_query(i))
             buttons.append(button)
         self._token_buttons = buttons
+        self._styled = -1  # no button highlighted yet
         self._buttons_box.children = tuple(buttons)
 
     # ------------------------------------------------------------------ drawing
@@ -510,8 +511,12 @@ class AttentionExplorer:
         self._bars.value = self._bars_svg()
         self._message_text = self._describe()
         self._message_control.value = f'<span style="{_FONT}">{_esc(self._message_text)}</span>'
-        for i, button in enumerate(self._token_buttons):  # only changed styles are sent
-            button.button_style = "warning" if i == self._query else ""
+        buttons = self._token_buttons
+        if 0 <= self._styled < len(buttons) and self._styled != self._query:
+            buttons[self._styled].button_style = ""
+        if self._query < len(buttons):
+            buttons[self._query].button_style = "warning"
+        self._styled = self._query
 
     def _describe(self) -> str:
         n = len(self._tokens)
