@@ -43,12 +43,10 @@ _explorer_results: dict[str, tuple[float, list[float]]] = {}  # filled by the le
 # instead of ~25 ms: the kernel/websocket is still busy with the previous exchange.
 CLICK_GAP_MS = 200
 
-# Console messages that are not about the course, each with the reason it is ignored. Keep
-# this list short: anything else the browser logs as an error fails the test.
-CONSOLE_NOISE = [
-    # JupyterLab asks for a favicon/workspace/lab-extension file that a pip install lacks.
-    # (none needed so far on JupyterLab 4.6.6)
-]
+# Console errors that are not about the course, each with the reason it is ignored (regular
+# expressions). None was needed with JupyterLab 4.6.6, ipywidgets 8.1.9 and Chromium 156:
+# anything the browser logs as an error fails the test.
+CONSOLE_NOISE: list[str] = []
 
 
 def rel(path: Path) -> str:
