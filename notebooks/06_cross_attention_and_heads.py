@@ -323,12 +323,12 @@ print("cross multi-head:  weights", cross_A.shape, "output", cross_out.shape)
 X_32 = helpers.build_Z(tokens, 32)  # (n, 32)
 W_32 = helpers.seeded_projections(32, n_heads=8, seed=0)
 _, A_grid = multi_head_attention(X_32, **W_32)  # (8, n, n)
-fig, axes = plt.subplots(2, 4, figsize=(13, 6.2), layout="constrained", sharex=True,
-                         sharey=True)
+fig, axes = plt.subplots(2, 4, figsize=(13, 6.2), sharex=True, sharey=True)
+fig.subplots_adjust(left=0.05, right=0.9, bottom=0.08, top=0.88, wspace=0.08, hspace=0.22)
 for j, ax in enumerate(axes.flat):
     image = plot_heatmap(A_grid[j], tokens, tokens, ax=ax, vmin=0, vmax=1, annotate=False,
                          colorbar=False, title=f"head {j}")
-fig.colorbar(image, ax=axes, fraction=0.025, label="attention weight")
+fig.colorbar(image, cax=fig.add_axes([0.92, 0.08, 0.015, 0.8]), label="attention weight")
 fig.suptitle("8 heads, one sentence (rows = query, columns = key)")
 plt.show()
 print("largest weight in each head:", np.round(A_grid.max(axis=(1, 2)), 2))
