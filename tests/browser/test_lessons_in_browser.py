@@ -39,8 +39,8 @@ RUN_TIMEOUT = 120_000  # ms: Run All (lessons take <= 5 s, lesson 08 <= 20 s, on
 LATENCY_CLICKS = 20
 _explorer_results: dict[str, tuple[float, list[float]]] = {}  # filled by the lesson 04 test
 # Idle time between timed clicks, as between a person's clicks. Back to back (the next click
-# sent the moment the last update was drawn) even the do-nothing widget measured ~60 ms here
-# instead of ~25 ms: the kernel/websocket is still busy with the previous exchange.
+# sent the moment the last update was drawn) even the do-nothing widget measured ~60 ms here,
+# against ~25 ms with a pause (cause not investigated).
 CLICK_GAP_MS = 200
 
 # Console errors that are not about the course, each with the reason it is ignored (regular
