@@ -178,7 +178,7 @@ with np.errstate(invalid="ignore"):
 #
 # A tempting shortcut: multiply the scores by the mask (True = 1, False = 0). But a score of
 # 0 does not mean "ignore this key": $\exp(0) = 1$, so a zeroed score still takes a share of
-# the softmax, about as much as an average key.
+# the softmax, as large as a real key that happens to score 0.
 
 # %%
 A_times_zero = helpers.softmax(scores * mask, axis=-1)  # the blocked scores become 0, not -inf
@@ -299,10 +299,10 @@ for i in range(n):
     print(f"{i:2d}  {' '.join(tokens[: i + 1]):<23} {str(same):<42} {unmasked_same}")
 
 # %% [markdown]
-# With the mask, the one pass gives every prefix's answer: training on one sentence of $n$
-# tokens gives $n$ next-token predictions, all computed in parallel. Without the mask (last
-# column) only the final row matches: the other rows peeked at tokens they are meant to
-# predict.
+# With the mask, the one pass gives every prefix's answer: training on one sentence gives a
+# next-token prediction at every position (the table's five, plus one for whatever follows
+# "mat"), all computed in parallel. Without the mask (last column) only the final row matches:
+# the other rows peeked at tokens they are meant to predict.
 #
 # **Generation** runs the same rule forwards: the model appends one token, computes the new
 # token's query, key and value, and lets it attend to every key so far. The earlier rows never
