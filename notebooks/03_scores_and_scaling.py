@@ -160,14 +160,14 @@ checks.scaled_scores.check(scaled_scores)
 # Take $q$ and $k$ with independent entries of mean 0 and variance 1 (roughly what the
 # projections give at initialisation). Then $q \cdot k = \sum_t q_t k_t$ is a sum of $d_k$
 # independent terms of variance 1, so $\mathrm{Var}(q \cdot k) = d_k$, and
-# $\mathrm{Var}(q \cdot k / \sqrt{d_k}) = 1$ whatever $d_k$ is. Measured, with 4000 random
+# $\mathrm{Var}(q \cdot k / \sqrt{d_k}) = 1$ whatever $d_k$ is. Measured, with 3000 random
 # pairs per $d_k$ (`helpers.scaling`, seeded; the scaled column uses fresh pairs, so it is a
 # second measurement, not the first one divided by $d_k$):
 
 # %%
 d_ks = 2 ** np.arange(10)  # 1, 2, 4, ..., 512
-var_raw = scaling.dot_product_variance(d_ks, n_samples=4000, seed=0, scale="none")
-var_scaled = scaling.dot_product_variance(d_ks, n_samples=4000, seed=1, scale="sqrt")  # new pairs
+var_raw = scaling.dot_product_variance(d_ks, n_samples=3000, seed=0, scale="none")
+var_scaled = scaling.dot_product_variance(d_ks, n_samples=3000, seed=1, scale="sqrt")  # new pairs
 print(" d_k   Var(q·k)   Var(q·k)/d_k   Var(q·k/√d_k)")
 for d, v, s in zip(d_ks, var_raw, var_scaled):
     print(f"{d:4d} {v:10.2f} {v / d:14.3f} {s:15.3f}")
@@ -212,7 +212,7 @@ for stat in ("max_weight", "entropy", "grad_norm"):
         print(f"  {label:<9}" + "".join(f"{v:7.3f}" for v in peaked[scale][stat]))
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), layout="constrained")
+fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), gridspec_kw={"wspace": 0.25})
 styles = {"none": ("o-", "#440154"), "sqrt": ("s-", "#21918c"), "linear": ("^-", "#b5de2b")}
 titles = {
     "max_weight": "largest weight of a row (1 = one-hot)",
@@ -265,6 +265,8 @@ K_full = rng.standard_normal((8, 512))  # (8 keys, 512)
 key_labels = [f"k{j}" for j in range(8)]
 
 live = LiveFigure(figsize=(10, 3.3))
+live.figure.set_layout_engine(None)  # fixed margins: every redraw is a single draw
+live.figure.subplots_adjust(left=0.07, right=0.99, bottom=0.15, top=0.91, wspace=0.3)
 ax_s, ax_w, ax_c = live.figure.subplots(1, 3, width_ratios=[1, 1, 1.1])
 score_bars = ax_s.bar(key_labels, np.zeros(8), color="#3b528b")
 ax_s.axhline(0, color="black", lw=0.8)
@@ -317,9 +319,6 @@ def update(change=None):
 
 dk_slider.observe(update, names="value")
 scale_buttons.observe(update, names="value")
-ax_s.set_ylim(-100, 100)  # lay the figure out once with the widest score ticks ...
-live.figure.draw_without_rendering()
-live.figure.set_layout_engine(None)  # ... and keep that layout: later redraws are faster
 update()
 show(
     widgets.VBox([widgets.HBox([dk_slider, scale_buttons]), live.image]),
