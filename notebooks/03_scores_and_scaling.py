@@ -342,7 +342,9 @@ show(
 #   dividing by $\sqrt{d_k}$ brings it back to 1. Without the scale the softmax saturates
 #   towards one-hot and its gradient shrinks; dividing by $d_k$ makes it flat instead;
 #   $\sqrt{d_k}$ keeps the same regime at every width.
-# - `scaled_scores(Q, K)` returns `Q @ K.T / np.sqrt(Q.shape[-1])`.
+# - You wrote `scaled_scores(Q, K)`, the scaled scores for any $n_q$, $n_k$ and $d_k$. From
+#   lesson 04 on, `helpers.scaled_dot_product_attention` computes them inside (its `scale`
+#   defaults to $1/\sqrt{d_k}$).
 #
 # **Next**: [04 · softmax and attention](04_softmax_and_attention.ipynb): turn each row of
 # scores into weights that sum to 1, and mix the values with them.
