@@ -100,8 +100,8 @@ print("rows sum to 1:", np.round(A_cross.sum(axis=1), 3))
 # rows: the decoder side asks, the encoder side answers.
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(11, 4), layout="constrained",
-                         gridspec_kw={"width_ratios": [6, 6]})
+fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+fig.subplots_adjust(wspace=0.35)  # fixed margins: one draw, no layout engine
 plot_heatmap(A_self, tokens, tokens, ax=axes[0], vmin=0, vmax=1,
              title="Self-attention: rows = query, columns = key", xlabel="key (English)",
              ylabel="query (English)")
@@ -203,7 +203,7 @@ for j in range(h):
           np.allclose(block, X @ W["W_Q"][j]))
 
 # %%
-fig, ax = plt.subplots(figsize=(6.5, 3.4), layout="constrained")
+fig, ax = plt.subplots(figsize=(6.5, 3.4))
 plot_heatmap(Q_big, tokens, [f"h{j // d_k}:{j % d_k}" for j in range(d_model)], ax=ax,
              cmap="cividis", title="Q = X W^Q: rows = tokens, columns = head:dimension",
              xlabel="column (head j, dimension within the head)", ylabel="token")
@@ -265,7 +265,8 @@ print("batched == one head at a time:",
 print("head 0 == the head we followed in lessons 03-05:", np.allclose(A_heads[0], A_self))
 
 # %%
-fig, axes = plt.subplots(1, h, figsize=(11, 4.2), layout="constrained")
+fig, axes = plt.subplots(1, h, figsize=(11, 4.2))
+fig.subplots_adjust(wspace=0.3)
 for j, ax in enumerate(axes):
     plot_heatmap(A_heads[j], tokens, tokens, ax=ax, vmin=0, vmax=1,
                  title=f"head {j}: rows = query, columns = key", xlabel="key", ylabel="query")

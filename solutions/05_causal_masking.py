@@ -130,11 +130,12 @@ print("every blocked weight is exactly 0:", bool(np.all(A_causal[~mask] == 0.0))
 print("rows sum to 1:", np.round(A_causal.sum(axis=1), 3))
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+fig.subplots_adjust(wspace=0.3)  # fixed margins: one draw, no layout engine
 plot_heatmap(A_full, tokens, tokens, ax=axes[0], vmin=0, vmax=1,
-             title="No mask (rows = query, columns = key)", xlabel="key", ylabel="query")
+             title="No mask\n(rows = query, columns = key)", xlabel="key", ylabel="query")
 plot_heatmap(A_causal, tokens, tokens, ax=axes[1], vmin=0, vmax=1, masked=~mask,
-             title="Causal mask: grey = blocked (rows = query, columns = key)",
+             title="Causal mask: grey = blocked\n(rows = query, columns = key)",
              xlabel="key", ylabel="query")
 plt.show()
 
@@ -267,7 +268,8 @@ for j in range(n):
     for name, m, before in (("no mask", None, out_unmasked), ("causal mask", mask, out)):
         changed[name][:, j] = np.any(one_head(X_new, m) != before, axis=1)
 
-fig, axes = plt.subplots(1, 2, figsize=(10.5, 4), layout="constrained")
+fig, axes = plt.subplots(1, 2, figsize=(10.5, 4))
+fig.subplots_adjust(wspace=0.3)
 for ax, (name, M) in zip(axes, changed.items()):
     plot_heatmap(M.astype(float), tokens, tokens, ax=ax, cmap="cividis", vmin=0, vmax=1,
                  fmt="{:.0f}", colorbar=False, xlabel="perturbed input token j",
