@@ -364,10 +364,9 @@ def update(change=None):
 layer_buttons.observe(update, names="value")
 head_buttons.observe(update, names="value")
 update()
-live.figure.set_layout_engine(None)  # keep the layout just computed: later redraws are faster
 show(
     widgets.VBox([widgets.HBox([layer_buttons, head_buttons]), live.image]),
-    bytes(live.image.value),  # the PNG update() just rendered, not a second render
+    live,
     alt="Heatmaps of X (6 tokens by 8 dimensions) and of head 0's Q, K and V (6 by 4) in "
     "layer 1, rows labelled with the tokens.",
 )

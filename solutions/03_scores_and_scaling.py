@@ -324,7 +324,7 @@ scale_buttons.observe(update, names="value")
 update()
 show(
     widgets.VBox([widgets.HBox([dk_slider, scale_buttons]), live.image]),
-    bytes(live.image.value),  # the PNG update() just rendered, not a second render
+    live,
     alt="Bar charts of one query's 8 scores and softmax weights at d_k = 4 with the scale, "
     "beside the measured curve of the largest weight against d_k.",
 )

@@ -30,23 +30,35 @@ class LiveFigure:
         self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
 
     def png(self) -> bytes:
+        """The figure as PNG bytes: the last refresh's if there was one, else a new render."""
+        if self.image.value:
+            return bytes(self.image.value)
+        return self._render()
+
+    def refresh(self) -> None:
+        """Render the figure and hand the new PNG to the browser.
+
+        The first render lays the figure out (constrained layout); later ones keep that layout
+        instead of solving it again, which halves the cost of an update.
+        """
+        self.image.value = self._render()
+        if self.figure.get_layout_engine() is not None:
+            self.figure.set_layout_engine(None)
+
+    def _render(self) -> bytes:
         buffer = io.BytesIO()
         self.figure.savefig(buffer, format="png")
         return buffer.getvalue()
 
-    def refresh(self) -> None:
-        """Render the figure and hand the new PNG to the browser."""
-        self.image.value = self.png()
 
-
-def show(widget: widgets.Widget, live: LiveFigure | bytes, alt: str = "") -> None:
+def show(widget: widgets.Widget, live: LiveFigure | bytes | memoryview, alt: str = "") -> None:
     """Display ``widget`` live, with a PNG of ``live``'s figure as its static stand-in.
 
-    ``live`` is a :class:`LiveFigure` or the PNG bytes themselves. JupyterLab with ipywidgets
+    ``live`` is a :class:`LiveFigure` (its last rendered PNG is used) or PNG bytes. JupyterLab with ipywidgets
     shows the widget; renderers without a kernel or widget support (GitHub, nbviewer, a
     missing extension) fall back to the picture.
     """
-    png = bytes(live) if isinstance(live, (bytes, bytearray)) else live.png()
+    png = live.png() if isinstance(live, LiveFigure) else bytes(live)
     bundle = widget._repr_mimebundle_()
     bundle["image/png"] = base64.b64encode(png).decode("ascii")
     bundle["text/plain"] = alt or "an interactive figure (run the notebook to use it)"
