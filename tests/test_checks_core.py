@@ -26,6 +26,16 @@ def test_an_exception_in_the_answer_is_reported_with_its_line():
     assert "ValueError" in result.message and "angles.reshape(3, 3, 3)" in result.message
 
 
+def test_an_error_raised_inside_numpy_points_at_the_learners_line():
+    def positional_encoding(n_positions, d_model):
+        PE = np.zeros((n_positions, d_model))
+        return PE.sum(axis=2)  # no axis 2 in a 2-D array
+
+    result = ex.check(positional_encoding)
+    assert result.passed is False and "AxisError" in result.message
+    assert "PE.sum(axis=2)" in result.message and "_methods" not in result.message
+
+
 def test_an_endless_loop_hits_the_time_limit(monkeypatch):
     monkeypatch.setattr(_core, "TIME_LIMIT_SECONDS", 0.3)
 

@@ -1,13 +1,25 @@
 """The course's helpers: the math of self-attention in NumPy, plus figures, widgets and checks.
 
 Math (pure NumPy): :mod:`helpers.attention`, :mod:`helpers.positions`,
-:mod:`helpers.embeddings`, :mod:`helpers.projections`.
-On top of it: :mod:`helpers.plots` (matplotlib), :mod:`helpers.checks` (exercise checks);
-widgets live in their own modules and import the math, never the other way round.
+:mod:`helpers.embeddings`, :mod:`helpers.projections`, :mod:`helpers.multihead`,
+:mod:`helpers.scaling`, :mod:`helpers.blockwise`, :mod:`helpers.training`.
+On top of it: :mod:`helpers.plots` (matplotlib), :mod:`helpers.live` and
+:mod:`helpers.explorer` (widgets), :mod:`helpers.checks` (exercise checks). Those import the
+math, never the other way round.
 """
 
 from .attention import causal_mask, scaled_dot_product_attention, softmax
-from .embeddings import D_MODEL, N_HEADS, RUNNING_SENTENCE, VOCAB, build_Z, token_embeddings, tokenize
+from .blockwise import blockwise_attention
+from .embeddings import (
+    D_MODEL,
+    N_HEADS,
+    RUNNING_SENTENCE,
+    VOCAB,
+    build_Z,
+    token_embeddings,
+    tokenize,
+)
+from .multihead import multi_head_attention
 from .positions import sinusoidal_positional_encoding
 from .projections import combine_heads, seeded_projections, split_heads
 
@@ -16,6 +28,8 @@ __all__ = [
     "softmax",
     "causal_mask",
     "sinusoidal_positional_encoding",
+    "multi_head_attention",
+    "blockwise_attention",
     "RUNNING_SENTENCE",
     "D_MODEL",
     "N_HEADS",

@@ -12,6 +12,7 @@ import html
 import inspect
 import os
 import signal
+import sysconfig
 import textwrap
 import threading
 import traceback
@@ -23,6 +24,13 @@ import numpy as np
 
 TIME_LIMIT_SECONDS = 5.0
 _HELPERS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_NOT_LEARNER_CODE = tuple(
+    {_HELPERS_DIR}
+    | {
+        os.path.abspath(sysconfig.get_path(k))
+        for k in ("stdlib", "platstdlib", "purelib", "platlib")
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -178,11 +186,15 @@ def _call_learner(fn: Callable[..., Any], args: tuple, signature: str) -> Any:
 
 
 def _where(exc: BaseException) -> str:
-    """' (at line N: `code`)' for the innermost frame outside this package, if any."""
+    """' (at line N: `code`)' for the innermost frame of the learner's own code, if any.
+
+    Frames inside this package, the standard library and installed packages (NumPy raising
+    on the learner's behalf) are skipped, so the message points at the learner's line.
+    """
     frames = [
         f
         for f in traceback.extract_tb(exc.__traceback__)
-        if not os.path.abspath(f.filename).startswith(_HELPERS_DIR)
+        if not os.path.abspath(f.filename).startswith(_NOT_LEARNER_CODE)
     ]
     if not frames:
         return ""
