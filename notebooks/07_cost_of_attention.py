@@ -153,10 +153,12 @@ plt.show()
 
 # %% [markdown]
 # Notice: the memory points sit on the slope-2 line from $n \approx 512$ on: each doubling of
-# $n$ costs four times the memory. The time points follow the same line at large $n$. At small
-# $n$ a call takes well under a millisecond, and fixed costs (checks, function calls) make the
-# line flatter on a quiet machine; on a busy one, small sizes can jump up instead, when other
-# programs hold the CPU that NumPy's BLAS threads are waiting for. Memory does not care.
+# $n$ costs four times the memory. The time points approach the same slope at large $n$
+# (often a little steeper: once the matrix outgrows the CPU's caches, each number costs more
+# to reach). At small $n$ a call takes well under a millisecond and fixed costs (checks,
+# function calls) make the line flatter on a quiet machine; on a busy one, small sizes can
+# jump up instead, when other programs hold the CPU that NumPy's BLAS threads wait for.
+# Memory does not care.
 
 # %% [markdown]
 # ## What that means for a 100k-token context
