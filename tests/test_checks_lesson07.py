@@ -75,3 +75,16 @@ def test_a_crash_is_reported_with_its_line():
 def test_reference_agrees_with_helpers():
     for args in [(1, 1, 1, np.float32), (100_000, 8, 4, "float16"), (7, 3, 2, np.float64)]:
         assert checks.score_matrix_bytes.reference(*args) == helpers_score_matrix_bytes(*args)
+
+
+def test_mistakes_stay_distinct_on_every_case():
+    """No two catalogued mistakes (or a mistake and the answer) coincide on the check's sizes."""
+    from helpers.checks.lesson07 import _cases, _mistakes, _reference
+
+    for seed in range(200):
+        for n, h, batch, dtype in _cases(np.random.default_rng(seed)):
+            if (n, h, batch) == (100_000, 1, 1):
+                continue  # the long-context case checks the number itself, not the mistakes
+            right = _reference(n, h, batch, dtype)
+            values = [v for v, _ in _mistakes(n, h, batch, itemsize(dtype)) if v != right]
+            assert len(set(values)) == len(values), (n, h, batch, dtype)
