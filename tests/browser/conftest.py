@@ -213,6 +213,13 @@ def lab_server():
     for d in dirs.values():
         d.mkdir()
     (dirs["app-settings"] / "overrides.json").write_text(json.dumps(merged_overrides(), indent=2))
+    # No "is a JupyterLab rebuild needed?" request on every page load (/lab/api/build: about
+    # 1 s of server CPU per load here). The extensions are prebuilt pip packages: nothing to
+    # build, and this check only ever shows a "Build recommended" dialog.
+    (dirs["config"] / "labconfig").mkdir()
+    (dirs["config"] / "labconfig" / "page_config.json").write_text(
+        json.dumps({"buildCheck": False, "buildAvailable": False})
+    )
     env = dict(
         os.environ,
         JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
