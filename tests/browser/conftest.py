@@ -128,11 +128,15 @@ class LabServer:
         self._background(self.api, "POST", "/api/sessions", body)
 
     def close_all_sessions(self) -> None:
-        """Shut down every session and kernel running now (REST API; needs
-        disable_check_xsrf). The list is taken now; the shutdowns finish in the background."""
+        self.close_sessions(None)
+
+    def close_sessions(self, path: str | None) -> None:
+        """Shut down the sessions of ``path`` (None: every session and every kernel) running
+        now (REST API; needs disable_check_xsrf). The list is taken now; the shutdowns finish
+        in the background."""
         self.kernel_pids.update(_children(self.process.pid))
-        sessions = [s["id"] for s in self.api("GET", "/api/sessions")]
-        kernels = [k["id"] for k in self.api("GET", "/api/kernels")]
+        sessions = [s["id"] for s in self.api("GET", "/api/sessions") if path in (None, s["path"])]
+        kernels = [k["id"] for k in self.api("GET", "/api/kernels")] if path is None else []
 
         def shut_down() -> None:
             for session in sessions:
@@ -298,14 +302,15 @@ def browser(lab_server):
 
 
 class LabPage:
-    """One browser tab on the server, reused by every test (JupyterLab reloads per notebook).
+    """One browser tab (in its own browser context) on the server.
 
     Collects the console errors, page errors and write requests to ``/api/contents`` seen since
-    the last :meth:`reset`.
+    it last started loading a notebook.
     """
 
     def __init__(self, page, server: LabServer):
         self.page, self.server = page, server
+        self.path: str | None = None  # the notebook this tab holds (or is loading)
         self.console_errors: list[str] = []
         self.writes: list[str] = []
         page.on("console", self._on_console)
@@ -325,34 +330,97 @@ class LabPage:
         if "/api/contents" in request.url and request.method not in ("GET", "HEAD"):
             self.writes.append(f"{request.method} {request.url}")
 
-    def reset(self) -> None:
+    def load(self, path: str, prestart: bool) -> None:
+        """Start loading ``/lab/tree/<path>?reset`` (returns once the navigation committed).
+
+        With ``prestart`` the kernel is started through the REST API first, so that it boots
+        while JupyterLab loads (JupyterLab connects to a running session of the same path).
+        """
+        self.blank()
         self.console_errors.clear()
         self.writes.clear()
+        self.path = path
+        if prestart:
+            self.server.start_session(path)
+        self.page.goto(f"{self.server.url}/lab/tree/{path}?reset", wait_until="commit")
 
-    def leave(self) -> None:
-        """Navigate away (so the next test's page starts clean), then close every kernel."""
+    def blank(self) -> None:
+        """Leave the notebook (about:blank), then shut its kernels down."""
+        if self.path is None:
+            return
+        path, self.path = self.path, None
         try:
             self.page.goto("about:blank", timeout=15_000)
         finally:
-            self.server.close_all_sessions()
+            self.server.close_sessions(path)
+
+
+class Lab:
+    """What a test drives: the tab holding its notebook (``page``), and a second tab that
+    loads the next test's notebook meanwhile (:meth:`preload`), so JupyterLab's start-up (about
+    4 s a page here) overlaps the current notebook's Run All. Each notebook still gets a fresh
+    page load with ``?reset`` and a kernel of its own."""
+
+    def __init__(self, tabs: list[LabPage], server: LabServer):
+        self.tabs, self.server = tabs, server
+        self.current = tabs[0]
+
+    @property
+    def page(self):
+        return self.current.page
+
+    @property
+    def console_errors(self) -> list[str]:
+        return self.current.console_errors
+
+    @property
+    def writes(self) -> list[str]:
+        return self.current.writes
+
+    def open(self, path: str, prestart: bool = True) -> None:
+        """Make ``path`` the current tab's notebook: the tab preloaded with it, or a fresh
+        load. Returns once loading started; the caller waits for what it needs."""
+        preloaded = [t for t in self.tabs if t.path == path and t is not self.current]
+        if preloaded and prestart:
+            self.current.blank()
+            self.current = preloaded[0]
+            return
+        self.current.load(path, prestart)
+
+    def preload(self, path: str) -> None:
+        """Start loading ``path`` (kernel included) in the other tab."""
+        other = next(t for t in self.tabs if t is not self.current)
+        if other.path != path:
+            other.load(path, prestart=True)
+
+    def leave(self) -> None:
+        """After a test: the current tab leaves its notebook and its kernels are shut down
+        (a preloaded tab keeps its own)."""
+        self.current.blank()
 
 
 @pytest.fixture(scope="session")
-def _lab_page_session(browser, lab_server):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
+def _lab_session(browser, lab_server):
+    contexts, tabs = [], []
     try:
-        yield LabPage(page, lab_server)
+        for _ in range(2):
+            # A context each: JupyterLab refuses two windows on one workspace in one profile.
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            contexts.append(context)
+            page = context.new_page()
+            page.set_default_timeout(30_000)
+            tabs.append(LabPage(page, lab_server))
+        yield Lab(tabs, lab_server)
     finally:
-        context.close()
+        for context in contexts:
+            context.close()
+        lab_server.close_all_sessions()
 
 
 @pytest.fixture
-def lab(_lab_page_session):
-    """The shared tab, with its logs cleared; its kernels are shut down after the test."""
-    _lab_page_session.reset()
+def lab(_lab_session):
+    """The shared tabs; the current notebook's kernels are shut down after the test."""
     try:
-        yield _lab_page_session
+        yield _lab_session
     finally:
-        _lab_page_session.leave()
+        _lab_session.leave()
