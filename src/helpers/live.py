@@ -54,9 +54,9 @@ class LiveFigure:
 def show(widget: widgets.Widget, live: LiveFigure | bytes | memoryview, alt: str = "") -> None:
     """Display ``widget`` live, with a PNG of ``live``'s figure as its static stand-in.
 
-    ``live`` is a :class:`LiveFigure` (its last rendered PNG is used) or PNG bytes. JupyterLab with ipywidgets
-    shows the widget; renderers without a kernel or widget support (GitHub, nbviewer, a
-    missing extension) fall back to the picture.
+    ``live`` is a :class:`LiveFigure` (its last rendered PNG is used) or PNG bytes.
+    JupyterLab with ipywidgets shows the widget; renderers without a kernel or widget support
+    (GitHub, nbviewer, a missing extension) fall back to the picture.
     """
     png = live.png() if isinstance(live, LiveFigure) else bytes(live)
     bundle = widget._repr_mimebundle_()
