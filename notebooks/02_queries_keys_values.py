@@ -45,7 +45,8 @@ np.set_printoptions(precision=3, suppress=True)
 # - **direct long-range links**: any token can attend to any other within one layer;
 # - **short mixing paths**: information moves between any two positions in a single mixing
 #   step, instead of $O(n)$ steps along an RNN (a deep stack still adds depth, layer by
-#   layer).
+#   layer; the comparison is with the sequential recurrence inside one layer). The end of this
+#   lesson measures it.
 #
 # It does this with *queries*, *keys* and *values* derived from the sequence itself. This
 # lesson builds them; lesson 03 scores queries against keys.
@@ -158,9 +159,9 @@ checks.project_qkv.check(project_qkv)
 # | $d_k = d_v = d_{model} / h$ | 4 | 64 |
 # | $X$ | (6, 8) | (n, 512) |
 # | $W^Q, W^K, W^V$, all heads side by side | (8, 8) | (512, 512) |
-# | $W^Q_h$ of one head | (8, 4) | (512, 64) |
+# | $W^Q_j$ of head $j$ | (8, 4) | (512, 64) |
 # | $Q, K, V$, all heads | (6, 8) | (n, 512) |
-# | $Q_h, K_h, V_h$ of one head | (6, 4) | (n, 64) |
+# | $Q_j, K_j, V_j$ of head $j$ | (6, 4) | (n, 64) |
 # | $h$ heads concatenated | (6, 8) | (n, 512) |
 #
 # The same code at the paper's sizes (seeded random $X$ with $n = 10$) confirms the right
@@ -170,10 +171,10 @@ checks.project_qkv.check(project_qkv)
 for label, n_, d_model_, h_ in (("running example", n, d_model, h), ("paper", 10, 512, 8)):
     X_ = np.random.default_rng(0).standard_normal((n_, d_model_))  # (n, d_model)
     W_ = helpers.seeded_projections(d_model_, n_heads=h_, seed=0)
-    Q_h = X_ @ W_["W_Q"]  # (h, n, d_k): each head's own W_Q^h
+    Q_heads_ = X_ @ W_["W_Q"]  # (h, n, d_k): head j uses its own W^Q_j = W_["W_Q"][j]
     print(
-        f"{label:>15}: X {X_.shape}, W_Q^h {W_['W_Q'].shape[1:]}, Q_h {Q_h.shape[1:]} x {h_} "
-        f"heads, concatenated {helpers.combine_heads(Q_h).shape}"
+        f"{label:>15}: X {X_.shape}, W^Q_j {W_['W_Q'].shape[1:]}, Q_j {Q_heads_.shape[1:]} "
+        f"x {h_} heads, concatenated {helpers.combine_heads(Q_heads_).shape}"
     )
 
 # %% [markdown]
@@ -195,12 +196,19 @@ for label, n_, d_model_, h_ in (("running example", n, d_model, h), ("paper", 10
 # (the residual connection); the result is $X^{(2)}$, the input of layer 2, which has its own
 # seeded weights. Real layers also have a feed-forward sublayer and layer normalisation; we
 # leave them out, they would only change $X^{(2)}$ further.
+#
+# You don't need to follow `attention_sublayer` yet: lessons 03–06 open up each piece. Two
+# things in it are new: `W["W_O"]`, the output projection $W^O$ (lesson 06), mixes the heads'
+# outputs back into one $d_{model}$ row per token; and `X @ W["W_Q"]` multiplies the
+# $(n, d_{model})$ matrix $X$ by a stack of $h$ matrices $(d_{model}, d_k)$: `@` broadcasts
+# over the leading head axis and gives $(h, n, d_k)$, one $Q_j$ per head. All you need here is
+# that its output $X^{(2)}$ has the same shape as $X$ and is the next layer's input.
 
 # %%
 def attention_sublayer(X, W):
     """Multi-head self-attention plus the residual: X + concat(heads) W_O, shape (n, d_model)."""
-    Q_h, K_h, V_h = X @ W["W_Q"], X @ W["W_K"], X @ W["W_V"]  # each (h, n, d_k)
-    heads, _ = helpers.scaled_dot_product_attention(Q_h, K_h, V_h)  # (h, n, d_k)
+    Q_heads, K_heads, V_heads = X @ W["W_Q"], X @ W["W_K"], X @ W["W_V"]  # each (h, n, d_k)
+    heads, _ = helpers.scaled_dot_product_attention(Q_heads, K_heads, V_heads)  # (h, n, d_k)
     return X + helpers.combine_heads(heads) @ W["W_O"]  # (n, d_model)
 
 
@@ -213,7 +221,7 @@ Q1 = X_layers[0] @ W_layers[0]["W_Q"]  # (h, n, d_k): layer 1's queries
 Q2 = X_layers[1] @ W_layers[1]["W_Q"]  # (h, n, d_k): layer 2's queries
 print("\nhead 0 query of 'cat', layer 1:", np.round(Q1[0, cat], 3))
 print("head 0 query of 'cat', layer 2:", np.round(Q2[0, cat], 3))
-print("layer 2's Q equals layer 1's:", np.allclose(Q1, Q2))
+print("layer 2's queries differ from layer 1's:", not np.allclose(Q1, Q2))
 
 # %% [markdown]
 # Two things changed between the layers: the weights, and the input. The input alone is
@@ -222,26 +230,29 @@ print("layer 2's Q equals layer 1's:", np.allclose(Q1, Q2))
 
 # %%
 Q2_same_weights = X_layers[1] @ W_layers[0]["W_Q"]  # layer 1's W_Q on layer 2's input
-print("layer 1's W_Q on X^(2) gives layer 1's Q:", np.allclose(Q2_same_weights, Q1))
+print("layer 1's W_Q on X^(2) gives new queries:", not np.allclose(Q2_same_weights, Q1))
 print("Z unchanged by the stack:", np.array_equal(X_layers[0], helpers.build_Z(tokens, d_model)))
 
 # %% [markdown]
 # ### Reason 2 · They differ across heads
 #
-# Multi-head attention runs $h$ attentions in parallel, and each head has its own matrices:
+# Multi-head attention runs $h$ attentions in parallel, and each head $j = 0, \dots, h-1$ has
+# its own matrices:
 #
-# $$Q_h = X W_Q^h, \qquad K_h = X W_K^h, \qquad V_h = X W_V^h$$
+# $$Q_j = X W^Q_j, \qquad K_j = X W^K_j, \qquad V_j = X W^V_j$$
 #
-# So the same token row of $X$ becomes $h$ different triples $(q, k, v)$, different "views"
-# of the same content. One embedding vector per token could not be $h$ different queries.
+# (The paper writes $W_i^Q$ for head $i$; we use $j$ for the head index and keep $h$ for the
+# number of heads.) So the same token row of $X$ becomes $h$ different triples $(q, k, v)$,
+# different "views" of the same content. One embedding vector per token could not be $h$ different queries.
 # (Lesson 06 runs the heads in full and joins their outputs with $W^O$.)
 
 # %%
-Q_heads = X @ W["W_Q"]  # (h, n, d_k): head j uses W["W_Q"][j]
+Q_heads = X @ W["W_Q"]  # (h, n, d_k): head j uses W^Q_j = W["W_Q"][j]
 print("Q_heads shape:", Q_heads.shape, "= (h, n, d_k)")
 for j in range(h):
     print(f"head {j}, query of 'cat': {np.round(Q_heads[j, cat], 3)}")
-print("head 0 and head 1 give 'cat' the same query:", np.allclose(Q_heads[0, cat], Q_heads[1, cat]))
+print("head 0 and head 1 give 'cat' different queries:",
+      not np.allclose(Q_heads[0, cat], Q_heads[1, cat]))
 
 # %% [markdown]
 # Since our big $W^Q$ is the heads' matrices side by side, head $j$'s queries are exactly the
@@ -307,7 +318,7 @@ print("parameters of h heads == one d_model x d_model matrix:", h * d_model * d_
 # ## Explore: every layer, every head
 #
 # Pick a layer and a head. Left: that layer's input $X^{(\ell)}$ (shared by all heads). Right:
-# the head's $Q_h, K_h, V_h$, one row per token. All panels share one colour scale, so colours
+# head $j$'s $Q_j, K_j, V_j$, one row per token. All panels share one colour scale, so colours
 # compare across layers and heads.
 
 # %%
@@ -357,7 +368,7 @@ def update(change=None):
             text.set_color("black" if (value + limit) / (2 * limit) > 0.6 else "white")
     axes[0].set_title(f"$X^{{({ell + 1})}}$ (layer {ell + 1}): rows = tokens", fontsize=9)
     for ax, name in zip(axes[1:], "QKV"):
-        ax.set_title(f"${name}_{j} = X^{{({ell + 1})}} W_{name}^{j}$", fontsize=9)
+        ax.set_title(f"${name}_{j} = X^{{({ell + 1})}} W^{name}_{j}$", fontsize=9)
     live.refresh()
 
 
@@ -378,12 +389,45 @@ show(
 # two "the" rows (0 and 4) differ, because $X$ carries their positions.
 
 # %% [markdown]
+# ## Short mixing paths, measured
+#
+# Back to the opening claim. Nudge token 0 (the first "the") and ask: how many mixing steps
+# before the output at position 5 ("mat") moves? A toy RNN (seeded, $d = 8$) passes a hidden
+# state along the chain, $h_t = \tanh(W h_{t-1} + U x_t)$, one position per step; the change
+# to $x_0$ can only reach position 5 through $h_1, h_2, h_3, h_4$, in 5 steps computed one
+# after another. One attention layer (the `attention_sublayer` of reason 1) computes all
+# positions at once, and position 5 reads token 0's key and value directly.
+
+# %%
+rng = np.random.default_rng(0)
+W_rnn = rng.normal(0, 1 / np.sqrt(d_model), (d_model, d_model))  # hidden -> hidden, (d, d)
+U_rnn = rng.normal(0, 1 / np.sqrt(d_model), (d_model, d_model))  # input -> hidden, (d, d)
+X_nudged = X.copy()
+X_nudged[0] += 0.5  # change token 0 only
+
+h_old, h_new = np.zeros(d_model), np.zeros(d_model)  # h_{-1} = 0
+for t in range(n):  # sequential: step t needs h_{t-1}
+    h_old = np.tanh(W_rnn @ h_old + U_rnn @ X[t])
+    h_new = np.tanh(W_rnn @ h_new + U_rnn @ X_nudged[t])
+    print(f"RNN step {t}: h_{t} ({tokens[t]!r}) moved by {np.abs(h_new - h_old).max():.3f}")
+
+moved = np.abs(attention_sublayer(X_nudged, W) - attention_sublayer(X, W)).max(axis=1)  # (n,)
+print("one attention layer, every position at once, moved by:", np.round(moved, 3))
+print("position 5 moved after 1 attention layer:", moved[5] > 0.01)
+
+# %% [markdown]
+# The RNN needs 5 sequential steps to carry the change from position 0 to position 5, and here
+# the change fades along the way (0.53 → 0.03); with $n$ tokens the path is $O(n)$ steps.
+# Attention moves it in a single step, for any distance. A deep stack of attention layers
+# still adds depth; the comparison is with the recurrence inside one layer.
+
+# %% [markdown]
 # ## Summary
 #
 # - $Q = XW^Q$, $K = XW^K$, $V = XW^V$ are three learned projections of the same input $X$
 #   ($X = Z$ in the first layer): row $i$ of $Q$ asks "what am I looking for?", rows of $K$
 #   say "how do I label myself for matching?", rows of $V$ hold "what I pass on if selected".
-# - Shapes: $X$ is $(n, d_{model})$; each head's $W^Q_h$ is $(d_{model}, d_k)$ and its $Q_h$
+# - Shapes: $X$ is $(n, d_{model})$; head $j$'s $W^Q_j$ is $(d_{model}, d_k)$ and its $Q_j$
 #   is $(n, d_k)$, with $d_k = d_{model}/h$: $(6, 4)$ here, $(n, 64)$ in the paper.
 # - Q, K, V are not the embeddings: they are rebuilt from each layer's $X^{(\ell)}$, each head
 #   has its own, and they live in $d_k < d_{model}$ dimensions; $h$ heads concatenated give

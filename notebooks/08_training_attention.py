@@ -253,10 +253,19 @@ show(widgets.VBox([step_slider, live.image]), bytes(live.image.value),
      alt="Attention weights on 'the cat sat on the mat' at training step 60, next to the "
      "held-out accuracy curve over 300 steps.")
 
+# %%
+print("step | held-out accuracy | weight of 'sat' on 'cat' | rows looking one position back")
+for step in (0, 30, 60, 80, 100, 130, 150, 300):
+    j = run.steps.index(step)
+    A = run.weights[j]
+    locked = [i for i in range(1, n) if A[i].argmax() == i - 1]
+    print(f"{step:4d} | {100 * run.test_accuracy[j]:15.1f} % | {A[2, 1]:24.2f} | {locked}")
+
 # %% [markdown]
 # Notice: between steps 30 and 150 the weight of one row after another moves to the cell just
-# left of the diagonal, and the accuracy climbs with it ("sat", row 2, locks on last, around
-# step 100-150). After that training only sharpens the pattern.
+# left of the diagonal, and the accuracy climbs with it, from 57 % at step 30 to over 99 % by
+# step 130. "sat" (row 2) locks on last: "cat" becomes its largest weight only at step 80, and
+# passes 0.8 at step 130. After that training only sharpens the pattern.
 
 # %% [markdown]
 # ## Summary
@@ -268,7 +277,7 @@ show(widgets.VBox([step_slider, live.image]), bytes(live.image.value),
 #   to 100 % held-out accuracy; without positional encodings it cannot, because nothing else
 #   tells the keys' positions apart.
 # - Learned attention has a clean structure (here: one step left of the diagonal) where seeded
-#   weights have none; the slider shows it forming within a few dozen steps.
+#   weights have none; the slider shows it forming row by row between steps 30 and 150.
 #
 # **Next**: back to [00 · start here](00_start_here.ipynb) for the map of the course, or
 # revisit [07 · the cost of attention](07_cost_of_attention.ipynb). Real models stack many

@@ -96,8 +96,10 @@ plt.show()
 # $$PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right), \qquad
 #   PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)$$
 #
-# The first pair turns fastest (one radian per position); each later pair turns more slowly,
-# down to a wavelength of about $2\pi \cdot 10000$ positions for the last. Every position gets
+# The first pair turns fastest (one radian per position, a wavelength of $2\pi$ positions);
+# each later pair turns more slowly. The last pair's wavelength is
+# $2\pi \cdot 10000^{(d_{model}-2)/d_{model}}$ positions, approaching $2\pi \cdot 10000$ as
+# $d_{model}$ grows ($2\pi \cdot 1000$ here, with $d_{model} = 8$). Every position gets
 # a different pattern, and the same offset between two positions looks the same anywhere in the
 # sequence (a rotation of each sin/cos pair).
 #
@@ -220,19 +222,26 @@ print("same as helpers.build_Z:", np.allclose(Z, helpers.build_Z(tokens, d_model
 print("E[0] == E[4]:", np.array_equal(E[0], E[4]))
 print("Z[0] == Z[4]:", np.array_equal(Z[0], Z[4]))
 print("Z[4] - Z[0] == PE[4] - PE[0]:", np.allclose(Z[4] - Z[0], PE[4] - PE[0]))
-print("Z[4] - Z[0] =", np.round(Z[4] - Z[0], 3))
+print("Z[4] - Z[0] =", np.round(Z[4] - Z[0], 3) + 0.0)  # + 0.0 turns -0.0 into 0.0
 
 # %%
 fig, axes = plt.subplots(1, 3, figsize=(13, 3.3), layout="constrained")
 dims = [f"d{j}" for j in range(d_model)]
-for ax, M, name in zip(axes, (E, PE, Z), ("E (what)", "PE (where)", "Z = E + PE")):
-    plot_heatmap(M, tokens, dims, ax=ax, cmap="cividis", vmin=-2.5, vmax=2.5, annotate=False,
-                 title=f"{name}: rows = tokens", xlabel="dimension")
+rows = [f"{pos} {token}" for pos, token in enumerate(tokens)]  # "0 the", "1 cat", ...
+for ax, M, title, ylabel in zip(
+    axes,
+    (E, PE, Z),
+    ("E (what): depends only on the token", "PE (where): depends only on the position",
+     "Z = E + PE: token and position"),
+    ("token", "position", "position and token"),
+):
+    plot_heatmap(M, rows, dims, ax=ax, cmap="cividis", vmin=-2.5, vmax=2.5, annotate=False,
+                 title=title, xlabel="dimension", ylabel=ylabel)
 plt.show()
 
 # %% [markdown]
-# In E the rows for "the" (0 and 4) match; PE adds a different pattern to each row; in Z the
-# two "the" rows no longer match. Attention, which compares rows, can now tell them apart.
+# In E the rows for "the" (0 and 4) match; PE adds a different pattern to each position,
+# whatever token sits there; in Z the two "the" rows no longer match. Attention, which compares rows, can now tell them apart.
 
 # %% [markdown]
 # ## Summary

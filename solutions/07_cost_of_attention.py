@@ -17,7 +17,8 @@
 # - what that means in bytes, from our 6-token sentence to a 100k-token context, and how to
 #   predict it for any number of heads and batch size;
 # - blockwise attention with an **online softmax** (the idea behind FlashAttention): the same
-#   output, to $10^{-12}$, without ever holding the $n \times n$ matrix.
+#   output, to $10^{-12}$, without ever holding the $n \times n$ matrix; and why cutting the
+#   time too takes approximations (sparse, linear attention, etc.).
 #
 # **You need**: [04 · softmax and attention](04_softmax_and_attention.ipynb) and
 # [05 · causal masking](05_causal_masking.ipynb).
@@ -173,8 +174,10 @@ print(f"helpers.blockwise.score_matrix_bytes({n_long:,}) = {blockwise.score_matr
 
 # %% [markdown]
 # 40 GB for *one* head of *one* layer: more than a laptop's memory, half of a large GPU's.
-# A model with 32 heads would need 1.28 TB for one layer's weights. Long-context models can only
-# exist because they never store this matrix; the rest of this lesson shows how.
+# A model with 32 heads would need 1.28 TB for one layer's attention-weight (score) matrices
+# (not its parameters: those do not depend on $n$). Long-context models therefore never store
+# this matrix whole; the rest of this lesson shows the exact way to avoid it, and the end of
+# the lesson the approximate ones.
 
 # %% [markdown]
 # ### Exercise: `score_matrix_bytes(n, h, batch, dtype)`
@@ -369,6 +372,18 @@ print("n = 4096: blockwise peak <= 1/10 of the naive peak:", block_peak[4096] * 
 # tiles the queries and keeps each tile in the GPU's fast on-chip memory.
 
 # %% [markdown]
+# ## Exact or approximate: what long-context systems do
+#
+# Blockwise attention (FlashAttention) is **exact**: same output, memory cut from $O(n^2)$ to
+# $O(n)$, but every query still meets every key, so the time stays $O(n^2)$. To cut the time
+# as well, long-context systems **approximate** full attention: *sparse* or *local* attention
+# lets each query see only some keys (a sliding window of nearby tokens, plus a few global
+# ones); *linear* (kernel) attention replaces $\text{softmax}(QK^\top)$ by a product of feature
+# maps that can be computed as $\phi(Q)\,(\phi(K)^\top V)$ in $O(n)$; *low-rank* methods
+# compress the $n$ keys and values to a fixed number of rows. Each gives up some accuracy
+# (a query can no longer reach, or weigh exactly, every key) in exchange for speed.
+
+# %% [markdown]
 # ## Summary
 #
 # - Attention holds an $n \times n$ matrix per head: measured, its peak memory grows with
@@ -377,7 +392,9 @@ print("n = 4096: blockwise peak <= 1/10 of the naive peak:", block_peak[4096] * 
 #   head at $n = 100\,000$.
 # - An online softmax (running max $m$, running sum $\ell$, rescaled by $e^{m - m_{new}}$)
 #   processes the keys block by block: the same output to $10^{-12}$, with memory
-#   $O(n \cdot \text{block})$ instead of $O(n^2)$.
+#   $O(n \cdot \text{block})$ instead of $O(n^2)$; the time stays $O(n^2)$. Approximations
+#   (sparse or local windows, linear/kernel attention, low-rank) cut the time too, at some
+#   cost in accuracy.
 #
 # **Next**: [08 · training attention](08_training_attention.ipynb): so far every weight was
 # seeded; now we train an attention layer and watch the pattern form.
