@@ -31,7 +31,6 @@ import numpy as np
 import helpers
 from helpers import checks
 from helpers.explorer import AttentionExplorer
-from helpers.multihead import multi_head_attention
 from helpers.plots import plot_heatmap
 
 np.set_printoptions(precision=3, suppress=True)
@@ -180,7 +179,7 @@ checks.cross_attention.check(cross_attention)
 # %%
 X_paper = np.random.default_rng(0).standard_normal((10, 512))  # (n, d_model)
 W_paper = helpers.seeded_projections(512, n_heads=8, seed=0)
-out_paper, A_paper = multi_head_attention(X_paper, **W_paper)
+out_paper, A_paper = helpers.multi_head_attention(X_paper, **W_paper)  # src/helpers/multihead.py
 print("W_Q of all heads:", W_paper["W_Q"].shape, "= (h, d_model, d_k)")
 print("weights:", A_paper.shape, "= (h, n, n);  output:", out_paper.shape, "= (n, d_model)")
 
@@ -205,7 +204,7 @@ for j in range(h):
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 3.4))
 plot_heatmap(Q_big, tokens, [f"h{j // d_k}:{j % d_k}" for j in range(d_model)], ax=ax,
-             cmap="cividis", title="Q = X W^Q: rows = tokens, columns = head:dimension",
+             cmap="cividis", title="$Q = XW^Q$: rows = tokens, columns = head:dimension",
              xlabel="column (head j, dimension within the head)", ylabel="token")
 for j in range(1, h):
     ax.axvline(j * d_k - 0.5, color="white", lw=3)
@@ -217,25 +216,12 @@ plt.show()
 # *features*, never the tokens.
 
 # %% [markdown]
-# ### Exercise: `split_heads(X, h)`
-#
-# Cut an $(n, d_{model})$ array into $h$ heads: return shape $(h, n, d_k)$, where head $j$ is
-# `X[:, j*d_k:(j+1)*d_k]` and $d_k = d_{model}/h$. A loop is fine; the classic one-liner is a
-# reshape and a transpose (careful which).
-
-# %%
-def split_heads(X, h):
-    # YOUR CODE HERE
-    raise NotImplementedError("replace this line with your answer")
-
-
-checks.split_heads.check(split_heads)
-
-# %% [markdown]
-# Stuck? `checks.split_heads.hint(1)` (then 2, 3), or `checks.split_heads.solution()`. Why not
-# simply `X.reshape(h, n, d_k)`? It has the right shape, but reshape reads the numbers in
-# memory order, row after row, so "head 0" would get the first rows' features instead of the
-# first $d_k$ columns of every row:
+# You cut a projection into heads by hand in lesson 02 (`head_slices`); from here on
+# `helpers.split_heads(Q, h)` (in `src/helpers/projections.py`) does it: reshape to
+# $(n, h, d_k)$, then move the head axis to the front, $(h, n, d_k)$. The transpose matters.
+# A plain `reshape(h, n, d_k)` has the right shape, but reshape reads the numbers in memory
+# order, row after row, so "head 0" would get the first rows' features instead of the first
+# $d_k$ columns of every row:
 
 # %%
 wrong = Q_big.reshape(h, n, d_k)  # right shape, wrong numbers
@@ -254,12 +240,15 @@ print("head 0, token 1 ('cat'), correct:     ", np.round(right[0, 1], 3))
 # gives the same:
 
 # %%
-Q_h = helpers.split_heads(X @ np.concatenate(list(W["W_Q"]), axis=1), h)  # (h, n, d_k)
-K_h = helpers.split_heads(X @ np.concatenate(list(W["W_K"]), axis=1), h)  # (h, n, d_k)
-V_h = helpers.split_heads(X @ np.concatenate(list(W["W_V"]), axis=1), h)  # (h, n, d_k)
-heads, A_heads = helpers.scaled_dot_product_attention(Q_h, K_h, V_h)  # (h, n, d_k), (h, n, n)
-print("Q_h, K_h, V_h:", Q_h.shape, " head outputs:", heads.shape, " weights:", A_heads.shape)
-loop = [helpers.scaled_dot_product_attention(Q_h[j], K_h[j], V_h[j]) for j in range(h)]
+Q_heads = helpers.split_heads(X @ np.concatenate(list(W["W_Q"]), axis=1), h)  # (h, n, d_k)
+K_heads = helpers.split_heads(X @ np.concatenate(list(W["W_K"]), axis=1), h)  # (h, n, d_k)
+V_heads = helpers.split_heads(X @ np.concatenate(list(W["W_V"]), axis=1), h)  # (h, n, d_k)
+# (h, n, d_k), (h, n, n): every head at once
+heads, A_heads = helpers.scaled_dot_product_attention(Q_heads, K_heads, V_heads)
+print("Q_heads, K_heads, V_heads:", Q_heads.shape, " head outputs:", heads.shape,
+      " weights:", A_heads.shape)
+loop = [helpers.scaled_dot_product_attention(Q_heads[j], K_heads[j], V_heads[j])
+        for j in range(h)]
 print("batched == one head at a time:",
       all(np.allclose(heads[j], o) and np.allclose(A_heads[j], a) for j, (o, a) in enumerate(loop)))
 print("head 0 == the head we followed in lessons 03-05:", np.allclose(A_heads[0], A_self))
@@ -274,28 +263,61 @@ plt.show()
 for j in range(h):
     print(f"head {j}: each query's favourite key:",
           [f"{tokens[i]}->{tokens[k]}" for i, k in enumerate(A_heads[j].argmax(axis=1))])
+sat, mat = 2, 5  # query rows
+for j in range(h):
+    for i in (sat, mat):
+        print(f"head {j}, query {tokens[i]!r}:",
+              ", ".join(f"{t} {w:.2f}" for t, w in zip(tokens, A_heads[j, i])))
 
 # %% [markdown]
 # Same sentence, same $X$, two different patterns: each head has its own $W^Q_j, W^K_j$, so
-# it compares the tokens in its own way. Head 0 sends half of "sat"'s weight to "mat" (0.50)
-# while head 1 spreads "sat" almost evenly; head 1 sends "mat" to the second "the" (0.67) while
-# head 0 spreads "mat". Two "views" of the same content, computed at once.
+# it compares the tokens in its own way. Head 0 sends half of "sat"'s weight to "mat" (0.50);
+# head 1 has no favourite for "sat": four keys get about a fifth each ("the" 0.23, "sat"
+# 0.22, "mat" 0.21, "cat" 0.18) and "on" and the second "the" only 0.08. The other way round
+# for "mat": head 1 sends two thirds of it to the second "the" (0.67), while head 0's largest
+# weight for "mat" is 0.23. Two "views" of the same content, computed at once.
 
 # %% [markdown]
 # ## Concatenate, then $W^O$
 #
-# Each head returns $(n, d_k)$. Putting the heads back side by side (the inverse of the split,
-# `helpers.combine_heads`) gives $(n, h \cdot d_k) = (n, d_{model})$; the output projection
-# $W^O$ $(d_{model}, d_{model})$ then mixes what the heads found into one vector per token.
+# Each head returns $(n, d_k)$. Putting the heads back side by side, head 0 first (the inverse
+# of the split, `helpers.combine_heads`), gives $(n, h \cdot d_k) = (n, d_{model})$; the output
+# projection $W^O$ $(d_{model}, d_{model})$ then mixes what the heads found into one vector per
+# token.
+#
+# ### Exercise: `multi_head_attention(X, W_Q, W_K, W_V, W_O)`
+#
+# Put the whole layer together. `W_Q`, `W_K`, `W_V` have shape $(h, d_{model}, d_k)$: `W_Q[j]`
+# is head $j$'s $W^Q_j$, and so on; `W_O` is $(d_{model}, d_{model})$. Return
+# `(output, weights)`: `output` $= \text{Concat}(\text{head}_0, \ldots,
+# \text{head}_{h-1})\, W^O$, shape $(n, d_{model})$, and `weights`, every head's attention
+# weights stacked, shape $(h, n, n)$. A loop over the heads is fine; you may call
+# `helpers.softmax`.
+
+# %%
+def multi_head_attention(X, W_Q, W_K, W_V, W_O):
+    # YOUR CODE HERE
+    raise NotImplementedError("replace this line with your answer")
+
+
+checks.multi_head_attention.check(multi_head_attention)
+
+# %% [markdown]
+# Stuck? `checks.multi_head_attention.hint(1)` (then 2, 3), or
+# `checks.multi_head_attention.solution()`. The rest of the lesson uses the course's
+# `helpers.multi_head_attention` (in `src/helpers/multihead.py`), which also takes a mask and a
+# second sequence. The same steps, on the heads computed above:
 
 # %%
 concat = helpers.combine_heads(heads)  # (n, h * d_k) = (n, d_model)
 output = concat @ W["W_O"]  # (n, d_model)
 print("concatenated heads:", concat.shape, " output:", output.shape)
 print("concat == [head 0 | head 1]:", np.allclose(concat, np.concatenate(list(heads), axis=1)))
-print("combine_heads undoes split_heads:", np.allclose(helpers.combine_heads(Q_h), X @ W_Q_big))
-mh_out, mh_A = multi_head_attention(X, **W)  # the course's version, src/helpers/multihead.py
-print("== helpers.multihead.multi_head_attention:", np.allclose(mh_out, output))
+print("combine_heads undoes split_heads:",
+      np.allclose(helpers.combine_heads(Q_heads), X @ W_Q_big))
+mh_out, mh_A = helpers.multi_head_attention(X, **W)  # the course's version
+print("output == helpers.multi_head_attention's:", np.allclose(mh_out, output),
+      "| weights == A_heads:", np.allclose(mh_A, A_heads))
 print("output row 1 ('cat'):", np.round(output[1], 3))
 
 # %% [markdown]
@@ -303,13 +325,13 @@ print("output row 1 ('cat'):", np.round(output[1], 3))
 # head 1; $W^O$ lets every output dimension draw on every head. The output has the shape of
 # the input, $(n, d_{model})$, so layers can be stacked.
 #
-# `multi_head_attention` takes a mask and a second sequence too: multi-head **causal**
+# `helpers.multi_head_attention` takes a mask and a second sequence too: multi-head **causal**
 # self-attention (a GPT layer) and multi-head **cross**-attention (the decoder asking the
 # encoder) are the same function.
 
 # %%
-causal_out, causal_A = multi_head_attention(X, **W, mask=helpers.causal_mask(n))
-cross_out, cross_A = multi_head_attention(X_dec, **W, X_kv=X_enc)
+causal_out, causal_A = helpers.multi_head_attention(X, **W, mask=helpers.causal_mask(n))
+cross_out, cross_A = helpers.multi_head_attention(X_dec, **W, X_kv=X_enc)
 print("causal multi-head: weights", causal_A.shape, "output", causal_out.shape,
       " future weights all 0:", bool(np.all(causal_A[:, ~helpers.causal_mask(n)] == 0)))
 print("cross multi-head:  weights", cross_A.shape, "output", cross_out.shape)
@@ -323,13 +345,15 @@ print("cross multi-head:  weights", cross_A.shape, "output", cross_out.shape)
 # %%
 X_32 = helpers.build_Z(tokens, 32)  # (n, 32)
 W_32 = helpers.seeded_projections(32, n_heads=8, seed=0)
-_, A_grid = multi_head_attention(X_32, **W_32)  # (8, n, n)
+_, A_grid = helpers.multi_head_attention(X_32, **W_32)  # (8, n, n)
 fig, axes = plt.subplots(2, 4, figsize=(13, 6.2), sharex=True, sharey=True)
-fig.subplots_adjust(left=0.05, right=0.9, bottom=0.08, top=0.88, wspace=0.08, hspace=0.22)
+fig.subplots_adjust(left=0.07, right=0.9, bottom=0.12, top=0.88, wspace=0.08, hspace=0.22)
 for j, ax in enumerate(axes.flat):
     image = plot_heatmap(A_grid[j], tokens, tokens, ax=ax, vmin=0, vmax=1, annotate=False,
-                         colorbar=False, title=f"head {j}")
-fig.colorbar(image, cax=fig.add_axes([0.92, 0.08, 0.015, 0.8]), label="attention weight")
+                         colorbar=False, title=f"head {j}",
+                         xlabel="key" if j >= 4 else "",  # outer axes only: bottom row...
+                         ylabel="query" if j % 4 == 0 else "")  # ...and left column
+fig.colorbar(image, cax=fig.add_axes([0.92, 0.12, 0.015, 0.76]), label="attention weight")
 fig.suptitle("8 heads, one sentence (rows = query, columns = key)")
 plt.show()
 print("largest weight in each head:", np.round(A_grid.max(axis=(1, 2)), 2))
@@ -356,6 +380,11 @@ ex.set_head(1)
 ex.show()
 
 # %% [markdown]
+# Notice: on head 1, "sat" has no favourite (four keys get about 0.2 each); switch to head 0
+# and half of its weight goes to "mat" (0.50). Then click "mat": head 1 sends it to the second
+# "the" (0.67), head 0 spreads it.
+
+# %% [markdown]
 # It shows the same heads as our code:
 
 # %%
@@ -372,11 +401,11 @@ for j in range(h):
 #   $(n_q, d_v)$.
 # - Multi-head attention runs $h$ attentions in parallel, each with its own projections into
 #   $d_k = d_{model}/h$ dimensions (8, 2, 4 here; 512, 8, 64 in the paper). One big
-#   projection cut into $h$ column blocks (`split_heads`: reshape to $(n, h, d_k)$, then
-#   transpose to $(h, n, d_k)$) is exactly $h$ per-head projections.
-# - The heads' outputs are concatenated back to $d_{model}$ columns and mixed by $W^O$; each
-#   head has its own weight pattern, which is how one layer attends to several kinds of
-#   relationship at once.
+#   projection cut into $h$ column blocks (`helpers.split_heads`: reshape to $(n, h, d_k)$,
+#   then transpose to $(h, n, d_k)$) is exactly $h$ per-head projections.
+# - The heads' outputs are concatenated back to $d_{model}$ columns, head 0 first, and mixed by
+#   $W^O$ (your `multi_head_attention`); each head has its own weight pattern, which is how
+#   one layer attends to several kinds of relationship at once.
 #
 # **Next**: [07 · the cost of attention](07_cost_of_attention.ipynb): the $n \times n$ matrix,
 # measured.

@@ -126,7 +126,8 @@ print("stable_softmax([-1002, -1001, -1000]) =", np.round(stable_softmax(z_neg),
 #
 # Write a numerically stable softmax over the **last axis** of a 2-D array of scores `z`
 # (shape $(n_q, n_k)$: one row per query), so that every row sums to 1. It must survive
-# scores around $\pm 1000$. Loops, broadcasting or `np.einsum` are all fine.
+# scores around $\pm 1000$, including a row that spreads from $-1000$ to $+1000$. Loops,
+# broadcasting or `np.einsum` are all fine.
 
 # %%
 def softmax(z):
@@ -142,7 +143,9 @@ checks.softmax.check(softmax)
 # %% [markdown]
 # Stuck? `checks.softmax.hint(1)` (then 2, 3), or `checks.softmax.solution()`. The check
 # tries your function on fresh scores, including rows around $+1000$, $0$ and $-1000$ in one
-# matrix, so subtracting the maximum of the *whole* matrix is not enough.
+# matrix, so subtracting the maximum of the *whole* matrix is not enough, and rows like
+# $[-1000, 0, 1000]$, so subtracting the row's minimum or mean is not enough either: only the
+# max leaves every exponent $\le 0$.
 #
 # From here on the lesson uses `helpers.softmax` (in `src/helpers/attention.py`), the same
 # stable formula, so it runs whether or not you have answered yet.
@@ -219,7 +222,7 @@ print("loops == A @ V:", np.allclose(out_loops, out))
 
 # %% [markdown]
 # Weights that are non-negative and sum to 1 make each output row a **convex combination** of
-# the value rows: it lies inside the cloud of value vectors, never outside it. One consequence
+# the value rows: it lies inside the convex hull of the value vectors, never outside it. One consequence
 # you can check: every coordinate of every output row lies between the smallest and the
 # largest value of that coordinate over $V$'s rows.
 
@@ -261,8 +264,9 @@ checks.attention.check(attention)
 # gives the running example's numbers:
 
 # %%
-out_h, A_h = helpers.scaled_dot_product_attention(Q, K, V)
-print("weights == A:", np.allclose(A_h, A), "| output == A @ V:", np.allclose(out_h, out))
+out_course, A_course = helpers.scaled_dot_product_attention(Q, K, V)
+print("weights == A:", np.allclose(A_course, A),
+      "| output == A @ V:", np.allclose(out_course, out))
 
 # %% [markdown]
 # ## Without positions, attention does not see order
@@ -303,7 +307,13 @@ print("with positions, Attn(Z_shuffled) == Attn(Z)[perm]:",
 #
 # The lesson text's NumPy cell, unchanged. Notice that Q, K and V all come from the same X:
 # that is what makes it *self*-attention. (It uses NumPy's legacy global seed,
-# `np.random.seed(0)`, so its numbers are the ones in the lesson text.)
+# `np.random.seed(0)`, so its numbers are the ones the lesson page's Run button prints.)
+#
+# **It reuses names.** The cell rebinds `softmax` (your exercise answer), `X`, `Q`, `K`, `V`,
+# `A`, `scores`, `out` and `d_model` to its own 3-token example. The cells after it use only
+# its names or build their own from `helpers`, so the rest of the lesson runs as it is. To
+# re-run an earlier cell afterwards (say, `checks.softmax.check(softmax)`), use
+# Kernel → Restart & Run All, so that the earlier values come back first.
 
 # %%
 import numpy as np
@@ -378,9 +388,11 @@ ex.show()
 
 # %% [markdown]
 # Notice: every row of the heatmap (and every bar chart) sums to 1, whatever you click; the two
-# heads spread "cat"'s attention differently, because each has its own $W_Q^h, W_K^h$; at a
+# heads spread "cat"'s attention differently, because head $j$ has its own $W^Q_j, W^K_j$; at a
 # low temperature each row collapses onto one key, at a high one it flattens towards
-# $1/n = 1/6$. The explorer's head 0 is the matrix $A$ we computed above:
+# $1/n = 1/6$. The explorer's head 0 is the running example's $A$ from the start of the lesson
+# (recomputed here from `helpers`, since the "Build it yourself" cell reused the names `X`
+# and `A`):
 
 # %%
 Z = helpers.build_Z(tokens, helpers.D_MODEL)  # (n, d_model): the running example's X again

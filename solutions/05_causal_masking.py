@@ -350,6 +350,11 @@ ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=h, causal=True
 ex.show()
 
 # %% [markdown]
+# Notice: with causal on, "sat" (row 2) shares its weight among "the", "cat" and itself only
+# (0.19, 0.32, 0.49) and every cell right of the diagonal is grey; toggle causal off and half
+# of its weight (0.50) jumps to the future "mat", while the last row, "mat", does not change.
+
+# %% [markdown]
 # Head 0 of the explorer is the head we have followed all lesson:
 
 # %%

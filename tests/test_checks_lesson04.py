@@ -31,9 +31,16 @@ def softmax_global_shift_per_row_logsumexp(z):
     return np.exp(z - m - np.log(np.exp(z - m).sum(axis=-1, keepdims=True)))
 
 
+def softmax_in_place(z):
+    z -= z.max(axis=-1, keepdims=True)  # modifies its input: fine, the check passes copies
+    np.exp(z, out=z)
+    z /= z.sum(axis=-1, keepdims=True)
+    return z
+
+
 @pytest.mark.parametrize(
     "answer", [lesson04._reference_softmax, softmax_loops, softmax_float32,
-               softmax_global_shift_per_row_logsumexp]
+               softmax_global_shift_per_row_logsumexp, softmax_in_place]
 )  # fmt: skip
 def test_correct_softmaxes_pass(answer):
     result = checks.softmax.check(answer)
@@ -58,6 +65,16 @@ def _axis0(z):
 def _whole(z):
     e = np.exp(z - z.max())
     return e / e.sum()
+
+
+def _min_shift(z):
+    e = np.exp(z - z.min(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _mean_shift(z):
+    e = np.exp(z - np.mean(z, axis=1)[:, None])
+    return e / e.sum(axis=-1, keepdims=True)
 
 
 def _no_exp(z):
@@ -90,6 +107,8 @@ def _returns_nothing(z):
 SOFTMAX_MISTAKES = {
     _naive: "NaN or inf on large scores",
     _global_max: "maximum of the whole matrix",
+    _min_shift: "you subtracted the row's minimum",
+    _mean_shift: "you subtracted the row's mean",
     _axis0: "columns sum to 1",
     _whole: "the whole matrix sums to 1",
     _no_exp: "forget np.exp? Dividing the scores",
@@ -109,6 +128,20 @@ def test_each_softmax_mistake_gets_its_own_message(mistake):
     assert SOFTMAX_MISTAKES[mistake] in result.message, result.message
     others = [m for f, m in SOFTMAX_MISTAKES.items() if f is not mistake]
     assert not any(m in result.message for m in others), result.message
+
+
+@pytest.mark.parametrize("shift", [_min_shift, _mean_shift], ids=lambda f: f.__name__)
+def test_min_and_mean_shifts_are_unstable_and_fail(shift):
+    with np.errstate(all="ignore"):
+        assert np.isnan(shift(np.array([[-1000.0, 0.0, 1000.0]]))).any()
+        result = checks.softmax.check(shift)
+    assert result.passed is False and "subtract the max" in result.message.lower()
+
+
+def test_the_checked_inputs_include_a_row_spread_over_plus_minus_1000():
+    cases = lesson04._softmax_cases(np.random.default_rng(0))
+    wide = [z for what, z in cases if "spread" in what]
+    assert wide and all(np.ptp(row) >= 1900 for row in wide[0])
 
 
 def test_a_hard_coded_softmax_fails():

@@ -45,6 +45,8 @@ def test_correct_causal_masks_pass(answer):
         (lambda n: np.tril(np.ones((n, n))), "right pattern, but dtype float64"),
         (lambda n: np.tril(np.ones((n, n), dtype=int)), "right pattern, but dtype int"),
         (lambda n: np.tril(np.full((n, n), 2.0)), "values other than 0 and 1"),
+        (lambda n: np.triu(np.full((n, n), -np.inf), k=1), "additive mask M"),
+        (lambda n: np.where(np.tril(np.ones((n, n), bool)), 0.0, -1e9), "additive mask M"),
         (lambda n: None, "returned None"),
         (lambda n: np.tril(np.ones((n, n + 1), dtype=bool)), "expected ("),
     ],

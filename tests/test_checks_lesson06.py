@@ -3,10 +3,11 @@
 import numpy as np
 import pytest
 
+import helpers
 from helpers.checks import lesson06
 
 cross_attention = lesson06.cross_attention
-split_heads = lesson06.split_heads
+multi_head_attention = lesson06.multi_head_attention
 ref_cross = lesson06._reference_cross_attention
 
 
@@ -97,58 +98,118 @@ def test_no_cross_attention_mistake_is_named_as_another():
 
 
 # ---------------------------------------------------------------------------------------------
-# split_heads(X, h)
+# multi_head_attention(X, W_Q, W_K, W_V, W_O)
 
 
-def loop_split(X, h):
-    d_k = X.shape[1] // h
-    return np.stack([X[:, j * d_k : (j + 1) * d_k] for j in range(h)])
+def mha_batched(X, W_Q, W_K, W_V, W_O):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V  # (h, n, d_k): broadcast over the head axis
+    A = softmax_rows(Q @ K.transpose(0, 2, 1) / np.sqrt(Q.shape[-1]))  # (h, n, n)
+    heads = A @ V  # (h, n, d_v)
+    concat = heads.transpose(1, 0, 2).reshape(X.shape[0], -1)  # (n, h * d_v)
+    return concat @ W_O, A
+
+
+def mha_per_head_blocks_of_W_O(X, W_Q, W_K, W_V, W_O):
+    """concat @ W_O == sum_j head_j @ (head j's rows of W_O)."""
+    out, weights = 0.0, []
+    d_v = W_V.shape[-1]
+    for j in range(len(W_Q)):
+        o, w = ref_cross(X, X, W_Q[j], W_K[j], W_V[j])
+        out = out + o @ W_O[j * d_v : (j + 1) * d_v]
+        weights.append(w)
+    return out, np.array(weights)
+
+
+def mha_float32(X, W_Q, W_K, W_V, W_O):
+    out, A = mha_batched(*(np.asarray(a, np.float32) for a in (X, W_Q, W_K, W_V, W_O)))
+    return out.astype(np.float32), A.astype(np.float32)
 
 
 @pytest.mark.parametrize(
     "answer",
     [
-        lesson06._reference_split_heads,
-        loop_split,
-        lambda X, h: np.array(np.split(X, h, axis=1)),
-        lambda X, h: np.swapaxes(X.reshape(X.shape[0], h, -1), 0, 1),
+        lesson06._reference_multi_head_attention,
+        mha_batched,
+        mha_per_head_blocks_of_W_O,
+        mha_float32,
+        lambda X, W_Q, W_K, W_V, W_O: helpers.multi_head_attention(X, W_Q, W_K, W_V, W_O),
     ],
 )
-def test_correct_split_heads_passes(answer):
-    result = split_heads.check(answer)
+def test_correct_multi_head_attention_passes(answer):
+    result = multi_head_attention.check(answer)
     assert result.passed is True, result.message
 
 
-def test_the_course_helper_passes_too():
-    import helpers
-
-    assert split_heads.check(helpers.split_heads).passed is True
-
-
-SPLIT_MISTAKES = [
-    (lambda X, h: X.reshape(h, X.shape[0], X.shape[1] // h), "without a transpose"),
-    (lambda X, h: X.reshape(X.shape[0], X.shape[1] // h, h).transpose(2, 0, 1), "stride"),
-    (lambda X, h: np.array(np.split(X, h, axis=0)), "block of rows"),
-    (lambda X, h: X.reshape(X.shape[0], h, X.shape[1] // h), "head axis is not in front"),
-    (lambda X, h: loop_split(X, h).transpose(0, 2, 1), "each head is transposed"),
-    (lambda X, h: None, "returned None"),
-    (lambda X, h: loop_split(X, h)[::-1], "head j must be X[:, j*d_k:(j+1)*d_k]"),
-]
+def test_the_shown_solution_agrees_with_the_course_helper():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((6, 8))
+    W = helpers.seeded_projections(8, n_heads=2, seed=0)
+    got = lesson06._reference_multi_head_attention(X, **W)
+    want = helpers.multi_head_attention(X, **W)
+    assert all(np.allclose(a, b) for a, b in zip(got, want))
 
 
-@pytest.mark.parametrize(("answer", "words"), SPLIT_MISTAKES)
-def test_each_split_heads_mistake_gets_its_own_message(answer, words):
-    result = split_heads.check(answer)
+def _mha_parts(X, W_Q, W_K, W_V, shared=False, factor=None):
+    """Each head's outputs and weights, as lists: the pieces the wrong answers combine."""
+    heads, weights = [], []
+    for j in range(len(W_Q)):
+        k = 0 if shared else j
+        Q, K, V = X @ W_Q[k], X @ W_K[k], X @ W_V[k]
+        A = softmax_rows(Q @ K.T * (factor(Q, X) if factor else 1 / np.sqrt(Q.shape[1])))
+        heads.append(A @ V)
+        weights.append(A)
+    return heads, weights
+
+
+def mha_wrong(combine=None, **parts):
+    def answer(X, W_Q, W_K, W_V, W_O):
+        heads, weights = _mha_parts(X, W_Q, W_K, W_V, **parts)
+        if combine is None:
+            return np.concatenate(heads, axis=1) @ W_O, np.stack(weights)
+        return combine(heads, weights, W_O)
+
+    return answer
+
+
+MHA_MISTAKES = [
+    (mha_wrong(lambda H, A, W_O: (np.concatenate(H, axis=1), np.stack(A))), "you forgot W_O"),
+    (mha_wrong(lambda H, A, W_O: (np.concatenate(H[::-1], axis=1) @ W_O, np.stack(A))),
+     "wrong order"),
+    (mha_wrong(lambda H, A, W_O: (np.stack(H).reshape(len(H[0]), -1) @ W_O, np.stack(A))),
+     "straight to (n, h * d_v)"),
+    (mha_wrong(lambda H, A, W_O: (np.concatenate(H, axis=0), np.stack(A))), "as extra rows"),
+    (mha_wrong(lambda H, A, W_O: (np.mean(H, axis=0), np.stack(A))), "did you average"),
+    (mha_wrong(lambda H, A, W_O: (
+        sum(h @ W_O[j * len(h[0]) : (j + 1) * len(h[0])] for j, h in enumerate(H)) / len(H),
+        np.stack(A))), "averaged the heads' contributions"),
+    (mha_wrong(lambda H, A, W_O: (np.concatenate(H, axis=1) @ W_O, np.mean(A, axis=0))),
+     "average over the heads"),
+    (mha_wrong(lambda H, A, W_O: (np.concatenate(H, axis=1) @ W_O, A[0])), "weights have shape"),
+    (mha_wrong(shared=True), "same weights"),
+    (mha_wrong(factor=lambda Q, X: 1.0), "not scaled"),
+    (mha_wrong(factor=lambda Q, X: 1 / np.sqrt(X.shape[1])), "sqrt(d_model)"),
+    (lambda *a: None, "returned None"),
+    (lambda *a: lesson06._reference_multi_head_attention(*a)[0], "only the output"),
+    (lambda *a: lesson06._reference_multi_head_attention(*a)[1], "only the weights"),
+    (lambda *a: lesson06._reference_multi_head_attention(*a)[::-1], "(weights, output)"),
+    (lambda *a: (2 * lesson06._reference_multi_head_attention(*a)[0],
+                 lesson06._reference_multi_head_attention(*a)[1]), "output is not concat"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("answer", "words"), MHA_MISTAKES)
+def test_each_multi_head_attention_mistake_gets_its_own_message(answer, words):
+    result = multi_head_attention.check(answer)
     assert result.passed is False
     assert words in result.message, result.message
 
 
-def test_no_split_heads_mistake_is_named_as_another():
-    messages = [split_heads.check(answer).message for answer, _ in SPLIT_MISTAKES]
+def test_no_multi_head_attention_mistake_is_named_as_another():
+    messages = [multi_head_attention.check(answer).message for answer, _ in MHA_MISTAKES]
     for i, message in enumerate(messages):
-        for j, (_, words) in enumerate(SPLIT_MISTAKES):
+        for j, (_, words) in enumerate(MHA_MISTAKES):
             if i != j:
-                assert words not in message, (SPLIT_MISTAKES[i][1], message)
+                assert words not in message, (MHA_MISTAKES[i][1], message)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,27 +221,31 @@ def test_a_stub_is_not_attempted_yet():
         raise NotImplementedError("replace this line with your answer")
 
     assert cross_attention.check(stub).passed is None
-    assert split_heads.check(stub).passed is None
+    assert multi_head_attention.check(stub).passed is None
 
 
 def test_an_exception_in_the_answer_is_reported_with_its_line():
-    def broken(X, h):
-        n, d_model, extra = X.shape  # X is (n, d_model): only two sizes to unpack
-        return X
+    def broken(X, W_Q, W_K, W_V, W_O):
+        h, d_model = W_Q.shape  # W_Q is (h, d_model, d_k): three sizes to unpack
+        return X, W_Q
 
-    result = split_heads.check(broken)
+    result = multi_head_attention.check(broken)
     assert result.passed is False
-    assert "ValueError" in result.message and "n, d_model, extra = X.shape" in result.message
+    assert "ValueError" in result.message and "h, d_model = W_Q.shape" in result.message
 
 
 def test_a_hard_coded_answer_fails():
-    rng = np.random.default_rng(0)
-    fixed = rng.standard_normal((2, 6, 4))
-    assert split_heads.check(lambda X, h: fixed).passed is False
+    X = np.random.default_rng(0).standard_normal((6, 8))
+    fixed = helpers.multi_head_attention(X, **helpers.seeded_projections(8, n_heads=2))
+    assert multi_head_attention.check(lambda *a: fixed).passed is False
 
 
 def test_solutions_and_hints_are_shown():
     assert "def cross_attention(" in cross_attention.solution().text
     assert "X_kv @ W_K" in cross_attention.solution().text
-    assert "def split_heads(" in split_heads.solution().text
-    assert "transpose" in split_heads.hint(3).text
+    assert "def multi_head_attention(" in multi_head_attention.solution().text
+    assert "@ W_O" in multi_head_attention.solution().text
+    assert "np.concatenate" in multi_head_attention.hint(3).text
+    namespace = {"np": np}
+    exec(multi_head_attention.solution().text, namespace)
+    assert multi_head_attention.check(namespace["multi_head_attention"]).passed is True

@@ -9,7 +9,7 @@ from .lesson02 import head_slices, project_qkv
 from .lesson03 import scaled_scores
 from .lesson04 import attention, softmax
 from .lesson05 import causal_mask, masked_attention
-from .lesson06 import cross_attention, split_heads
+from .lesson06 import cross_attention, multi_head_attention
 from .lesson07 import score_matrix_bytes
 
 __all__ = [
@@ -24,6 +24,6 @@ __all__ = [
     "causal_mask",
     "masked_attention",
     "cross_attention",
-    "split_heads",
+    "multi_head_attention",
     "score_matrix_bytes",
 ]

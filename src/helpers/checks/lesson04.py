@@ -65,6 +65,18 @@ def _whole(z):
 
 
 @_quiet
+def _min_shift(z):
+    e = np.exp(z - z.min(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@_quiet
+def _mean_shift(z):
+    e = np.exp(z - z.mean(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@_quiet
 def _no_exp(z):
     return z / z.sum(axis=-1, keepdims=True)
 
@@ -94,6 +106,15 @@ def _no_keepdims(z):
 def _softmax_mistakes(z: np.ndarray, what: str) -> dict[str, np.ndarray]:
     rows = "rows" if z.shape[0] > 1 else "row"
     mistakes = {
+        f"{what}: you subtracted the row's minimum, not its maximum. Softmax is "
+        "shift-invariant, so the answer would be the same, but after z - min every entry is "
+        ">= 0 and np.exp still sees large positive numbers: on a row like [0, 1000] it "
+        "overflows to inf, and inf / inf is NaN. Subtract the max: "
+        "z.max(axis=-1, keepdims=True).": _min_shift(z),
+        f"{what}: you subtracted the row's mean, not its maximum. That centres the scores, "
+        "but entries above the mean stay positive, so on a row that spreads from -1000 to "
+        "+1000 np.exp still sees large positive numbers, overflows to inf, and inf / inf is "
+        "NaN. Subtract the max: z.max(axis=-1, keepdims=True).": _mean_shift(z),
         f"{what}: NaN or inf on large scores. np.exp(1000) overflows to inf, and inf / inf "
         "is NaN. Subtract each row's maximum before np.exp: softmax is shift-invariant, so "
         "the answer is the same and exp never sees a positive number.": _no_max(z),
@@ -129,11 +150,18 @@ def _softmax_cases(rng: np.random.Generator) -> list[tuple[str, np.ndarray]]:
     big = np.round(rng.normal(0.0, 3.0, (3, 5)) * 64) / 64
     big[0] += 1000.0
     big[2] -= 1000.0
+    # Scores that spread over +-1000 *within* each row: only subtracting the row's max keeps
+    # every exponent <= 0 (subtracting the min or the mean still overflows). Each row holds a
+    # score near -1000, one near 0 and one near +1000, plus a few ~N(0, 500); multiples of 1/64.
+    wide = np.round(rng.normal(0.0, 500.0, (n, m)) * 64) / 64
+    for row in wide:
+        row[rng.permutation(m)[:3]] = np.round(rng.normal(0.0, 3.0, 3) * 64) / 64 + [-1000, 0, 1000]
     square = int(rng.integers(3, 6))
     return [
         ("softmax(z) on a square score matrix", rng.normal(0.0, 2.0, (square, square))),
         ("softmax(z) on random scores", rng.normal(0.0, 2.0, (n, m))),
         ("softmax(z) on scores around +1000, 0 and -1000", big),
+        ("softmax(z) on rows that spread from -1000 to +1000", wide),
         ("softmax(z) on one row", rng.normal(0.0, 2.0, (1, m))),
         ("softmax(z) with one key per row", rng.normal(0.0, 2.0, (n, 1))),
     ]
@@ -147,11 +175,13 @@ def _grade_softmax(call) -> str:
             _softmax(z, axis=-1),
             _softmax_mistakes(z, what),
             f"{what} differs from softmax along the last axis: exp(z - row max), then divide "
-            "each row by its sum.",
+            "each row by its sum (subtracting the max keeps every exponent <= 0, even when a "
+            "row spreads from -1000 to +1000).",
         )
     return (
-        "your softmax matches on fresh random scores, a square matrix, scores around "
-        "+-1000 (no overflow) and single rows and columns."
+        "your softmax matches on fresh random scores, a square matrix, rows around "
+        "+-1000, rows that spread from -1000 to +1000 (no overflow) and single rows and "
+        "columns."
     )
 
 

@@ -26,12 +26,26 @@ def _as_mask(value, what: str, n: int) -> tuple[np.ndarray, bool]:
         raise Mistake(f"{what} returned shape {arr.shape}, expected ({n}, {n})")
     if arr.dtype == bool:
         return arr, True
+    if np.issubdtype(arr.dtype, np.floating) and _is_additive_mask(arr):
+        raise Mistake(
+            f"{what} returned a float mask of 0 and {np.min(arr):g}: that's the additive mask "
+            "M that lesson 05 adds to the scores (0 = may attend, -inf = blocked). This "
+            "exercise wants the boolean mask (True = may attend), e.g. "
+            "np.tril(np.ones((n, n), dtype=bool))."
+        )
     if not np.issubdtype(arr.dtype, np.number) or not np.all(np.isin(arr, (0, 1))):
         raise Mistake(
             f"{what} returned an array of dtype {arr.dtype} holding values other than 0 and 1; "
             "a mask holds True (may attend) and False (blocked)"
         )
     return arr.astype(bool), False
+
+
+def _is_additive_mask(arr: np.ndarray) -> bool:
+    """True for a float array of 0 and -inf (or a large negative stand-in such as -1e9)."""
+    with np.errstate(invalid="ignore"):
+        blocked = arr != 0
+        return bool(blocked.any()) and bool(np.all(arr[blocked] <= -1e4))
 
 
 def _grade_causal_mask(call):

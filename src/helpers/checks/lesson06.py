@@ -1,4 +1,4 @@
-"""Lesson 06 exercises: cross-attention, and splitting a projection into heads."""
+"""Lesson 06 exercises: cross-attention, and multi-head attention (h heads, concat, W_O)."""
 
 from __future__ import annotations
 
@@ -172,85 +172,183 @@ cross_attention = Exercise(
 
 
 # ----------------------------------------------------------------------------------------------
-# split_heads(X, h)
+# multi_head_attention(X, W_Q, W_K, W_V, W_O)
 
 
-def _reference_split_heads(X, h):
-    n, d_model = X.shape
-    d_k = d_model // h
-    # (n, d_model) -> (n, h, d_k): each row's columns cut into h blocks of d_k;
-    # then move the head axis to the front: (h, n, d_k). Head j gets columns j*d_k:(j+1)*d_k.
-    return X.reshape(n, h, d_k).transpose(1, 0, 2)
+def _reference_multi_head_attention(X, W_Q, W_K, W_V, W_O):
+    heads, weights = [], []
+    for j in range(W_Q.shape[0]):  # head j has its own W_Q[j], W_K[j], W_V[j]
+        Q, K, V = X @ W_Q[j], X @ W_K[j], X @ W_V[j]  # (n, d_k), (n, d_k), (n, d_v)
+        scores = Q @ K.T / np.sqrt(Q.shape[-1])  # (n, n)
+        scores = scores - scores.max(axis=-1, keepdims=True)  # stable softmax over each row
+        A = np.exp(scores)
+        A = A / A.sum(axis=-1, keepdims=True)  # (n, n), rows sum to 1
+        heads.append(A @ V)  # head_j: (n, d_v)
+        weights.append(A)
+    concat = np.concatenate(heads, axis=-1)  # (n, h * d_v): [head_0 | head_1 | ...]
+    return concat @ W_O, np.stack(weights)  # (n, d_model), (h, n, n)
 
 
-def _grade_split_heads(call):
+def _heads(X, W_Q, W_K, W_V, scale="sqrt_dk", shared=False):
+    """Every head's (output, weights), stacked: (h, n, d_v), (h, n, n); possibly done wrong."""
+    h = W_Q.shape[0]
+    picks = [0] * h if shared else range(h)
+    Q = np.stack([X @ W_Q[j] for j in picks])  # (h, n, d_k)
+    K = np.stack([X @ W_K[j] for j in picks])
+    V = np.stack([X @ W_V[j] for j in picks])
+    factor = {"sqrt_dk": 1 / np.sqrt(Q.shape[-1]), "none": 1.0,
+              "sqrt_d_model": 1 / np.sqrt(X.shape[-1])}[scale]  # fmt: skip
+    s = Q @ np.swapaxes(K, -1, -2) * factor
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    A = e / e.sum(axis=-1, keepdims=True)
+    return A @ V, A
+
+
+def _mha_weight_mistakes(X, W_Q, W_K, W_V, what: str) -> dict[str, np.ndarray]:
+    return {
+        f"{what}: the scores are not scaled; divide each head's Q @ K.T by sqrt(d_k) before "
+        "the softmax.": _heads(X, W_Q, W_K, W_V, scale="none")[1],
+        f"{what}: the scores are divided by sqrt(d_model); each head works in d_k = d_model / h "
+        "dimensions, so the scale is 1 / sqrt(d_k), with d_k the width of one head's "
+        "queries.": _heads(X, W_Q, W_K, W_V, scale="sqrt_d_model")[1],
+        f"{what}: every head has the same weights: you used one head's projections (W_Q[0], "
+        "W_K[0], W_V[0]) for all of them. Head j uses its own W_Q[j], W_K[j], "
+        "W_V[j].": _heads(X, W_Q, W_K, W_V, shared=True)[1],
+    }
+
+
+def _mha_output_mistakes(X, W_Q, W_K, W_V, W_O, what: str) -> dict[str, np.ndarray]:
+    heads, _ = _heads(X, W_Q, W_K, W_V)  # (h, n, d_v), right
+    h, n, d_v = heads.shape
+    concat = np.concatenate(list(heads), axis=-1)  # (n, h * d_v)
+    return {
+        f"{what}: you forgot W_O. The concatenated heads are (n, h * d_v) = (n, d_model) too, "
+        "but the output is concat @ W_O, which lets every output dimension draw on every "
+        "head.": concat,
+        f"{what}: the heads are concatenated in the wrong order: head 0's columns come first, "
+        "[head_0 | head_1 | ... | head_(h-1)], then @ W_O.": (
+            np.concatenate(list(heads[::-1]), axis=-1) @ W_O
+        ),
+        f"{what}: you reshaped the (h, n, d_v) heads straight to (n, h * d_v). That reads them "
+        "in memory order, so row i gets pieces of other tokens' rows. Put the heads side by "
+        "side for each token: np.concatenate(heads, axis=-1), or move the head axis next to "
+        "d_v first (transpose(1, 0, 2)) and then reshape.": heads.reshape(n, h * d_v) @ W_O,
+        f"{what}: your output is the correct one divided by h = {h}: you averaged the heads' "
+        "contributions. Multi-head attention concatenates the heads, and W_O mixes them; "
+        "nothing is averaged.": concat @ W_O / h,
+    }
+
+
+def _unpack_mha(value, what: str, h: int, n: int, d_model: int, d_v: int, expected_w):
+    """The learner's ``(output, weights)``, with the usual slips named by their shapes."""
+    if value is None:
+        raise Mistake(f"{what} returned None; did you forget `return output, weights`?")
+    if not isinstance(value, (tuple, list)):
+        shape = np.shape(value) if isinstance(value, np.ndarray) else None
+        only = {(n, d_model): "only the output", (h, n, n): "only the weights"}.get(shape)
+        if only:
+            raise Mistake(
+                f"{what} returned {only}; return both: `return output, weights`, the output "
+                f"(n, d_model) and every head's weights (h, n, n)."
+            )
+        raise Mistake(
+            f"{what} returned a {type(value).__name__}; it should return a pair `output, weights`."
+        )
+    if len(value) != 2:
+        raise Mistake(f"{what} returned {len(value)} values; return two: `output, weights`.")
+    out, weights = value
+    out_shape, w_shape = np.shape(out), np.shape(weights)
+    if out_shape == (h, n, n) and w_shape == (n, d_model):
+        raise Mistake(f"{what} returned (weights, output); the order is `output, weights`.")
+    if h > 1 and w_shape == (n, n):
+        w = np.asarray(weights, dtype=float)
+        if np.allclose(w, expected_w.mean(axis=0), rtol=1e-4, atol=1e-5):
+            raise Mistake(
+                f"{what}'s weights are the average over the heads, shape (n, n); return every "
+                f"head's weights, stacked: shape (h, n, n) = {(h, n, n)}."
+            )
+        raise Mistake(
+            f"{what}'s weights have shape {w_shape}, one head's; return every head's weights, "
+            f"stacked: shape (h, n, n) = {(h, n, n)} (np.stack)."
+        )
+    if h > 1 and out_shape == (n, d_v):
+        raise Mistake(
+            f"{what}'s output has shape (n, d_v) = {(n, d_v)}, one head's width: did you average "
+            "(or add up) the heads? Concatenate them side by side, np.concatenate(heads, "
+            f"axis=-1), to get (n, h * d_v) = {(n, h * d_v)}, then multiply by W_O."
+        )
+    if h > 1 and out_shape in ((h * n, d_v), (h * n, d_model)):
+        raise Mistake(
+            f"{what}'s output has shape {out_shape}: you stacked the heads as extra rows "
+            "(axis=0), as if they were more tokens. Each token keeps one row; put the heads "
+            "side by side along the columns: np.concatenate(heads, axis=-1), then @ W_O."
+        )
+    out = as_result_array(out, f"{what}'s output", (n, d_model))
+    weights = as_result_array(weights, f"{what}'s weights", (h, n, n))
+    return out, weights
+
+
+def _grade_multi_head_attention(call):
+    from ..multihead import multi_head_attention as _course_mha
+
     rng = fresh_rng()
     while True:  # sizes whose wrong layouts all have different shapes
-        h, d_k, m = int(rng.integers(2, 5)), int(rng.integers(2, 6)), int(rng.integers(2, 4))
-        n, d_model = h * m, h * d_k
-        if len({h, d_k, n, d_model, m}) == 5:
+        h, d_k, n = int(rng.integers(2, 5)), int(rng.integers(2, 6)), int(rng.integers(3, 9))
+        d_model = h * d_k
+        if len({h, d_k, n, d_model}) == 4 and d_k * d_k != d_model:
             break
     cases = [
-        (n, d_model, h, np.float64),
-        (5, 8, 1, np.float64),
-        (3, 6, 6, np.float64),
-        (n, d_model, h, np.float32),
+        (f"{h} heads", n, h, d_k, np.float64),
+        ("one head", 5, 1, 6, np.float64),
+        ("one token", 1, h, d_k, np.float64),
+        ("float32 inputs", n, h, d_k, np.float32),
     ]
-    for n, d_model, h, dtype in cases:
-        d_k = d_model // h
-        X = rng.standard_normal((n, d_model))
-        what = f"split_heads(X of shape {X.shape}, h={h})"
-        value = call(X.astype(dtype), h)
-        expected = _reference_split_heads(X, h)
-        if value is not None and not isinstance(value, tuple):
-            shape = np.shape(value)
-            named = {
-                (n, h, d_k): f"{what} returned shape (n, h, d_k) = {(n, h, d_k)}: the columns are "
-                "cut into heads, but the head axis is not in front yet. Move it with "
-                ".transpose(1, 0, 2) to get (h, n, d_k).",
-                (h, d_k, n): f"{what} returned shape (h, d_k, n) = {(h, d_k, n)}: each head is "
-                "transposed. Every head holds one row per token: (h, n, d_k).",
-            }
-            if h > 1 and n % h == 0:
-                named[(h, n // h, d_model)] = (
-                    f"{what} returned shape {(h, n // h, d_model)}: you gave each head a block of "
-                    "rows (tokens). A head keeps every token and takes a block of columns "
-                    "(features): head j gets X[:, j*d_k:(j+1)*d_k]."
-                )
-            if shape in named and shape != expected.shape:
-                raise Mistake(named[shape])
-        got = as_result_array(value, what, expected.shape)
+    for label, n_, h_, d_k_, dtype in cases:
+        d_model_ = h_ * d_k_
+        X = rng.standard_normal((n_, d_model_))
+        W_Q, W_K, W_V = (rng.standard_normal((h_, d_model_, d_k_)) / np.sqrt(d_model_)
+                         for _ in range(3))  # fmt: skip
+        W_O = rng.standard_normal((d_model_, d_model_)) / np.sqrt(d_model_)
+        what = f"multi_head_attention on {label} (X {X.shape}, W_Q {W_Q.shape}, W_O {W_O.shape})"
+        ref_out, ref_w = _course_mha(X, W_Q, W_K, W_V, W_O)
+        value = call(*(a.astype(dtype) for a in (X, W_Q, W_K, W_V, W_O)))
+        got_out, got_w = _unpack_mha(value, what, h_, n_, d_model_, d_k_, ref_w)
         compare(
-            got,
-            expected,
-            {
-                f"{what}: you reshaped X straight to (h, n, d_k) without a transpose. That "
-                "reads the numbers in memory order, so 'head 0' gets the first rows' features, "
-                "not the first d_k columns of every row. Reshape to (n, h, d_k) first, then "
-                "transpose(1, 0, 2).": X.reshape(h, n, d_k),
-                f"{what}: your heads take every h-th column (a stride) instead of a contiguous "
-                "block: head j must get columns j*d_k to (j+1)*d_k - 1. Reshape to (n, h, d_k), "
-                "not (n, d_k, h).": X.reshape(n, d_k, h).transpose(2, 0, 1),
-            },
-            f"{what}: head j must be X[:, j*d_k:(j+1)*d_k], stacked into shape (h, n, d_k).",
+            got_w,
+            ref_w,
+            _mha_weight_mistakes(X, W_Q, W_K, W_V, what),
+            f"{what}: your weights differ from each head's softmax(Q_j K_j^T / sqrt(d_k)), "
+            "with Q_j = X @ W_Q[j], K_j = X @ W_K[j], stacked to (h, n, n).",
+        )
+        compare(
+            got_out,
+            ref_out,
+            _mha_output_mistakes(X, W_Q, W_K, W_V, W_O, what),
+            f"{what}: your weights are right, but the output is not "
+            "concat(head_0, ..., head_(h-1)) @ W_O, with head_j = weights[j] @ (X @ W_V[j]).",
         )
     return (
-        "your split gives head j the columns j*d_k:(j+1)*d_k of every token, shape (h, n, d_k), "
-        "on fresh sizes, h = 1, d_k = 1 and float32."
+        "your multi-head attention matches helpers.multi_head_attention: every head with its own "
+        "projections, concatenated in order and mixed by W_O, on fresh sizes, one head, one "
+        "token and float32 inputs."
     )
 
 
-split_heads = Exercise(
-    name="split_heads",
-    signature="split_heads(X, h)",
-    grade=_grade_split_heads,
-    reference=_reference_split_heads,
+multi_head_attention = Exercise(
+    name="multi_head_attention",
+    signature="multi_head_attention(X, W_Q, W_K, W_V, W_O)",
+    grade=_grade_multi_head_attention,
+    reference=_reference_multi_head_attention,
     hints=[
-        "Head j keeps every token (every row) and takes its own block of d_k = d_model / h "
-        "columns: X[:, j*d_k:(j+1)*d_k]. Stack those h blocks along a new first axis.",
-        "A loop works: np.stack([X[:, j*d_k:(j+1)*d_k] for j in range(h)]). Without a loop: "
-        "X.reshape(n, h, d_k) cuts each row into h blocks; the head axis is then axis 1, so "
-        "move it to the front.",
-        "n, d_model = X.shape; d_k = d_model // h; return X.reshape(n, h, d_k).transpose(1, 0, 2)",
+        "Loop over the heads j = 0 .. h-1 (h = W_Q.shape[0]). Head j is ordinary attention "
+        "with its own projections: Q = X @ W_Q[j], K = X @ W_K[j], V = X @ W_V[j]. Keep each "
+        "head's output (n, d_v) and weights (n, n).",
+        "Put the head outputs side by side, head 0 first: np.concatenate(heads, axis=-1) is "
+        "(n, h * d_v) = (n, d_model). Multiply by W_O. Stack the weights with np.stack: "
+        "(h, n, n).",
+        "for j in range(h): Q, K, V = X @ W_Q[j], X @ W_K[j], X @ W_V[j]; "
+        "A = helpers.softmax(Q @ K.T / np.sqrt(Q.shape[-1]), axis=-1); heads.append(A @ V); "
+        "weights.append(A). Then return np.concatenate(heads, axis=-1) @ W_O, "
+        "np.stack(weights)",
     ],
 )
