@@ -35,7 +35,13 @@ def find_chromium() -> str | None:
 # One kernel per core; every cell of a notebook runs in the same worker (--dist loadfile).
 PARALLEL = ["-n", str(min(4, os.cpu_count() or 1)), "--dist", "loadfile"]
 
-LINTED = ["src", "tests", "tools", "benchmarks", *map(str, sorted(ROOT.glob("solutions/*.py")))]
+LINTED = [
+    "src",
+    "tests",
+    "tools",
+    "benchmarks",
+    *(f"solutions/{p.name}" for p in sorted(ROOT.glob("solutions/*.py"))),
+]
 STEPS = {
     "lint (ruff)": [PY, "-m", "ruff", "check", *LINTED],
     # Includes tests/test_build_lessons.py, which fails when a generated lesson file is stale.
