@@ -266,6 +266,32 @@ def as_result_array(value: Any, what: str, expected_shape: tuple[int, ...]) -> n
     return arr
 
 
+def unpack_pair(
+    value: Any, what: str, output_shape: tuple[int, ...], weights_shape: tuple[int, ...]
+) -> tuple[Any, Any]:
+    """The learner's ``(output, weights)`` pair, or a :class:`Mistake` naming the usual slips.
+
+    Recognises None (no ``return``), a single array (only the output, or only the weights, by
+    its shape) and a tuple of the wrong length. The two values are returned as they came, for
+    the exercise to check their shapes and order.
+    """
+    if value is None:
+        raise Mistake(f"{what} returned None; did you forget `return output, weights`?")
+    if not isinstance(value, (tuple, list)):
+        shape = np.shape(value) if isinstance(value, np.ndarray) else None
+        names = {tuple(output_shape): "only the output", tuple(weights_shape): "only the weights"}
+        if shape in names and tuple(output_shape) != tuple(weights_shape):
+            raise Mistake(
+                f"{what} returned {names[shape]} (shape {shape}); return both: "
+                "`return output, weights`."
+            )
+        kind = f"one array of shape {shape}" if shape else f"a {type(value).__name__}"
+        raise Mistake(f"{what} returned {kind}; return both: `return output, weights`.")
+    if len(value) != 2:
+        raise Mistake(f"{what} returned {len(value)} values; return two: `output, weights`.")
+    return value[0], value[1]
+
+
 def close(a: np.ndarray, b: np.ndarray, rtol: float = 1e-4, atol: float = 1e-5) -> bool:
     """Equal within float32-friendly tolerances (NaN anywhere counts as not equal)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)

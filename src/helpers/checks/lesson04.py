@@ -8,7 +8,7 @@ import numpy as np
 
 from ..attention import scaled_dot_product_attention
 from ..attention import softmax as _softmax
-from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng
+from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, unpack_pair
 
 
 def _reference_softmax(z):
@@ -235,17 +235,7 @@ def _weights_mistakes(Q, K, what: str) -> dict[str, np.ndarray]:
 
 def _unpack(value: Any, what: str, n_q: int, n_k: int, d_v: int) -> tuple[np.ndarray, np.ndarray]:
     """The learner's (output, weights), or a Mistake saying what came back instead."""
-    if value is None:
-        raise Mistake(f"{what} returned None; did you forget the `return output, weights`?")
-    if not isinstance(value, (tuple, list)):
-        shape = np.shape(value)
-        kind = "the weights" if shape == (n_q, n_k) else "one array"
-        raise Mistake(
-            f"{what} returned {kind} (shape {shape}); return both, as a tuple: "
-            "`return output, weights`."
-        )
-    if len(value) != 2:
-        raise Mistake(f"{what} returned {len(value)} values; return two: (output, weights).")
+    value = unpack_pair(value, what, (n_q, d_v), (n_q, n_k))
     first, second = (np.shape(v) for v in value)
     if d_v != n_k and first == (n_q, n_k):
         if second == (n_q, d_v):

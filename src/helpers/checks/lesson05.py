@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng
+from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, unpack_pair
 
 # ----------------------------------------------------------------------------------------------
 # causal_mask(n)
@@ -206,18 +206,7 @@ def _generic_weights_message(what: str, got: np.ndarray, mask: np.ndarray) -> st
 
 def _unpack(value, what: str, n_q: int, n_k: int, d_v: int) -> tuple[np.ndarray, np.ndarray]:
     """The learner's ``(output, weights)``, with the usual slips named."""
-    if value is None:
-        raise Mistake(f"{what} returned None; did you forget `return output, weights`?")
-    if not isinstance(value, (tuple, list)):
-        shape = np.shape(value) if isinstance(value, np.ndarray) else None
-        only = {(n_q, d_v): "only the output", (n_q, n_k): "only the weights"}.get(shape)
-        if only:
-            raise Mistake(f"{what} returned {only}; return both: `return output, weights`.")
-        raise Mistake(
-            f"{what} returned a {type(value).__name__}; it should return a pair `output, weights`."
-        )
-    if len(value) != 2:
-        raise Mistake(f"{what} returned {len(value)} values; return two: `output, weights`.")
+    value = unpack_pair(value, what, (n_q, d_v), (n_q, n_k))
     out, weights = value
     if np.shape(out) == (n_q, n_k) and np.shape(weights) == (n_q, d_v):
         raise Mistake(f"{what} returned (weights, output); the order is `output, weights`.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng
+from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, unpack_pair
 
 # ----------------------------------------------------------------------------------------------
 # cross_attention(X_q, X_kv, W_Q, W_K, W_V)
@@ -98,18 +98,7 @@ def _grade_cross_attention(call):
 def _unpack_cross(value, what, inputs, n_q, n_k, d_v):
     """The learner's ``(output, weights)``, with the usual slips named, role swaps first."""
     X_q, X_kv, W_Q, W_K, W_V = inputs
-    if value is None:
-        raise Mistake(f"{what} returned None; did you forget `return output, weights`?")
-    if not isinstance(value, (tuple, list)):
-        shape = np.shape(value) if isinstance(value, np.ndarray) else None
-        only = {(n_q, d_v): "only the output", (n_q, n_k): "only the weights"}.get(shape)
-        if only:
-            raise Mistake(f"{what} returned {only}; return both: `return output, weights`.")
-        raise Mistake(
-            f"{what} returned a {type(value).__name__}; it should return a pair `output, weights`."
-        )
-    if len(value) != 2:
-        raise Mistake(f"{what} returned {len(value)} values; return two: `output, weights`.")
+    value = unpack_pair(value, what, (n_q, d_v), (n_q, n_k))
     out, weights = value
     shapes = (np.shape(out), np.shape(weights))
     if shapes == ((n_q, n_k), (n_q, d_v)):
@@ -241,21 +230,7 @@ def _mha_output_mistakes(X, W_Q, W_K, W_V, W_O, what: str) -> dict[str, np.ndarr
 
 def _unpack_mha(value, what: str, h: int, n: int, d_model: int, d_v: int, expected_w):
     """The learner's ``(output, weights)``, with the usual slips named by their shapes."""
-    if value is None:
-        raise Mistake(f"{what} returned None; did you forget `return output, weights`?")
-    if not isinstance(value, (tuple, list)):
-        shape = np.shape(value) if isinstance(value, np.ndarray) else None
-        only = {(n, d_model): "only the output", (h, n, n): "only the weights"}.get(shape)
-        if only:
-            raise Mistake(
-                f"{what} returned {only}; return both: `return output, weights`, the output "
-                f"(n, d_model) and every head's weights (h, n, n)."
-            )
-        raise Mistake(
-            f"{what} returned a {type(value).__name__}; it should return a pair `output, weights`."
-        )
-    if len(value) != 2:
-        raise Mistake(f"{what} returned {len(value)} values; return two: `output, weights`.")
+    value = unpack_pair(value, what, (n, d_model), (h, n, n))
     out, weights = value
     out_shape, w_shape = np.shape(out), np.shape(weights)
     if out_shape == (h, n, n) and w_shape == (n, d_model):
