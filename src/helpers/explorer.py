@@ -601,18 +601,7 @@ class AttentionExplorer:
                 f'<text x="{left - 6}" y="{y:.1f}" font-size="{font}" text-anchor="end" '
                 f'dominant-baseline="middle"{bold}>{tok}</text>'
             )
-            x = left + i * cell + cell / 2
-            yb = top + grid + 4
-            if rotate:
-                parts.append(
-                    f'<text x="{x:.1f}" y="{yb}" font-size="{font}" text-anchor="end" '
-                    f'dominant-baseline="middle" transform="rotate(-60 {x:.1f} {yb})">{tok}</text>'
-                )
-            else:
-                parts.append(
-                    f'<text x="{x:.1f}" y="{yb + font}" font-size="{font}" '
-                    f'text-anchor="middle">{tok}</text>'
-                )
+            parts.append(_key_label(tok, left + i * cell + cell / 2, top + grid + 4, font, rotate))
         parts.append(
             f'<text x="12" y="{top + grid / 2:.1f}" font-size="12" text-anchor="middle" '
             f'transform="rotate(-90 12 {top + grid / 2:.1f})">query (row)</text>'
@@ -725,18 +714,9 @@ class AttentionExplorer:
                 )
         for j in range(0, n, step):
             tok = _esc(self._tokens[j])
-            x = left + j * cell + cell / 2
-            yb = top + plot_h + 4
-            if rotate:
-                parts.append(
-                    f'<text x="{x:.1f}" y="{yb}" font-size="{font}" text-anchor="end" '
-                    f'dominant-baseline="middle" transform="rotate(-60 {x:.1f} {yb})">{tok}</text>'
-                )
-            else:
-                parts.append(
-                    f'<text x="{x:.1f}" y="{yb + font}" font-size="{font}" '
-                    f'text-anchor="middle">{tok}</text>'
-                )
+            parts.append(
+                _key_label(tok, left + j * cell + cell / 2, top + plot_h + 4, font, rotate)
+            )
         parts.append(
             f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#444"/>'
             f'<line x1="{left}" x2="{left + grid}" y1="{top + plot_h}" y2="{top + plot_h}" '
@@ -745,3 +725,15 @@ class AttentionExplorer:
         )
         parts.append("</svg>")
         return "".join(parts)
+
+
+def _key_label(token: str, x: float, y: float, font: int, rotate: bool) -> str:
+    """SVG text for one key's label under a column (rotated when the labels are crowded)."""
+    if rotate:
+        return (
+            f'<text x="{x:.1f}" y="{y}" font-size="{font}" text-anchor="end" '
+            f'dominant-baseline="middle" transform="rotate(-60 {x:.1f} {y})">{token}</text>'
+        )
+    return (
+        f'<text x="{x:.1f}" y="{y + font}" font-size="{font}" text-anchor="middle">{token}</text>'
+    )
