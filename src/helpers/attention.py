@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_float_array, require_finite
+from ._validate import as_float_array, check_qkv
 
 __all__ = ["softmax", "causal_mask", "scaled_dot_product_attention"]
 
@@ -101,30 +101,8 @@ def scaled_dot_product_attention(
         not broadcast or leaves a query row with no key, NaN or inf in the input, or a
         scale that is not a finite positive number.
     """
-    Q = as_float_array(Q, "Q", min_ndim=2)
-    K = as_float_array(K, "K", min_ndim=2)
-    V = as_float_array(V, "V", min_ndim=2)
-    for name, arr in (("Q", Q), ("K", K), ("V", V)):
-        require_finite(arr, name)
-    n_q, d_k = Q.shape[-2:]
-    n_k, d_k_of_K = K.shape[-2:]
-    if d_k != d_k_of_K:
-        raise ValueError(
-            f"Q has d_k={d_k} but K has d_k={d_k_of_K}; their last dimensions must match "
-            "for Q @ K^T"
-        )
-    if V.shape[-2] != n_k:
-        raise ValueError(
-            f"K holds n_k={n_k} positions but V holds {V.shape[-2]}; each key needs exactly "
-            "one value (K.shape[-2] must equal V.shape[-2])"
-        )
-    if n_k == 0:
-        raise ValueError("K and V hold no positions (n_k=0); each query needs a key to attend to")
-    if scale is None:
-        scale = 1.0 / np.sqrt(d_k) if d_k > 0 else 1.0
-    elif not np.isfinite(scale) or scale <= 0:
-        raise ValueError(f"scale must be a finite positive number, got {scale!r}")
-    scale = float(scale)  # a Python float keeps float32 inputs in float32 (NEP 50)
+    Q, K, V, scale = check_qkv(Q, K, V, scale)
+    n_q = Q.shape[-2]
 
     scores = np.matmul(Q, np.swapaxes(K, -1, -2))  # (..., n_q, n_k)
     scores *= scale

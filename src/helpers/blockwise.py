@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import as_float_array, require_finite
+from ._validate import check_qkv
 
 __all__ = ["BlockStep", "online_softmax_steps", "blockwise_attention", "score_matrix_bytes"]
 
@@ -59,25 +59,7 @@ class BlockStep:
 
 def _check_inputs(Q, K, V, block_size, causal, scale):
     """Validate like :func:`helpers.scaled_dot_product_attention`, plus the block size."""
-    Q = as_float_array(Q, "Q", min_ndim=2)
-    K = as_float_array(K, "K", min_ndim=2)
-    V = as_float_array(V, "V", min_ndim=2)
-    for name, arr in (("Q", Q), ("K", K), ("V", V)):
-        require_finite(arr, name)
-    d_k, d_k_of_K = Q.shape[-1], K.shape[-1]
-    if d_k != d_k_of_K:
-        raise ValueError(
-            f"Q has d_k={d_k} but K has d_k={d_k_of_K}; their last dimensions must match "
-            "for Q @ K^T"
-        )
-    n_k = K.shape[-2]
-    if V.shape[-2] != n_k:
-        raise ValueError(
-            f"K holds n_k={n_k} positions but V holds {V.shape[-2]}; each key needs exactly "
-            "one value (K.shape[-2] must equal V.shape[-2])"
-        )
-    if n_k == 0:
-        raise ValueError("K and V hold no positions (n_k=0); each query needs a key to attend to")
+    Q, K, V, scale = check_qkv(Q, K, V, scale)
     if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)):
         raise ValueError(f"block_size must be a whole number of keys, got {block_size!r}")
     if block_size < 1:
@@ -91,12 +73,8 @@ def _check_inputs(Q, K, V, block_size, causal, scale):
             f"the leading (batch/head) dimensions of Q {Q.shape[:-2]}, K {K.shape[:-2]} and "
             f"V {V.shape[:-2]} do not broadcast"
         ) from None
-    if scale is None:
-        scale = 1.0 / np.sqrt(d_k) if d_k > 0 else 1.0
-    elif not np.isfinite(scale) or scale <= 0:
-        raise ValueError(f"scale must be a finite positive number, got {scale!r}")
     dtype = np.result_type(Q, K, V)
-    return Q, K, V, lead, dtype, float(scale)  # a Python float keeps float32 input float32
+    return Q, K, V, lead, dtype, scale
 
 
 def online_softmax_steps(
