@@ -21,15 +21,8 @@ CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "goo
 
 
 def find_chromium() -> str | None:
-    for name in CHROMIUM_CANDIDATES:
-        found = (
-            shutil.which(name)
-            if not name.startswith("/")
-            else (name if Path(name).exists() else None)
-        )
-        if found:
-            return found
-    return None
+    """The first Chromium on this machine (shutil.which takes names and absolute paths)."""
+    return next(filter(None, map(shutil.which, CHROMIUM_CANDIDATES)), None)
 
 
 # One kernel per core; every cell of a notebook runs in the same worker (--dist loadfile).
