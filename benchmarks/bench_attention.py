@@ -6,7 +6,10 @@
    ``torch.nn.functional.scaled_dot_product_attention`` on the same inputs (batch 1, h = 8
    heads, n = 1024, d_k = 64), in float32 and float64. The two are called alternately, median
    of the repeats, and their outputs are compared first so that both compute the same thing.
-   Target (CURRICULUM.md): ours at most 1.3 x PyTorch's time.
+   Target (CURRICULUM.md): ours at most 1.3 x PyTorch's time. Beside them, in the same run: the
+   two matrix products alone (Q K^T and weights @ V into reused buffers), the floor under any
+   NumPy version. PyTorch's fused kernel never writes the n x n weights; ours must return them, so
+   PyTorch doing that too (its softmax and products, weights returned) is timed as well.
 2. ``helpers.blockwise.blockwise_attention`` against the naive version at n = 4096 (one head,
    d_k = 64, float64, blocks of 128 keys): median time, peak memory traced by ``tracemalloc``,
    and the largest output difference with and without the causal mask. Target: blockwise
@@ -126,11 +129,27 @@ def against_torch(n: int, heads: int, d_k: int, repeats: int) -> None:
             theirs = F.scaled_dot_product_attention(tQ, tK, tV).numpy()
         tolerance = 1e-4 if dtype == np.float32 else 1e-10
         agree = np.allclose(ours, theirs, rtol=tolerance, atol=tolerance)
+        scores = np.empty((1, heads, n, n), dtype)
+        output = np.empty_like(Q)
+
+        def products_only(Q=Q, K=K, V=V, scores=scores, output=output):
+            """The floor for any NumPy version: Q K^T and (weights) V alone, into buffers
+            allocated once, with no softmax, no scaling and no new n x n array."""
+            np.matmul(Q, np.swapaxes(K, -1, -2), out=scores)
+            np.matmul(scores, V, out=output)
+
+        def torch_with_weights(tQ=tQ, tK=tK, tV=tV, scale=1 / np.sqrt(d_k)):
+            """What ours does, in PyTorch: the weights are made and returned too."""
+            weights = torch.softmax(tQ @ tK.transpose(-1, -2) * scale, dim=-1)
+            return weights @ tV, weights
+
         with torch.no_grad():
             medians = alternating_medians(
                 {
                     "helpers": lambda Q=Q, K=K, V=V: helpers.scaled_dot_product_attention(Q, K, V),
                     "torch": lambda tQ=tQ, tK=tK, tV=tV: F.scaled_dot_product_attention(tQ, tK, tV),
+                    "products": products_only,
+                    "torch_weights": torch_with_weights,
                 },
                 repeats,
             )
@@ -140,6 +159,17 @@ def against_torch(n: int, heads: int, d_k: int, repeats: int) -> None:
             f"{np.dtype(dtype).name}: helpers {1e3 * medians['helpers']:7.2f} ms, torch "
             f"{1e3 * medians['torch']:7.2f} ms, ratio {ratio:.2f}x ({verdict} the 1.3x target); "
             f"outputs agree to {tolerance:g}: {agree}; output dtype {ours.dtype}"
+        )
+        print(
+            f"    the two matrix products alone (NumPy's floor): {1e3 * medians['products']:7.2f}"
+            f" ms = {medians['products'] / medians['torch']:.2f}x torch; the softmax, the scale and"
+            f" the new {n}x{n} weights add {1e3 * (medians['helpers'] - medians['products']):.2f}"
+            " ms"
+        )
+        print(
+            f"    PyTorch returning the weights too (softmax(Q K^T / sqrt(d_k)) V in torch ops): "
+            f"{1e3 * medians['torch_weights']:7.2f} ms; ours is "
+            f"{medians['helpers'] / medians['torch_weights']:.2f}x that"
         )
 
 
