@@ -14,7 +14,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help setup lab test test-fast test-browser notebooks check-notebooks lint format handout bench clean
+.PHONY: help setup lab test test-fast test-browser notebooks check-notebooks lint format handout bench binder-dry-run clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -72,6 +72,9 @@ handout: ## zip the learner's copy (no solutions) into build/self-attention-cour
 
 bench: $(STAMP) ## run the benchmark scripts (timings vary: not part of make test)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+binder-dry-run: ## what a Binder build does, without Docker: fresh env, postBuild, JupyterLab check
+	bash tools/binder_dry_run.sh
 
 clean: ## remove the venv, caches and build output (lessons and notebooks are kept)
 	rm -rf $(VENV) build .pytest_cache .hypothesis .ruff_cache

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# What a Binder build does, without Docker: a clean clone of HEAD, a fresh environment with the
+# pip packages of environment.yml, postBuild run from the repository folder, then a JupyterLab
+# server started there the way Binder starts it. It checks that the course's settings reach
+# JupyterLab, that the start link opens, and that lesson 00 runs in that environment.
+#
+#   bash tools/binder_dry_run.sh            (make binder-dry-run; about 80 s, mostly pip)
+#
+# Run it as an ordinary user, as Binder's postBuild runs. Conda itself is not used: the Python is
+# the one on PATH, so this checks the files, not conda-forge's Python build.
+set -euo pipefail
+
+repo="$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)"
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+	if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+export NB_PYTHON_PREFIX="$work/env" # Binder's is /srv/conda/envs/notebook
+git clone --quiet "$repo" "$work/course"
+cd "$work/course"
+
+echo "1. environment: python3 -m venv, then the pip section of environment.yml"
+python3 -m venv "$NB_PYTHON_PREFIX"
+export PATH="$NB_PYTHON_PREFIX/bin:$PATH"
+sed -n 's/^ *- \([A-Za-z0-9_.-]*==[^ ]*\)$/\1/p' environment.yml >"$work/pins.txt"
+pip install --quiet --disable-pip-version-check -r "$work/pins.txt"
+
+echo "2. postBuild, from the repository folder"
+bash ./postBuild
+
+echo "3. JupyterLab started in the repository folder"
+port="$(python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+token="dry-run-$$"
+jupyter lab --no-browser --ip=127.0.0.1 --port="$port" --IdentityProvider.token="$token" \
+	>"$work/lab.log" 2>&1 &
+server_pid=$!
+base="http://127.0.0.1:$port"
+for _ in $(seq 120); do
+	curl -fs "$base/api?token=$token" >/dev/null && break
+	sleep 0.5
+done
+setting_default() { # plugin, key: the default JupyterLab reports, overrides.json included
+	curl -fs "$base/lab/api/settings/$1?token=$token" |
+		python -c "import json, sys; print(json.load(sys.stdin)['schema']['properties']['$2'].get('default'))"
+}
+viewers="$(setting_default @jupyterlab/docmanager-extension:plugin defaultViewers)"
+news="$(setting_default @jupyterlab/apputils-extension:notification fetchNews)"
+status="$(curl -s -o /dev/null -w '%{http_code}' "$base/lab/tree/notebooks/00_start_here.ipynb?token=$token")"
+echo "   .py files open with: $viewers"
+echo "   news pop-up (fetchNews): $news"
+echo "   lab/tree/notebooks/00_start_here.ipynb: HTTP $status"
+[[ "$viewers" == *"Jupytext Notebook"* && "$news" == "false" && "$status" == "200" ]] ||
+	{ echo "FAILED: the settings or the start link are not what Binder would serve"; exit 1; }
+
+echo "4. lesson 00 run top to bottom in that environment"
+jupyter nbconvert --to notebook --execute --stdout notebooks/00_start_here.ipynb >/dev/null
+echo "Binder dry run passed."
