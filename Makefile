@@ -14,7 +14,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help setup lab test test-fast test-browser notebooks check-notebooks lint format handout bench binder-dry-run clean
+.PHONY: help setup lab test test-fast test-browser notebooks check-notebooks lint format handout bench binder-dry-run full-repo clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -44,37 +44,44 @@ lab: $(STAMP) ## set up if needed, then open the course in JupyterLab (PORT=, BR
 		$(if $(filter none,$(BROWSER)),--no-browser,$(if $(BROWSER),--ServerApp.browser='$(BROWSER)')) \
 		$(if $(filter 0,$(shell id -u)),--allow-root)
 
-test: $(STAMP) ## set up if needed, then run every test (browser tests too, where Chromium exists)
+test: full-repo $(STAMP) ## set up if needed, then run every test (browser tests too, where Chromium exists)
 	$(PY) tools/run_tests.py all
 
-test-fast: $(STAMP) ## every test except the browser tests
+test-fast: full-repo $(STAMP) ## every test except the browser tests
 	$(PY) tools/run_tests.py fast
 
-test-browser: $(STAMP) ## only the JupyterLab-in-Chromium tests
+test-browser: full-repo $(STAMP) ## only the JupyterLab-in-Chromium tests
 	$(PY) tools/run_tests.py browser
 
-notebooks: $(STAMP) ## regenerate the .ipynb and learner copies from solutions/*.py (LESSONS='01 02')
+notebooks: full-repo $(STAMP) ## regenerate the .ipynb and learner copies from solutions/*.py (LESSONS='01 02')
 	$(PY) tools/build_lessons.py $(LESSONS)
 
-check-notebooks: $(STAMP) ## fail if a generated lesson file is stale
+check-notebooks: full-repo $(STAMP) ## fail if a generated lesson file is stale
 	$(PY) tools/build_lessons.py --check
 
-lint: $(STAMP) ## ruff check and format check
+lint: full-repo $(STAMP) ## ruff check and format check
 	$(VENV)/bin/ruff check src tests tools benchmarks solutions/*.py
 	$(VENV)/bin/ruff format --check src tests tools benchmarks
 
-format: $(STAMP) ## apply ruff's formatting and safe fixes
+format: full-repo $(STAMP) ## apply ruff's formatting and safe fixes
 	$(VENV)/bin/ruff check --fix src tests tools benchmarks
 	$(VENV)/bin/ruff format src tests tools benchmarks
 
-handout: ## zip the learner's copy (no solutions) into build/self-attention-course.zip
+handout: full-repo ## zip the learner's copy (no solutions) into build/self-attention-course.zip
 	python3 tools/make_handout.py
 
-bench: $(STAMP) ## run the benchmark scripts (timings vary: not part of make test)
+bench: full-repo $(STAMP) ## run the benchmark scripts (timings vary: not part of make test)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
-binder-dry-run: ## what a Binder build does, without Docker: fresh env, postBuild, JupyterLab check
+binder-dry-run: full-repo ## what a Binder build does, without Docker: fresh env, postBuild, JupyterLab check
 	bash tools/binder_dry_run.sh
+
+# The learner's zip (make handout) has the lessons and helpers but no tests, tools or solutions:
+# the targets that need them say so instead of failing on a missing file.
+full-repo:
+	@test -f tools/run_tests.py || { \
+		echo "make $(MAKECMDGOALS): this is the learner's copy of the course, without the tests,"; \
+		echo "tools and solutions that target needs. Here, run: make lab"; exit 1; }
 
 clean: ## remove the venv, caches and build output (lessons and notebooks are kept)
 	rm -rf $(VENV) build .pytest_cache .hypothesis .ruff_cache

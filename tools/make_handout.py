@@ -1,6 +1,6 @@
 """Zip the learner's course (no solutions) into build/self-attention-course.zip.
 
-    python tools/make_handout.py
+    python tools/make_handout.py [--out PATH]
 
 The zip holds what a learner needs to run `make lab`: the learner notebooks, the helpers
 package, the set-up files. It leaves out `solutions/`, the tests and the tools.
@@ -8,6 +8,7 @@ package, the set-up files. It leaves out `solutions/`, the tests and the tools.
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 import zipfile
@@ -27,9 +28,22 @@ INCLUDE = (
     "jupytext.toml",
 )
 OUT = ROOT / "build" / "self-attention-course.zip"
+HANDOUT_NOTE = (
+    "> **This is the learner's copy of the course.** Run `make lab` and start with\n"
+    "> `notebooks/00_start_here.ipynb`. The answered lessons (`solutions/`), the tests and the\n"
+    "> tools are not in this copy, so the links and `make` targets below that need them do not\n"
+    "> work here; ask your instructor for them.\n\n"
+)
+
+
+def readme() -> str:
+    return (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=OUT, help=f"the zip to write (default {OUT})")
+    out = parser.parse_args().out.resolve()
     # Files git tracks, so caches and a local .venv never end up in the zip.
     tracked = subprocess.run(
         ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
@@ -37,11 +51,14 @@ def main() -> int:
     files = [f for f in tracked if f.startswith(INCLUDE) or f in INCLUDE]
     if not any(f.startswith("notebooks/") for f in files):
         sys.exit("no learner notebooks found: run `make notebooks` first")
-    OUT.parent.mkdir(exist_ok=True)
-    with zipfile.ZipFile(OUT, "w", zipfile.ZIP_DEFLATED) as archive:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         for name in files:
-            archive.write(ROOT / name, f"self-attention-course/{name}")
-    print(f"wrote {OUT.relative_to(ROOT)}: {len(files)} files, {OUT.stat().st_size // 1024} KiB")
+            if name == "README.md":  # the same README, told that solutions/ and tests/ are not here
+                archive.writestr(f"self-attention-course/{name}", HANDOUT_NOTE + readme())
+            else:
+                archive.write(ROOT / name, f"self-attention-course/{name}")
+    print(f"wrote {out}: {len(files)} files, {out.stat().st_size // 1024} KiB")
     return 0
 
 
