@@ -22,7 +22,7 @@ help: ## list the targets
 
 setup: $(STAMP) ## create .venv and install the pinned packages and helpers
 
-$(STAMP): requirements.txt pyproject.toml jupyter/overrides.json
+$(STAMP): requirements.txt pyproject.toml jupyter/overrides.json jupyter/jupyter_server_config.json
 	@if [ -z "$(PYTHON)" ]; then \
 		echo "error: the course needs Python 3.11 or newer; none was found on PATH."; \
 		echo "       Install one, or run: make PYTHON=/path/to/python3.11 $(MAKECMDGOALS)"; exit 1; fi
@@ -33,6 +33,10 @@ $(STAMP): requirements.txt pyproject.toml jupyter/overrides.json
 	@# no news pop-up) go into the venv, never into your home directory.
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	@# Server settings: encrypt the kernel's connection (CurveZMQ) where the kernel supports it,
+	@# which also ends ipykernel's "running over TCP without encryption" warning at each start.
+	mkdir -p $(VENV)/etc/jupyter/jupyter_server_config.d
+	cp jupyter/jupyter_server_config.json $(VENV)/etc/jupyter/jupyter_server_config.d/self-attention-course.json
 	@touch $(STAMP)
 
 lab: $(STAMP) ## set up if needed, then open the course in JupyterLab (PORT=, BROWSER=)

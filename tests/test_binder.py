@@ -142,6 +142,10 @@ def test_postbuild_installs_helpers_and_the_jupyterlab_settings():
     named = re.findall(r"(?<![\w$/{.-])((?:[\w.-]+/)+[\w.-]+\.(?:json|txt|yml|yaml|toml|py))", code)
     repo_files = [n for n in named if not n.startswith(("share/", "lab/"))]
     assert "jupyter/overrides.json" in repo_files
+    # The server settings (kernel connection encrypted where supported) go to the place
+    # jupyter_server reads drop-in config from: <prefix>/etc/jupyter/jupyter_server_config.d.
+    assert "jupyter/jupyter_server_config.json" in repo_files
+    assert "etc/jupyter/jupyter_server_config.d" in code
     for name in repo_files:
         assert (ROOT / name).exists(), f"postBuild uses {name}, which does not exist"
 
@@ -153,6 +157,13 @@ def test_overrides_json_opens_py_files_as_notebooks():
     settings = json.loads((ROOT / "jupyter" / "overrides.json").read_text())
     viewers = settings["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]
     assert viewers["python"] == "Jupytext Notebook"
+
+
+def test_server_config_encrypts_kernel_connections_where_the_kernel_supports_it():
+    config = json.loads((ROOT / "jupyter" / "jupyter_server_config.json").read_text())
+    assert config == {"KernelManager": {"transport_encryption": "auto"}}
+    makefile = (ROOT / "Makefile").read_text()
+    assert "etc/jupyter/jupyter_server_config.d" in makefile  # make lab uses it too
 
 
 # --------------------------------------------------------------------------- README links

@@ -55,6 +55,19 @@ echo "   news pop-up (fetchNews): $news"
 echo "   lab/tree/notebooks/00_start_here.ipynb: HTTP $status"
 [[ "$viewers" == *"Jupytext Notebook"* && "$news" == "false" && "$status" == "200" ]] ||
 	{ echo "FAILED: the settings or the start link are not what Binder would serve"; exit 1; }
+# A kernel started by the server: with the course's server settings its connection is encrypted,
+# so ipykernel does not log its "running over TCP without encryption" warning.
+kernel="$(curl -fs -X POST -H 'Content-Type: application/json' -d '{"name": "python3"}' \
+	"$base/api/kernels?token=$token" | python -c 'import json, sys; print(json.load(sys.stdin)["id"])')"
+for _ in $(seq 60); do
+	curl -fs "$base/api/kernels/$kernel?token=$token" | grep -q '"execution_state": *"idle"' && break
+	sleep 0.5
+done
+if grep -q "without encryption" "$work/lab.log"; then
+	echo "FAILED: the kernel's connection is not encrypted (jupyter_server_config.json not used)"
+	exit 1
+fi
+echo "   kernel connection: encrypted (no ipykernel warning)"
 
 echo "4. lesson 00 run top to bottom in that environment"
 jupyter nbconvert --to notebook --execute --stdout notebooks/00_start_here.ipynb >/dev/null
