@@ -35,8 +35,9 @@ $(STAMP): requirements.txt pyproject.toml jupyter/overrides.json jupyter/jupyter
 	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	@# Server settings: encrypt the kernel's connection (CurveZMQ) where the kernel supports it,
 	@# which also ends ipykernel's "running over TCP without encryption" warning at each start.
-	mkdir -p $(VENV)/etc/jupyter/jupyter_server_config.d
-	cp jupyter/jupyter_server_config.json $(VENV)/etc/jupyter/jupyter_server_config.d/self-attention-course.json
+	@# (jupyter_server_config.d/ only enables extensions, so this is the env's main config file.)
+	mkdir -p $(VENV)/etc/jupyter
+	cp jupyter/jupyter_server_config.json $(VENV)/etc/jupyter/jupyter_server_config.json
 	@touch $(STAMP)
 
 lab: $(STAMP) ## set up if needed, then open the course in JupyterLab (PORT=, BROWSER=)

@@ -142,10 +142,10 @@ def test_postbuild_installs_helpers_and_the_jupyterlab_settings():
     named = re.findall(r"(?<![\w$/{.-])((?:[\w.-]+/)+[\w.-]+\.(?:json|txt|yml|yaml|toml|py))", code)
     repo_files = [n for n in named if not n.startswith(("share/", "lab/"))]
     assert "jupyter/overrides.json" in repo_files
-    # The server settings (kernel connection encrypted where supported) go to the place
-    # jupyter_server reads drop-in config from: <prefix>/etc/jupyter/jupyter_server_config.d.
+    # The server settings (kernel connection encrypted where supported) go where jupyter_server
+    # reads the environment's config: <prefix>/etc/jupyter/jupyter_server_config.json.
     assert "jupyter/jupyter_server_config.json" in repo_files
-    assert "etc/jupyter/jupyter_server_config.d" in code
+    assert "etc/jupyter/jupyter_server_config.json" in code
     for name in repo_files:
         assert (ROOT / name).exists(), f"postBuild uses {name}, which does not exist"
 
@@ -163,7 +163,7 @@ def test_server_config_encrypts_kernel_connections_where_the_kernel_supports_it(
     config = json.loads((ROOT / "jupyter" / "jupyter_server_config.json").read_text())
     assert config == {"KernelManager": {"transport_encryption": "auto"}}
     makefile = (ROOT / "Makefile").read_text()
-    assert "etc/jupyter/jupyter_server_config.d" in makefile  # make lab uses it too
+    assert "etc/jupyter/jupyter_server_config.json" in makefile  # make lab uses it too
 
 
 # --------------------------------------------------------------------------- README links

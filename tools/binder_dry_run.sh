@@ -35,14 +35,18 @@ bash ./postBuild
 echo "3. JupyterLab started in the repository folder"
 port="$(python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 token="dry-run-$$"
+root_flag=()
+if [ "$(id -u)" = 0 ]; then root_flag=(--allow-root); fi # CI runs as root; Binder does not
 jupyter lab --no-browser --ip=127.0.0.1 --port="$port" --IdentityProvider.token="$token" \
-	>"$work/lab.log" 2>&1 &
+	"${root_flag[@]}" >"$work/lab.log" 2>&1 &
 server_pid=$!
 base="http://127.0.0.1:$port"
 for _ in $(seq 120); do
 	curl -fs "$base/api?token=$token" >/dev/null && break
 	sleep 0.5
 done
+curl -fs "$base/api?token=$token" >/dev/null ||
+	{ echo "FAILED: JupyterLab did not answer within 60 s; its log:"; tail -20 "$work/lab.log"; exit 1; }
 setting_default() { # plugin, key: the default JupyterLab reports, overrides.json included
 	curl -fs "$base/lab/api/settings/$1?token=$token" |
 		python -c "import json, sys; print(json.load(sys.stdin)['schema']['properties']['$2'].get('default'))"
