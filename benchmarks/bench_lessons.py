@@ -17,6 +17,11 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from traitlets.config import Config
+
+# The kernel's connection encrypted (CurveZMQ), as jupyter/jupyter_server_config.json does for
+# JupyterLab: the same set-up, and no "running over TCP without encryption" warning per kernel.
+ENCRYPTED_KERNEL = Config({"KernelManager": {"transport_encryption": "auto"}})
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMITS = {"08": 20.0}  # seconds; every other lesson: 5 s
@@ -26,7 +31,11 @@ def run_once(path: Path) -> tuple[float, float]:
     """(seconds for the cells, seconds including the kernel start) for one fresh run."""
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
-        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+        nb,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+        config=ENCRYPTED_KERNEL,
     )
     start = time.perf_counter()
     with client.setup_kernel():

@@ -26,6 +26,11 @@ from pathlib import Path
 import jupytext
 import nbformat
 from nbclient import NotebookClient
+from traitlets.config import Config
+
+# The kernel's connection encrypted (CurveZMQ), as jupyter/jupyter_server_config.json does for
+# JupyterLab: the same set-up, and no "running over TCP without encryption" warning per kernel.
+ENCRYPTED_KERNEL = Config({"KernelManager": {"transport_encryption": "auto"}})
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS, NOTEBOOKS = ROOT / "solutions", ROOT / "notebooks"
@@ -82,7 +87,11 @@ def as_notebook(text: str) -> nbformat.NotebookNode:
 def execute(nb: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
     """Run every cell in a fresh kernel; stop at the first error, naming the cell."""
     NotebookClient(
-        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
+        nb,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(cwd)}},
+        config=ENCRYPTED_KERNEL,
     ).execute()
     return nb
 
