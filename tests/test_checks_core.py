@@ -111,3 +111,52 @@ def test_hints_progress_and_clamp_and_solution_is_code():
     assert "Hint 3 of 3" in repr(ex.hint(99)) and "Hint 1 of 3" in repr(ex.hint(0))
     solution = repr(ex.solution())
     assert "def positional_encoding(n_positions, d_model)" in solution and "np.sin" in solution
+
+
+def test_results_show_the_check_and_cross_symbols_in_html_too():
+    # Lesson 00 promises "✓ Correct, or ✗ what is wrong".
+    assert "✓ Correct" in _core.CheckResult(True, "fine")._repr_html_()
+    assert "✗ Not yet" in _core.CheckResult(False, "x")._repr_html_()
+
+
+def test_numpy_warnings_in_the_answer_are_not_printed():
+    import warnings
+
+    def softmax(z):
+        return np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)  # overflows on large scores
+
+    before = np.geterr()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = checks.softmax.check(softmax)
+    assert result.passed is False and "overflows" in result.message
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], caught
+    assert np.geterr() == before  # the learner's own cells still warn
+
+
+def test_an_exception_shows_the_actual_arguments():
+    def positional_encoding(n_positions, d_model):
+        return np.zeros(n_positions)[d_model + n_positions]  # always out of bounds
+
+    message = ex.check(positional_encoding).message
+    assert "IndexError" in message and "called with n_positions=" in message, message
+    n = int(message.split("n_positions=")[1].split(",")[0])
+    assert f"index {n + int(message.split('d_model=')[1].split()[0])} is out of bounds" in message
+
+    def attention(Q, K, V):
+        return Q @ V  # (n, d_k) @ (n, d_v): mismatched
+
+    message = checks.attention.check(attention).message
+    assert "called with Q of shape (" in message and ", V of shape (" in message, message
+
+
+def test_a_call_to_an_unfinished_helper_of_the_learners_is_named():
+    def my_angles(n):
+        raise NotImplementedError
+
+    def positional_encoding(n_positions, d_model):
+        return np.sin(my_angles(n_positions))
+
+    result = ex.check(positional_encoding)
+    assert result.passed is False
+    assert "positional_encoding calls my_angles" in result.message, result.message

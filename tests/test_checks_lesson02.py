@@ -60,7 +60,7 @@ QKV_MISTAKES = {
     "None": (lambda X, W_Q, W_K, W_V: None, r"returned None; did you forget `return Q, K, V`"),
     "one array": (lambda X, W_Q, W_K, W_V: X @ W_Q, r"returned one array of shape"),
     "two arrays": (lambda X, W_Q, W_K, W_V: (X @ W_Q, X @ W_K), r"returned a tuple of 2"),
-    "K is None": (lambda X, W_Q, W_K, W_V: (X @ W_Q, None, X @ W_V), r"'s K returned None"),
+    "K is None": (lambda X, W_Q, W_K, W_V: (X @ W_Q, None, X @ W_V), r"your K is None"),
 }
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from helpers import checks
-from helpers.checks import lesson04
+from helpers.checks import _core, lesson04
 
 # ------------------------------------------------------------------------------ softmax
 
@@ -99,6 +99,20 @@ def _no_keepdims(z):
     return e / e.sum(axis=-1)
 
 
+def _no_keepdims_max(z):
+    e = np.exp(z - z.max(axis=-1))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _no_keepdims_either(z):
+    e = np.exp(z - z.max(-1))
+    return e / e.sum(-1)
+
+
+def _no_keepdims_no_max(z):
+    return np.exp(z) / np.exp(z).sum(-1)
+
+
 def _returns_nothing(z):
     e = np.exp(z - z.max(axis=-1, keepdims=True))
     e / e.sum(axis=-1, keepdims=True)  # noqa: B018 - the forgotten return is the point
@@ -116,6 +130,9 @@ SOFTMAX_MISTAKES = {
     _not_normalised: "do not sum to 1. After np.exp, divide",
     _exp_only: "never divided by the sum",
     _no_keepdims: "without keepdims=True",
+    _no_keepdims_max: "broadcasts the max of row j across column j",
+    _no_keepdims_either: "add keepdims=True to both",
+    _no_keepdims_no_max: "divide by the row sum with keepdims=True",
     _returns_nothing: "returned None",
 }
 
@@ -324,3 +341,41 @@ def test_hints_and_solution_are_shown(exercise):
     namespace = {"np": np}
     exec(exercise.solution().text, namespace)
     assert exercise.check(namespace[exercise.name]).passed is True
+
+
+def test_a_max_without_keepdims_on_a_non_square_matrix_points_at_keepdims():
+    def softmax(z):
+        e = np.exp(z - z.max(axis=-1))  # (n, m) - (n,): a broadcasting error when n != m
+        return e / e.sum(axis=-1, keepdims=True)
+
+    # The check's square case names this mistake first; the rectangular cases raise.
+    grade = checks.softmax._grade
+    only_rectangular = _core.Exercise(
+        "softmax", "softmax(z)", lambda call: grade(lambda z: call(z[:, :-1])), None, []
+    )
+    result = only_rectangular.check(softmax)
+    assert result.passed is False and "ValueError" in result.message
+    assert "keepdims=True" in result.message and "z.max(axis=-1))" in result.message
+
+
+def test_a_correct_attention_calling_an_unfinished_softmax_is_told_which_one():
+    def softmax(z):
+        raise NotImplementedError("replace this line with your answer")
+
+    def attention(Q, K, V):
+        weights = softmax(Q @ K.T / np.sqrt(Q.shape[-1]))
+        return weights @ V, weights
+
+    result = checks.attention.check(attention)
+    assert result.passed is False and "not attempted" not in str(result).lower()
+    assert "attention calls softmax" in result.message and "helpers.softmax" in result.message
+
+
+def test_a_wrongly_shaped_output_reads_as_a_sentence():
+    def attention(Q, K, V):
+        weights = lesson04._reference_softmax(Q @ K.T / np.sqrt(Q.shape[-1]))
+        return weights @ K, weights  # K is (n, 16), V is (n, 3)
+
+    message = checks.attention.check(attention).message
+    assert "(self-attention): your output has shape (" in message, message
+    assert "'s output" not in message

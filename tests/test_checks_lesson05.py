@@ -208,6 +208,52 @@ def test_each_masked_attention_mistake_gets_its_own_message(answer, words):
     assert words in result.message, result.message
 
 
+def filled_with(fill):
+    """A learner answer that fills the blocked scores with ``fill`` instead of -inf."""
+    return wrong(lambda s, Q, K, V, m: stable_softmax(np.where(m, s, fill)))
+
+
+def additive_mask_answer(Q, K, V, mask):
+    M = np.where(mask, 0.0, -np.inf)  # lesson 05's additive mask
+    w = stable_softmax(Q @ K.T / np.sqrt(Q.shape[1]) + M)
+    return w @ V, w
+
+
+@pytest.mark.parametrize("fill", [-5.0, -30.0, -100.0, -700.0])
+def test_a_finite_fill_is_named_on_every_run(fill):
+    for _ in range(20):  # fresh random inputs each time: the diagnosis must not depend on them
+        result = masked_attention.check(filled_with(fill))
+        assert result.passed is False, result.message
+        assert f"finite value (≈ {fill:.3g})" in result.message, result.message
+        assert "multiplying" not in result.message
+
+
+@pytest.mark.parametrize(
+    "answer", [filled_with(-1e4), filled_with(-1e9), additive_mask_answer], ids=str
+)
+def test_fills_whose_exp_is_exactly_0_pass_on_every_run(answer):
+    for _ in range(20):
+        result = masked_attention.check(answer)
+        assert result.passed is True, result.message
+
+
+def test_a_fill_of_0_is_still_multiplying_by_0():
+    for _ in range(10):
+        assert (
+            "multiplying the blocked scores by 0"
+            in masked_attention.check(filled_with(0.0)).message
+        )
+
+
+def test_blocked_weights_must_be_exactly_0():
+    def almost(Q, K, V, mask):
+        out, w = lesson05._reference_masked_attention(Q, K, V, mask)
+        return out, np.where(mask, w, 1e-9)  # within compare's tolerance, but not 0
+
+    result = masked_attention.check(almost)
+    assert result.passed is False and "instead of exactly 0" in result.message, result.message
+
+
 def test_no_mistake_is_named_as_another():
     messages = [masked_attention.check(answer).message for answer, _ in MISTAKES]
     for i, message in enumerate(messages):
@@ -220,8 +266,11 @@ def test_a_stub_is_not_attempted_yet():
     def stub(Q, K, V, mask):
         raise NotImplementedError("replace this line with your answer")
 
+    def causal_mask_stub(n):
+        raise NotImplementedError("replace this line with your answer")
+
     assert masked_attention.check(stub).passed is None
-    assert causal_mask.check(lambda n: stub(0, 0, 0, 0)).passed is None
+    assert causal_mask.check(causal_mask_stub).passed is None
 
 
 def test_an_exception_in_the_answer_is_reported_with_its_line():

@@ -43,6 +43,8 @@ def test_correct_implementations_pass(answer):
         (lambda n, h, b, dt: b * h * n * n, "counted numbers, not bytes"),
         (lambda n, h, b, dt: b * h * n * n * itemsize(dt) / 2**20, "MiB"),
         (lambda n, h, b, dt: b * h * n * n * itemsize(dt) / 1e6, "MB"),
+        (lambda n, h, b, dt: b * h * n * n * itemsize(dt) / 2**30, "looks like GiB"),
+        (lambda n, h, b, dt: b * h * n * n * itemsize(dt) / 1e9, "looks like GB"),
     ],
 )
 def test_each_mistake_gets_its_own_message(answer, words):

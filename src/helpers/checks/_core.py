@@ -2,8 +2,10 @@
 
 An :class:`Exercise` knows its reference answer, its hints, and a ``grade`` function that calls
 the learner's answer on fresh inputs and returns a :class:`CheckResult`. ``check`` never raises:
-a stub (``NotImplementedError``) means "not attempted yet"; any other exception, a wrong type,
-or a time-out is reported with the line of the learner's code that caused it.
+a stub (``NotImplementedError``) means "not attempted yet", unless it came from another of the
+learner's functions that the answer calls (then that one is named); any other exception, a wrong
+type, or a time-out is reported with the actual arguments and the line of the learner's code
+that caused it. NumPy's RuntimeWarnings inside the learner's code are not printed.
 """
 
 from __future__ import annotations
@@ -11,11 +13,13 @@ from __future__ import annotations
 import html
 import inspect
 import os
+import re
 import signal
 import sysconfig
 import textwrap
 import threading
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -44,9 +48,12 @@ class CheckResult:
     def status(self) -> str:
         return {True: "Correct", False: "Not yet", None: "Not attempted yet"}[self.passed]
 
+    @property
+    def symbol(self) -> str:
+        return {True: "✓", False: "✗", None: "…"}[self.passed]
+
     def __str__(self) -> str:
-        symbol = {True: "✓", False: "✗", None: "…"}[self.passed]
-        return f"{symbol} {self.status}: {self.message}"
+        return f"{self.symbol} {self.status}: {self.message}"
 
     __repr__ = __str__
 
@@ -57,7 +64,7 @@ class CheckResult:
         return (
             f'<div style="border-left:4px solid {colour};background:{background};'
             f'padding:6px 10px;margin:4px 0;font-family:sans-serif;color:#222">'
-            f'<b style="color:{colour}">{self.status}</b>: {body}</div>'
+            f'<b style="color:{colour}">{self.symbol} {self.status}</b>: {body}</div>'
         )
 
 
@@ -135,12 +142,15 @@ class Exercise:
             )
         try:
             message = self._grade(lambda *args: _call_learner(answer, args, self.signature))
-        except NotImplementedError:
-            return CheckResult(
-                None,
-                f"{self.signature} still raises NotImplementedError; replace that line "
-                "with your answer and run the cell again",
-            )
+        except NotImplementedError as stub:
+            raiser = _stub_raised_by(stub, answer)
+            if raiser is None:  # the answer itself is still the stub
+                return CheckResult(
+                    None,
+                    f"{self.signature} still raises NotImplementedError; replace that line "
+                    "with your answer and run the cell again",
+                )
+            return CheckResult(False, _calls_a_stub_message(self.name, raiser))
         except Mistake as mistake:
             return CheckResult(False, str(mistake))
         except LearnerError as error:
@@ -172,17 +182,107 @@ def _call_learner(fn: Callable[..., Any], args: tuple, signature: str) -> Any:
     :class:`LearnerError` that names the line of the learner's code that raised.
     """
     args = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+
+    def quietly(*args):
+        # NumPy's RuntimeWarnings (overflow in exp, 0/0) would print above the result; the
+        # check's own message already explains them. Set here, in whichever thread runs fn.
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return fn(*args)
+
     try:
-        return _with_time_limit(fn, args, TIME_LIMIT_SECONDS)
+        return _with_time_limit(quietly, args, TIME_LIMIT_SECONDS)
     except NotImplementedError:
         raise
     except _TimeLimit:
         raise LearnerError(
             f"{signature} did not finish within {TIME_LIMIT_SECONDS:g} s on a small input; "
-            "is there a loop that never ends?"
+            f"is there a loop that never ends?{_called_with(signature, args)}"
         ) from None
     except Exception as exc:
-        raise LearnerError(f"{signature} raised {type(exc).__name__}: {exc}{_where(exc)}") from None
+        raise LearnerError(
+            f"{signature} raised {type(exc).__name__}: {str(exc).strip()}{_keepdims_hint(exc)}"
+            f"{_called_with(signature, args)}{_where(exc)}"
+        ) from None
+
+
+def _called_with(signature: str, args: tuple) -> str:
+    """'\n  called with Q of shape (5, 16), n=7': the actual arguments behind a signature."""
+    names = [n.strip() for n in signature[signature.find("(") + 1 : -1].split(",")]
+    if len(names) != len(args):
+        names = [f"argument {k + 1}" for k in range(len(args))]
+    shown = []
+    for name, arg in zip(names, args):
+        if isinstance(arg, np.ndarray):
+            shown.append(f"{name} of shape {arg.shape}")
+        elif isinstance(arg, type) and issubclass(arg, np.generic):
+            shown.append(f"{name}=np.{arg.__name__}")  # np.float32, not <class 'numpy...'>
+        else:
+            shown.append(f"{name}={arg!r}")
+    return "\n  called with " + ", ".join(shown) if shown else ""
+
+
+_REDUCTION = re.compile(r"\.(max|min|sum|mean)\(|np\.(max|min|sum|mean|amax|amin)\(")
+
+
+def _reduces_without_keepdims(line: str) -> bool:
+    """True if ``line`` has a call like ``z.max(axis=-1)`` whose arguments lack keepdims."""
+    for match in _REDUCTION.finditer(line):
+        depth, end = 1, match.end()
+        while end < len(line) and depth:  # find the call's closing parenthesis
+            depth += {"(": 1, ")": -1}.get(line[end], 0)
+            end += 1
+        if "keepdims" not in line[match.end() : end]:
+            return True
+    return False
+
+
+def _keepdims_hint(exc: BaseException) -> str:
+    """A hint for a broadcasting error on a line that reduces an axis without keepdims=True."""
+    frames = _learner_frames(exc)
+    line = frames[-1].line if frames and frames[-1].line else ""
+    if isinstance(exc, ValueError) and "broadcast" in str(exc) and _reduces_without_keepdims(line):
+        return (
+            "; a reduction such as z.max(axis=-1) drops that axis: add keepdims=True so the "
+            "result keeps shape (n, 1) and broadcasts back along each row"
+        )
+    return ""
+
+
+def _stub_raised_by(stub: NotImplementedError, answer: Any) -> str | None:
+    """The name of the function that raised ``stub``, or None if it is ``answer`` itself.
+
+    A correct answer that calls the learner's own unfinished function (say, their stubbed
+    ``softmax``) must not be told that the answer itself is "not attempted yet".
+    """
+    tb = stub.__traceback__
+    if tb is None:
+        return None
+    while tb.tb_next is not None:  # the innermost frame: the one that raised
+        tb = tb.tb_next
+    code = getattr(inspect.unwrap(answer), "__code__", None)
+    raised_in = tb.tb_frame.f_code
+    if code is None or raised_in is code:
+        return None
+    if os.path.abspath(raised_in.co_filename).startswith(_NOT_LEARNER_CODE):
+        return None  # raised by a library on the answer's behalf: treat as before
+    return raised_in.co_name
+
+
+def _calls_a_stub_message(name: str, raiser: str) -> str:
+    """Say which unfinished function the learner's (finished) answer calls."""
+    import helpers  # at call time: helpers imports this package
+    from helpers import checks
+
+    if not isinstance(getattr(checks, raiser, None), Exercise):
+        return (
+            f"your {name} calls {raiser}, which still raises NotImplementedError: finish it first"
+        )
+    instead = f" (or call helpers.{raiser})" if hasattr(helpers, raiser) else ""
+    return (
+        f"your {name} calls {raiser}, which still raises NotImplementedError: finish the "
+        f"{raiser} exercise above{instead}, then run this check again"
+    )
 
 
 def _where(exc: BaseException) -> str:
@@ -191,16 +291,21 @@ def _where(exc: BaseException) -> str:
     Frames inside this package, the standard library and installed packages (NumPy raising
     on the learner's behalf) are skipped, so the message points at the learner's line.
     """
-    frames = [
-        f
-        for f in traceback.extract_tb(exc.__traceback__)
-        if not os.path.abspath(f.filename).startswith(_NOT_LEARNER_CODE)
-    ]
+    frames = _learner_frames(exc)
     if not frames:
         return ""
     frame = frames[-1]
     code = f": `{frame.line.strip()}`" if frame.line else ""
     return f"\n  at line {frame.lineno} of {frame.name}(){code}"
+
+
+def _learner_frames(exc: BaseException) -> list[traceback.FrameSummary]:
+    """The traceback frames of ``exc`` that are in the learner's code, outermost first."""
+    return [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not os.path.abspath(f.filename).startswith(_NOT_LEARNER_CODE)
+    ]
 
 
 def _with_time_limit(fn: Callable[..., Any], args: tuple, seconds: float) -> Any:
@@ -244,25 +349,40 @@ def _with_time_limit(fn: Callable[..., Any], args: tuple, seconds: float) -> Any
 # Comparing an answer with the reference, and naming the mistake when it matches a known one.
 
 
-def as_result_array(value: Any, what: str, expected_shape: tuple[int, ...]) -> np.ndarray:
-    """The learner's return value as a float array of ``expected_shape``, or a :class:`Mistake`."""
+def as_result_array(
+    value: Any, what: str, expected_shape: tuple[int, ...], part: str | None = None
+) -> np.ndarray:
+    """The learner's return value as a float array of ``expected_shape``, or a :class:`Mistake`.
+
+    ``part`` names one of several returned values (``"output"``, ``"weights"``), so that the
+    messages read "<what>: your output has shape ...".
+    """
+    expected_shape = tuple(expected_shape)
+    # "f(x) returned shape (2, 3)" for the one return value; "f(x): your weights have ..." for
+    # one of several (a plural part such as "weights" takes "are" / "have").
+    plural = part is not None and part.endswith("s")
+    returned = (
+        f"{what} returned" if part is None else f"{what}: your {part} {'are' if plural else 'is'}"
+    )
     if value is None:
-        raise Mistake(f"{what} returned None; did you forget the `return` statement?")
+        if part is None:
+            raise Mistake(f"{what} returned None; did you forget the `return` statement?")
+        raise Mistake(f"{returned} None; did you forget to compute or return it?")
     if isinstance(value, tuple):
-        raise Mistake(f"{what} returned a tuple of {len(value)}; it should return one array")
+        raise Mistake(f"{returned} a tuple of {len(value)}; it should be one array")
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise Mistake(
-            f"{what} returned a {type(value).__name__}, which is not an array of numbers"
+            f"{returned} a {type(value).__name__}, which is not an array of numbers"
         ) from None
-    if arr.shape != tuple(expected_shape):
-        if arr.ndim == 2 and arr.shape[::-1] == tuple(expected_shape):
-            raise Mistake(
-                f"{what} returned shape {arr.shape}, expected {tuple(expected_shape)}: "
-                "the result looks transposed"
-            )
-        raise Mistake(f"{what} returned shape {arr.shape}, expected {tuple(expected_shape)}")
+    if arr.shape != expected_shape:
+        has = "have" if plural else "has"
+        has = f"{what} returned shape" if part is None else f"{what}: your {part} {has} shape"
+        message = f"{has} {arr.shape}; expected {expected_shape}"
+        if arr.ndim == 2 and arr.shape[::-1] == expected_shape:
+            message += ": it looks transposed"
+        raise Mistake(message)
     return arr
 
 
@@ -303,12 +423,14 @@ def compare(
     expected: np.ndarray,
     known_mistakes: dict[str, np.ndarray],
     generic: str,
+    name: str | None = None,
 ) -> None:
     """Raise :class:`Mistake` unless ``got`` matches ``expected``.
 
     ``known_mistakes`` maps a message to what a specific wrong implementation returns on the
     same input; the first one that ``got`` matches names the mistake. Otherwise NaN/inf and a
-    transposed result are recognised before falling back to ``generic``.
+    transposed result are recognised before falling back to ``generic``, which is followed by
+    the first entry that differs when ``name`` (e.g. ``"PE"``) is given.
     """
     if close(got, expected):
         return
@@ -321,7 +443,24 @@ def compare(
         raise Mistake(f"{generic} Your result contains NaN or inf.")
     if got.ndim == 2 and got.shape[0] == got.shape[1] and close(got.T, expected):
         raise Mistake(f"{generic} Your result looks transposed (rows and columns swapped).")
+    if name is not None:
+        raise Mistake(f"{generic} {first_difference(got, expected, name)}")
     raise Mistake(generic)
+
+
+def first_difference(got: np.ndarray, expected: np.ndarray, name: str) -> str:
+    """'PE[1, 3] is 0.995 in yours, 1 expected.': the first entry (row by row) that differs."""
+    got, expected = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
+    far = ~np.isclose(got, expected, rtol=1e-4, atol=1e-5)
+    if not far.any():
+        return ""
+    index = tuple(int(i) for i in np.argwhere(far)[0])
+    a, b = got[index], expected[index]
+    digits = 3  # as few digits as show the difference
+    while digits < 10 and f"{a:.{digits}g}" == f"{b:.{digits}g}":
+        digits += 1
+    where = ", ".join(map(str, index))
+    return f"{name}[{where}] is {a:.{digits}g} in yours, {b:.{digits}g} expected."
 
 
 def fresh_rng() -> np.random.Generator:

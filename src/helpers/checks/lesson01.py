@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..positions import sinusoidal_positional_encoding
-from ._core import Exercise, as_result_array, compare, fresh_rng
+from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng
 
 
 def _reference(n_positions, d_model):
@@ -18,17 +18,23 @@ def _reference(n_positions, d_model):
     return PE
 
 
-def _variant(n, d, base=10000.0, exponent="2i", swap=False, halves=False):
-    """A wrong (or right) encoding, to recognise what a learner's answer computed."""
-    pos = np.arange(n)[:, None]
+def _variant(n, d, base=10000.0, exponent="2i", swap=False, halves=False, start=0):
+    """A wrong (or right) encoding, to recognise what a learner's answer computed.
+
+    ``exponent``: "2i" (right), "i" (pair index instead of 2i), or "k" (each column's own
+    index k, so cos column 2i+1 gets 10000^((2i+1)/d) instead of sharing its pair's).
+    ``start``: the first position (1 when positions are counted from 1).
+    """
+    pos = np.arange(start, start + n)[:, None]
     i = np.arange(d // 2)[None, :]
-    power = {"2i": 2 * i / d, "i": i / d, "k": np.arange(0, d, 2)[None, :] / 2 / d}[exponent]
+    power = i / d if exponent == "i" else 2 * i / d  # the sin columns' exponent
     angles = pos / base**power
+    second_angles = pos / base ** ((2 * i + 1) / d) if exponent == "k" else angles
     first, second = (np.cos, np.sin) if swap else (np.sin, np.cos)
     if halves:
-        return np.concatenate([first(angles), second(angles)], axis=1)
+        return np.concatenate([first(angles), second(second_angles)], axis=1)
     PE = np.empty((n, d))
-    PE[:, 0::2], PE[:, 1::2] = first(angles), second(angles)
+    PE[:, 0::2], PE[:, 1::2] = first(angles), second(second_angles)
     return PE
 
 
@@ -38,23 +44,39 @@ def _grade(call):
     for n, d in cases:
         what = f"positional_encoding({n}, {d})"
         got = as_result_array(call(n, d), what, (n, d))
+        expected = sinusoidal_positional_encoding(n, d)
+        # An integer array truncates every sin and cos to a whole number (mostly 0).
+        if np.all(got == np.round(got)) and not np.all(expected == np.round(expected)):
+            raise Mistake(
+                f"{what} holds only whole numbers: did you create PE with an integer dtype "
+                "(e.g. np.zeros_like of an integer arange)? Storing sin and cos in it cuts them "
+                "to whole numbers. Start from np.zeros((n_positions, d_model)), which is float."
+            )
         compare(
             got,
-            sinusoidal_positional_encoding(n, d),
+            expected,
             {
                 f"{what}: sin and cos are swapped. Even columns (0, 2, ...) take sin, "
                 "odd columns take cos.": _variant(n, d, swap=True),
                 f"{what}: the exponent is off. Column pair i uses 10000^(2i/d_model), where "
                 "2i is the even column index (0, 2, 4, ...), not i.": _variant(n, d, exponent="i"),
+                f"{what}: each cos column has its own frequency: you used 10000^(k/d_model) "
+                "with every column's own index k. Both columns of a pair share one frequency: "
+                "column 2i+1 uses 10000^(2i/d_model), like column 2i.": _variant(
+                    n, d, exponent="k"
+                ),
                 f"{what}: the base is off. The paper divides by 10000^(2i/d_model).": _variant(
                     n, d, base=1000.0
                 ),
                 f"{what}: the sines and cosines sit in two halves; the paper interleaves "
                 "them (sin in column 2i, cos in column 2i+1).": _variant(n, d, halves=True),
                 f"{what}: the base looks like e instead of 10000.": _variant(n, d, base=np.e),
+                f"{what}: your positions start at 1; the first row is position 0 "
+                "(np.arange(n_positions)), so PE[0] = [0, 1, 0, 1, ...].": _variant(n, d, start=1),
             },
             f"{what} differs from the paper's encoding: PE[pos, 2i] = sin(pos/10000^(2i/d_model)),"
             " PE[pos, 2i+1] = cos(same).",
+            name="PE",
         )
     return (
         "your encoding matches the paper's on fresh sizes, including one position and "

@@ -53,7 +53,7 @@ def _grade_project_qkv(call):
                     f"{what}: your {name} has shape {shape}, expected {(n, d_out)}: it looks "
                     f"transposed. {name} = X @ W_{name} keeps one row per token."
                 )
-            got = as_result_array(value, f"{what}'s {name}", (n, d_out))
+            got = as_result_array(value, what, (n, d_out), part=name)
             mistakes = {
                 f"{what}: your {name} is X itself. {name} = X @ W_{name}: the projection is what "
                 f"turns the token's content into a {_ROLE[name]}.": X,

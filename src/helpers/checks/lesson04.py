@@ -103,6 +103,24 @@ def _no_keepdims(z):
     return e / e.sum(axis=-1)  # (n, n) / (n,): divides column j by row j's sum
 
 
+@_quiet
+def _no_keepdims_max(z):
+    e = np.exp(z - z.max(axis=-1))  # (n, n) - (n,): column j loses row j's max
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@_quiet
+def _no_keepdims_either(z):
+    e = np.exp(z - z.max(axis=-1))
+    return e / e.sum(axis=-1)
+
+
+@_quiet
+def _no_keepdims_no_max(z):
+    e = np.exp(z)
+    return e / e.sum(axis=-1)
+
+
 def _softmax_mistakes(z: np.ndarray, what: str) -> dict[str, np.ndarray]:
     rows = "rows" if z.shape[0] > 1 else "row"
     mistakes = {
@@ -134,12 +152,30 @@ def _softmax_mistakes(z: np.ndarray, what: str) -> dict[str, np.ndarray]:
         f"{what}: the {rows} do not sum to 1: you took np.exp but never divided by the sum "
         "(and subtract the row max first, or large scores overflow).": _not_normalised_no_max(z),
     }
-    if z.shape[0] == z.shape[1]:
+    if z.shape[0] == z.shape[1]:  # only a square z lets a missing keepdims broadcast at all
+        no_keepdims_sum = (
+            "e.sum(axis=-1) without keepdims=True has shape (n,), so the division broadcasts it "
+            "along the wrong axis (row i gets divided by other rows' sums). Use "
+            "e.sum(axis=-1, keepdims=True)."
+        )
+        no_keepdims_max = (
+            "subtract the row max with keepdims=True: z.max(axis=-1, keepdims=True). Without "
+            "it the max has shape (n,), and NumPy broadcasts the max of row j across column j "
+            "instead of along row j."
+        )
+        mistakes[f"{what}: {no_keepdims_sum}"] = _no_keepdims(z)
+        mistakes[f"{what}: {no_keepdims_max}"] = _no_keepdims_max(z)
         mistakes[
-            f"{what}: e.sum(axis=-1) without keepdims=True has shape (n,), so the division "
-            "broadcasts it along the wrong axis (row i gets divided by other rows' sums). "
-            "Use e.sum(axis=-1, keepdims=True)."
-        ] = _no_keepdims(z)
+            f"{what}: neither z.max(axis=-1) nor e.sum(axis=-1) keeps its axis; add "
+            "keepdims=True to both, so each row is shifted by its own max and divided by its "
+            "own sum (without it, row j's max and sum land on column j)."
+        ] = _no_keepdims_either(z)
+        mistakes[
+            f"{what}: divide by the row sum with keepdims=True, "
+            "np.exp(z).sum(axis=-1, keepdims=True): without keepdims the sum has shape (n,) and "
+            "divides column j by row j's sum. Also subtract the row max first, or large scores "
+            "overflow."
+        ] = _no_keepdims_no_max(z)
     return mistakes
 
 
@@ -247,8 +283,8 @@ def _unpack(value: Any, what: str, n_q: int, n_k: int, d_v: int) -> tuple[np.nda
             f"{what}: the first value has the weights' shape {first}; the output is "
             f"weights @ V, shape (n_q, d_v) = {(n_q, d_v)}."
         )
-    output = as_result_array(value[0], f"{what}'s output", (n_q, d_v))
-    weights = as_result_array(value[1], f"{what}'s weights", (n_q, n_k))
+    output = as_result_array(value[0], what, (n_q, d_v), part="output")
+    weights = as_result_array(value[1], what, (n_q, n_k), part="weights")
     return output, weights
 
 

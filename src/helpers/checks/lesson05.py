@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, unpack_pair
+from ._core import (
+    Exercise,
+    Mistake,
+    as_result_array,
+    close,
+    compare,
+    fresh_rng,
+    unpack_pair,
+)
 
 # ----------------------------------------------------------------------------------------------
 # causal_mask(n)
@@ -188,6 +196,34 @@ _WEIGHT_MISTAKES = {
 }
 
 
+def _finite_fill(Q, K, mask, got) -> float | None:
+    """The finite value c that ``got`` looks filled with, softmax(where(mask, scores, c)).
+
+    With a fill c, a blocked weight over an allowed weight in the same row is exp(c - s_a), so
+    each non-zero blocked weight gives one estimate c = log(w_blocked / w_a) + s_a (s_a: the
+    allowed key's score, taken at the row's largest allowed weight, the most precise). The
+    estimates must agree, and the softmax with that c must reproduce ``got``. None otherwise.
+    """
+    s = Q @ K.T / np.sqrt(Q.shape[-1])
+    estimates = []
+    with np.errstate(all="ignore"):
+        for row, keep, w in zip(s, mask, got):
+            if keep.all() or not keep.any():
+                continue
+            a = np.flatnonzero(keep)[np.argmax(w[keep])]
+            blocked = w[~keep]
+            blocked = blocked[blocked > 1e-307]  # subnormal below that: too few digits to trust
+            if w[a] > 0:
+                estimates.extend(np.log(blocked / w[a]) + row[a])
+    if not estimates:
+        return None
+    fill = float(np.median(estimates))
+    agree = np.allclose(estimates, fill, rtol=1e-3, atol=0.05)
+    if agree and close(got, _softmax_nan_ok(np.where(mask, s, fill))):
+        return fill
+    return None
+
+
 def _generic_weights_message(what: str, got: np.ndarray, mask: np.ndarray) -> str:
     """Say what is visibly wrong with a weight matrix that matches no catalogued mistake."""
     with np.errstate(all="ignore"):
@@ -210,8 +246,8 @@ def _unpack(value, what: str, n_q: int, n_k: int, d_v: int) -> tuple[np.ndarray,
     out, weights = value
     if np.shape(out) == (n_q, n_k) and np.shape(weights) == (n_q, d_v):
         raise Mistake(f"{what} returned (weights, output); the order is `output, weights`.")
-    out = as_result_array(out, f"{what}'s output", (n_q, d_v))
-    weights = as_result_array(weights, f"{what}'s weights", (n_q, n_k))
+    out = as_result_array(out, what, (n_q, d_v), part="output")
+    weights = as_result_array(weights, what, (n_q, n_k), part="weights")
     return out, weights
 
 
@@ -265,11 +301,25 @@ def _grade_masked_attention(call):
                 "np.exp overflows to inf and inf/inf = NaN. Subtract each row's maximum score "
                 "before np.exp (softmax does not change), as helpers.softmax does."
             )
+        leaked = np.all(np.isfinite(got_w)) and np.any(got_w[~mask] != 0)
+        fill = _finite_fill(Q, K, mask, got_w) if leaked else None
+        if fill is not None and round(fill) != 0:  # a fill of 0 is the "times_zero" mistake
+            raise Mistake(
+                f"{what}: your blocked scores were filled with a finite value (≈ {fill:.3g}), "
+                f"so blocked keys still get weight: exp({fill:.3g}) is small but not 0. Use "
+                "-np.inf (exp(-inf) = 0 exactly), or a value so negative that exp underflows "
+                "to 0, such as -1e9."
+            )
         known = {
             f"{what}: {message}": _variant_weights(Q, K, V, mask, how)
             for how, message in _WEIGHT_MISTAKES.items()
         }
         compare(got_w, ref_w, known, _generic_weights_message(what, got_w, mask))
+        if leaked:  # close to the reference, but a blocked key kept a sliver of weight
+            raise Mistake(
+                f"{what}: blocked keys get weight up to {np.max(np.abs(got_w[~mask])):.1e} "
+                "instead of exactly 0. Put -np.inf in their scores before the softmax."
+            )
         transposed_use = {}
         if nq == nk:
             message = f"{what}: your weights are right but the output is weights.T @ V."

@@ -126,7 +126,7 @@ def _unpack_cross(value, what, inputs, n_q, n_k, d_v):
         np.asarray(weights, float), ref_w.T, rtol=1e-4, atol=1e-5
     ):
         raise Mistake(
-            f"{what}'s weights are transposed: shape {np.shape(weights)}, expected ({n_q}, "
+            f"{what}: your weights are transposed: shape {np.shape(weights)}, expected ({n_q}, "
             f"{n_k}) = (queries, keys)."
         )
     mixed_keys = ref_w @ (X_kv @ W_K)  # (n_q, d_k): the keys mixed instead of the values
@@ -137,8 +137,8 @@ def _unpack_cross(value, what, inputs, n_q, n_k, d_v):
             f"{what}: your output mixes the keys (weights @ K). Keys are only for matching; "
             "the output mixes the values: weights @ (X_kv @ W_V)."
         )
-    out = as_result_array(out, f"{what}'s output", (n_q, d_v))
-    weights = as_result_array(weights, f"{what}'s weights", (n_q, n_k))
+    out = as_result_array(out, what, (n_q, d_v), part="output")
+    weights = as_result_array(weights, what, (n_q, n_k), part="weights")
     return out, weights
 
 
@@ -239,27 +239,27 @@ def _unpack_mha(value, what: str, h: int, n: int, d_model: int, d_v: int, expect
         w = np.asarray(weights, dtype=float)
         if np.allclose(w, expected_w.mean(axis=0), rtol=1e-4, atol=1e-5):
             raise Mistake(
-                f"{what}'s weights are the average over the heads, shape (n, n); return every "
-                f"head's weights, stacked: shape (h, n, n) = {(h, n, n)}."
+                f"{what}: your weights are the average over the heads, shape (n, n); return "
+                f"every head's weights, stacked: shape (h, n, n) = {(h, n, n)}."
             )
         raise Mistake(
-            f"{what}'s weights have shape {w_shape}, one head's; return every head's weights, "
-            f"stacked: shape (h, n, n) = {(h, n, n)} (np.stack)."
+            f"{what}: your weights have shape {w_shape}, one head's; return every head's "
+            f"weights, stacked: shape (h, n, n) = {(h, n, n)} (np.stack)."
         )
     if h > 1 and out_shape == (n, d_v):
         raise Mistake(
-            f"{what}'s output has shape (n, d_v) = {(n, d_v)}, one head's width: did you average "
-            "(or add up) the heads? Concatenate them side by side, np.concatenate(heads, "
+            f"{what}: your output has shape (n, d_v) = {(n, d_v)}, one head's width: did you "
+            "average (or add up) the heads? Concatenate them side by side, np.concatenate(heads, "
             f"axis=-1), to get (n, h * d_v) = {(n, h * d_v)}, then multiply by W_O."
         )
     if h > 1 and out_shape in ((h * n, d_v), (h * n, d_model)):
         raise Mistake(
-            f"{what}'s output has shape {out_shape}: you stacked the heads as extra rows "
+            f"{what}: your output has shape {out_shape}: you stacked the heads as extra rows "
             "(axis=0), as if they were more tokens. Each token keeps one row; put the heads "
             "side by side along the columns: np.concatenate(heads, axis=-1), then @ W_O."
         )
-    out = as_result_array(out, f"{what}'s output", (n, d_model))
-    weights = as_result_array(weights, f"{what}'s weights", (h, n, n))
+    out = as_result_array(out, what, (n, d_model), part="output")
+    weights = as_result_array(weights, what, (h, n, n), part="weights")
     return out, weights
 
 

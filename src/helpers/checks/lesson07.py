@@ -62,6 +62,8 @@ def _mistakes(n, h, batch, itemsize):
         ),
         (batch * h * n * n * itemsize / 2**20, "that looks like MiB; return plain bytes"),
         (batch * h * n * n * itemsize / 1e6, "that looks like MB; return plain bytes"),
+        (batch * h * n * n * itemsize / 2**30, "that looks like GiB; return plain bytes"),
+        (batch * h * n * n * itemsize / 1e9, "that looks like GB; return plain bytes"),
     ]
 
 
