@@ -84,7 +84,8 @@ for seq, target in zip(example_tokens, example_targets):
 # The loss is the cross-entropy of $\text{softmax}(\text{logits})$ against the targets,
 # averaged over the positions that have one. The embeddings $E$ and the positional encodings
 # stay fixed; training changes $W^Q, W^K, W^V$ $(d_{model}, d_k)$ and $W^{out}$
-# $(d_k, \text{vocab})$. The forward pass (`helpers.training.forward`) calls the course's
+# $(d_k, \text{vocab})$. One head as wide as the model: $d_k = d_{model} = 8$ here, not the
+# 4 of lessons 05–07, so the scale is $1/\sqrt{8}$. The forward pass (`helpers.training.forward`) calls the course's
 # `helpers.scaled_dot_product_attention`.
 
 # %%
@@ -136,8 +137,30 @@ print("hand-written gradients agree with finite differences (max error < 1e-6):"
       max(errors.values()) < 1e-6)
 
 # %% [markdown]
-# A wrong term (a missing transpose, a forgotten row sum) gives an error of order 1, not
-# $10^{-9}$.
+# A wrong term gives an error of order 1, not $10^{-9}$. Here is a backward pass that forgets
+# the scale $s$ in $dQ = s\,dS\,K$ and $dK = s\,dS^\top Q$: its gradients for $W^Q$ and
+# $W^K$ are $\sqrt{d_k}$ times too large; `gradient_check(..., grads_fn=...)` checks it instead
+# of the right one.
+
+# %%
+def forgot_the_scale(params, X, targets):
+    """helpers.training.loss_and_grads, but dQ and dK without the factor s = 1/sqrt(d_k)."""
+    loss, grads, cache = training.loss_and_grads(params, X, targets)
+    d_k = params["W_Q"].shape[1]
+    return loss, dict(grads, W_Q=grads["W_Q"] * np.sqrt(d_k), W_K=grads["W_K"] * np.sqrt(d_k)), cache
+
+
+wrong_errors = training.gradient_check(
+    params, training.embed(check_tokens, E), check_targets, grads_fn=forgot_the_scale
+)
+for name in errors:
+    right, wrong = (f"{e:.2f}" if e >= 1e-6 else "< 1e-6" for e in (errors[name], wrong_errors[name]))
+    print(f"{name:5}: relative error {right} with the right backward pass, {wrong} without s")
+
+# %% [markdown]
+# The check also says where the mistake is: $W^Q$ and $W^K$ are off by
+# $(\sqrt{8} - 1)/(\sqrt{8} + 1) \approx 0.48$, while $W^V$ and $W^{out}$, whose gradients do
+# not go through $s$, are still right.
 
 # %% [markdown]
 # ## Train

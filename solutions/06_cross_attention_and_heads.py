@@ -179,6 +179,9 @@ checks.cross_attention.check(cross_attention)
 # | $W^O$ | (8, 8) | (512, 512) |
 # | output | (6, 8) | (n, 512) |
 #
+# In general the paper's $W^O$ is $(h \cdot d_v, d_{model})$; it is square here only because
+# $d_v = d_{model}/h$, so the $h$ concatenated heads are $d_{model}$ wide again.
+#
 # The paper's column, computed (random $X$ with $n = 10$ and seeded weights):
 
 # %%

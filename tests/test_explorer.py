@@ -230,6 +230,47 @@ def test_bad_values_raise_errors_that_teach():
         ex.set_sentence(None)
 
 
+def test_the_causal_toggle_says_whether_the_mask_is_on():
+    ex = AttentionExplorer()
+    toggle = ex._causal_control
+    assert (toggle.description, toggle.icon) == ("causal mask: off", "eye")
+    toggle.value = True  # a click in the browser
+    assert ex.causal and (toggle.description, toggle.icon) == ("causal mask: on", "eye-slash")
+    assert "earlier tokens only" in toggle.tooltip
+    ex.set_causal(False)  # from code
+    assert not toggle.value and toggle.description == "causal mask: off"
+    assert AttentionExplorer(causal=True)._causal_control.description == "causal mask: on"
+
+
+def rotated_labels(svg: str) -> list[tuple[float, int, str]]:
+    """(x, font size, text) of every rotated key label in an SVG picture."""
+    return [
+        (float(x), int(font), text)
+        for x, font, text in re.findall(
+            r'<text x="([\d.]+)" y="[\d.]+" font-size="(\d+)" text-anchor="end" '
+            r'dominant-baseline="middle" transform="rotate\(-60[^"]*">(.*?)</text>',
+            svg,
+        )
+    ]
+
+
+def test_long_words_are_shortened_on_the_axes_and_fit_in_the_bar_chart():
+    long_word = "supercalifragilisticexpialidocious"
+    ex = AttentionExplorer(f"{long_word} antidisestablishmentarianism is long")
+    labels = rotated_labels(ex._bars.value)
+    assert labels, "with words this long the key labels are rotated"
+    first = labels[0][2]
+    assert first == f"<title>{long_word}</title>supercalifr…"  # 12 characters, full on hover
+    for x, font, text in labels:
+        shown = re.sub(r"<title>.*?</title>", "", text)
+        assert len(shown) <= explorer_module.LABEL_CHARS
+        # A label rotated by 60 degrees reaches half its length left of its anchor: inside.
+        assert x - 0.5 * 0.62 * font * len(shown) >= 0, f"{shown!r} is cut off on the left"
+    assert ">supercalifr…</text>" in ex._heatmap.value  # the heatmap's rows too
+    assert ex.tokens[0] == long_word  # the buttons and the math keep the whole word
+    assert ex._token_buttons[0].description == long_word
+
+
 def test_html_escapes_tokens():
     ex = AttentionExplorer("a < b & c")
     assert "<text" in ex._heatmap.value and ">&lt;<" in ex._heatmap.value

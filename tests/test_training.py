@@ -42,6 +42,23 @@ def test_gradient_check_catches_a_wrong_gradient(monkeypatch):
     assert T.gradient_check(params, X, targets)["W_Q"] > 0.1
 
 
+def test_gradient_check_of_a_backward_pass_that_forgets_the_scale():
+    """dQ and dK without s = 1/sqrt(d_k): W_Q's and W_K's gradients are sqrt(d_k) too large,
+    so their error is (sqrt(d_k) - 1) / (sqrt(d_k) + 1), of order 1; the others stay right."""
+    params, X, targets = small_problem()
+    d_k = params["W_Q"].shape[1]
+
+    def forgot_the_scale(params, X, targets):
+        loss, grads, cache = T.loss_and_grads(params, X, targets)
+        grads = dict(grads, W_Q=grads["W_Q"] * np.sqrt(d_k), W_K=grads["W_K"] * np.sqrt(d_k))
+        return loss, grads, cache
+
+    errors = T.gradient_check(params, X, targets, grads_fn=forgot_the_scale)
+    expected = (np.sqrt(d_k) - 1) / (np.sqrt(d_k) + 1)
+    np.testing.assert_allclose([errors["W_Q"], errors["W_K"]], expected, rtol=1e-6)
+    assert max(errors["W_V"], errors["W_out"]) < 1e-7
+
+
 def test_positions_without_a_target_do_not_contribute():
     params, X, targets = small_problem()
     cache = T.forward(params, X)

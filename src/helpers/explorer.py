@@ -65,6 +65,35 @@ _HEX = [f"#{r:02x}{g:02x}{b:02x}" for r, g, b in _PALETTE]
 # Text on a cell: black on the bright end of viridis, white on the dark end.
 _TEXT_ON = ["#000000" if i > 0.55 * _N_COLOURS else "#ffffff" for i in range(_N_COLOURS)]
 _FONT = "font-family:sans-serif"
+LABEL_CHARS = 12  # longer tokens are shortened to 11 characters and "…" on the axes
+
+
+def _short(token: str) -> str:
+    """``token`` cut to ``LABEL_CHARS`` characters, the last one "…", if it is longer."""
+    return token if len(token) <= LABEL_CHARS else token[: LABEL_CHARS - 1] + "…"
+
+
+def _axis_label(token: str) -> str:
+    """A token as an SVG axis label: escaped and shortened (the full word in a ``<title>``,
+    which the browser shows on hover)."""
+    if len(token) <= LABEL_CHARS:
+        return _esc(token)
+    return f"<title>{_esc(token)}</title>{_esc(_short(token))}"
+
+
+def _causal_look(on: bool) -> dict[str, str]:
+    """The causal toggle's label, icon and tooltip for its state."""
+    if on:
+        return {
+            "description": "causal mask: on",
+            "icon": "eye-slash",
+            "tooltip": "on: each token attends to itself and earlier tokens only (click: off)",
+        }
+    return {
+        "description": "causal mask: off",
+        "icon": "eye",
+        "tooltip": "off: each token attends to every token, future ones too (click: on)",
+    }
 
 
 def _colour_index(weights: np.ndarray) -> np.ndarray:
@@ -223,7 +252,10 @@ class AttentionExplorer:
     def set_causal(self, flag: bool) -> None:
         """Mask the future (True) or let every query see every key (False)."""
         self._causal = bool(flag)
-        self._move(self._causal_control, "value", self._causal)
+        with self._causal_control.hold_sync():  # value, label and icon: one message
+            self._move(self._causal_control, "value", self._causal)
+            for name, value in _causal_look(self._causal).items():
+                setattr(self._causal_control, name, value)
         self._recompute()
 
     def set_temperature(self, t: float) -> None:
@@ -276,11 +308,8 @@ class AttentionExplorer:
                 ax.set_axis_off()
             heat_ax.text(0.5, 0.5, "no tokens: type a sentence", ha="center", va="center")
         else:
-            labels = (
-                self._tokens
-                if n <= 32
-                else [t if i % 4 == 0 else "" for i, t in enumerate(self._tokens)]
-            )
+            short = [_short(t) for t in self._tokens]
+            labels = short if n <= 32 else [t if i % 4 == 0 else "" for i, t in enumerate(short)]
             masked = ~causal_mask(n) if self._causal else None
             plot_heatmap(
                 self._weights,
@@ -348,6 +377,8 @@ class AttentionExplorer:
         tokens = tokenize(text)
         self._truncated_from = len(tokens) if len(tokens) > MAX_TOKENS else None
         self._tokens = tokens[:MAX_TOKENS]
+        self._labels = [_axis_label(t) for t in self._tokens]  # escaped, shortened
+        self._label_len = min(max((len(t) for t in self._tokens), default=0), LABEL_CHARS)
         n = len(self._tokens)
         Z = build_Z(self._tokens, self.d_model, self.seed)  # (n, d_model)
         # (h, n, d_k) each: one matmul per projection for all heads at once.
@@ -430,10 +461,7 @@ class AttentionExplorer:
         )
         self._head_control.add_class("explorer-head")
         self._causal_control = widgets.ToggleButton(
-            value=self._causal,
-            description="causal mask",
-            icon="eye-slash",
-            tooltip="each token attends to itself and earlier tokens only",
+            value=self._causal, layout=widgets.Layout(width="156px"), **_causal_look(self._causal)
         )
         self._causal_control.add_class("explorer-causal")
         low, high = TEMPERATURE_RANGE
@@ -573,7 +601,7 @@ class AttentionExplorer:
         cell = self._cell_size()
         font = 12 if cell >= 20 else 9
         step = self._label_step(cell, font)
-        longest = max(len(t) for t in self._tokens)
+        longest = self._label_len
         left = 30 + int(0.62 * font * longest) + 6
         top = 28
         grid = n * cell
@@ -594,7 +622,7 @@ class AttentionExplorer:
         ]
         # Row labels (queries) on the left, column labels (keys) below.
         for i in range(0, n, step):
-            tok = _esc(self._tokens[i])
+            tok = self._labels[i]
             bold = ' font-weight="bold" fill="' + HIGHLIGHT + '"' if i == self._query else ""
             y = top + i * cell + cell / 2
             parts.append(
@@ -659,15 +687,17 @@ class AttentionExplorer:
         cell = self._cell_size()
         font = 12 if cell >= 20 else 9
         step = self._label_step(cell, font)
-        longest = max(len(t) for t in self._tokens)
+        longest = self._label_len
         rotate = n > 1 and 0.62 * font * longest > cell - 2
-        left, top, plot_h = 44, 44, 200
+        # A rotated label reaches 0.5 * its length to the left of its column's centre: room.
+        reach = int(0.5 * 0.62 * font * longest - cell / 2) + 6 if rotate else 0
+        left, top, plot_h = max(44, reach), 44, 200
         grid = n * cell
         bottom = (int(0.5 * font * longest) + 10 if rotate else font + 8) + 18
         width, height = max(left + grid + 16, 300), top + plot_h + bottom
         row = self._weights[self._query]
         indices = _colour_index(row)
-        token = _esc(self._tokens[self._query])
+        token = self._labels[self._query]
         parts = [
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
             f'height="{height}" style="{_FONT}" data-query="{self._query}">',
@@ -713,7 +743,7 @@ class AttentionExplorer:
                     f'text-anchor="middle" fill="{colour}">{w:.2f}</text>'
                 )
         for j in range(0, n, step):
-            tok = _esc(self._tokens[j])
+            tok = self._labels[j]
             parts.append(
                 _key_label(tok, left + j * cell + cell / 2, top + plot_h + 4, font, rotate)
             )

@@ -19,6 +19,7 @@ the position just before, which it can only find through the positional encoding
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -207,21 +208,32 @@ def loss_and_grads(
 
 
 def gradient_check(
-    params: dict[str, np.ndarray], X: np.ndarray, targets: np.ndarray, eps: float = 1e-6
+    params: dict[str, np.ndarray],
+    X: np.ndarray,
+    targets: np.ndarray,
+    eps: float = 1e-6,
+    grads_fn: Callable | None = None,
 ) -> dict[str, float]:
-    """Relative error between :func:`loss_and_grads` and central finite differences.
+    """Relative error between hand-written gradients and central finite differences.
 
     For every entry ``w`` of every weight matrix, the numerical gradient is
     ``(loss(w + eps) - loss(w - eps)) / (2 eps)``. Per matrix the error is
     ``||g - g_num|| / (||g|| + ||g_num||)``: about 1e-9 or smaller when the gradients are
     right (float64), of order 1 when a term is missing.
 
+    Parameters
+    ----------
+    grads_fn : callable, optional
+        The backward pass to check, called like :func:`loss_and_grads` and returning
+        ``(loss, grads, cache)``; :func:`loss_and_grads` by default. The numerical gradient
+        always comes from :func:`loss_and_grads`'s loss.
+
     Returns
     -------
     dict
         Matrix name -> relative error.
     """
-    _, grads, _ = loss_and_grads(params, X, targets)
+    _, grads, _ = (grads_fn or loss_and_grads)(params, X, targets)
     errors = {}
     for name in PARAM_NAMES:
         numerical = np.zeros_like(params[name])
