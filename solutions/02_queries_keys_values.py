@@ -360,13 +360,17 @@ for ax, name in zip(axes, "XQKV"):
     )
 for ax in axes[1:]:
     ax.set_yticklabels([])  # the rows are the same tokens as in X
+# Only the cells, their numbers and the titles change: the axes, ticks and colour bar are drawn
+# once and reused, so a click redraws just these.
+live.animate([*images.values(), *(s for ax in axes for s in ax.spines.values()),
+              *(t for ax in axes for t in ax.texts), *(ax.title for ax in axes)])
 
 layer_buttons = widgets.ToggleButtons(options=[("layer 1", 0), ("layer 2", 1)], description="layer")
 head_buttons = widgets.ToggleButtons(options=[(f"head {j}", j) for j in range(h)], description="head")
 
 
-def update(change=None):
-    ell, j = layer_buttons.value, head_buttons.value
+def draw(ell, j):
+    """Show layer ell's input and head j's projections (the PNG is kept per (ell, j))."""
     for ax, name in zip(axes, "XQKV"):
         M = views[ell, j][name]
         images[name].set_data(M)
@@ -376,12 +380,17 @@ def update(change=None):
     axes[0].set_title(f"$X^{{({ell + 1})}}$ (layer {ell + 1}): rows = tokens", fontsize=9)
     for ax, name in zip(axes[1:], "QKV"):
         ax.set_title(f"${name}_{j} = X^{{({ell + 1})}} W^{name}_{j}$", fontsize=9)
-    live.refresh()
+    live.refresh(key=(ell, j))
 
 
+def update(change=None):
+    draw(layer_buttons.value, head_buttons.value)
+
+
+for ell, j in reversed(views):  # draw the four pictures once now: a click then only resends one
+    draw(ell, j)
 layer_buttons.observe(update, names="value")
 head_buttons.observe(update, names="value")
-update()
 show(
     widgets.VBox([widgets.HBox([layer_buttons, head_buttons]), live.image]),
     live,

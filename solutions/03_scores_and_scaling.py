@@ -181,7 +181,7 @@ fig, ax = plt.subplots(figsize=(6, 3.8))
 ax.loglog(d_ks, var_raw, "o-", color="#440154", label="$q \\cdot k$ (no scale)")
 ax.loglog(d_ks, var_scaled, "s-", color="#21918c", label="$q \\cdot k / \\sqrt{d_k}$")
 ax.loglog(d_ks, d_ks, ":", color="grey", label="$d_k$ (theory)")
-ax.axvline(64, color="#fde725", lw=2, zorder=0, label="the paper's $d_k = 64$")
+ax.axvline(64, color="black", ls="--", lw=1.2, zorder=0, label="the paper's $d_k = 64$")
 ax.set(xlabel="$d_k$", ylabel="variance of the score", title="Measured variance of a score")
 ax.set_xticks(d_ks, [str(d) for d in d_ks])
 ax.legend(fontsize=8)
@@ -202,8 +202,9 @@ plt.show()
 #
 # - the mean **largest weight** of a row ($1/16 = 0.0625$ is flat, 1 is one-hot);
 # - the mean **entropy** of a row, in nats ($\log 16 = 2.77$ is flat, 0 is one-hot);
-# - the mean size of the softmax's **gradient**, the norm of its Jacobian
-#   $\mathrm{diag}(p) - pp^\top$ (0 for a one-hot row: no learning signal).
+# - the mean size of the softmax's **gradient**: the Frobenius norm (the square root of the sum
+#   of squared entries) of its Jacobian $\mathrm{diag}(p) - pp^\top$, 0 for a one-hot row: no
+#   learning signal.
 
 # %%
 peaked = scaling.softmax_peakedness(d_ks, n_keys=16, n_queries=500, seed=0)
@@ -214,20 +215,22 @@ for stat in ("max_weight", "entropy", "grad_norm"):
         print(f"  {label:<9}" + "".join(f"{v:7.3f}" for v in peaked[scale][stat]))
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), gridspec_kw={"wspace": 0.25})
-styles = {"none": ("o-", "#440154"), "sqrt": ("s-", "#21918c"), "linear": ("^-", "#b5de2b")}
-titles = {
-    "max_weight": "largest weight of a row (1 = one-hot)",
-    "entropy": "entropy of a row (nats)",
-    "grad_norm": "softmax gradient size",
+fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), gridspec_kw={"wspace": 0.3})
+styles = {"none": ("o-", "#440154"), "sqrt": ("s-", "#21918c"), "linear": ("^-", "#5ec962")}
+titles = {  # stat -> (title, y label)
+    "max_weight": ("largest weight of a row (1 = one-hot)", "mean largest weight"),
+    "entropy": ("entropy of a row (nats)", "mean entropy (nats)"),
+    "grad_norm": ("softmax gradient size", "mean Frobenius norm of the Jacobian"),
 }
-for ax, (stat, title) in zip(axes, titles.items()):
+for ax, (stat, (title, ylabel)) in zip(axes, titles.items()):
     for scale, (marker, colour) in styles.items():
-        ax.plot(d_ks, peaked[scale][stat], marker, color=colour, label=labels[scale])
+        ax.plot(d_ks, peaked[scale][stat], marker, color=colour, mec="black", mew=0.5,
+                label=labels[scale])
     ax.set_xscale("log", base=2)
     ax.set_xticks(d_ks, [str(d) for d in d_ks], fontsize=8)
-    ax.axvline(64, color="#fde725", lw=2, zorder=0)
-    ax.set(title=title, xlabel="$d_k$ (yellow: the paper's 64)")
+    ax.axvline(64, color="black", ls="--", lw=1.2, zorder=0)
+    ax.set(title=title, xlabel="$d_k$ (dashed: the paper's 64)", ylabel=ylabel)
+axes[2].set_ylim(bottom=0)  # sizes start at 0
 axes[0].axhline(1 / 16, color="grey", ls=":", label="flat: 1/16")
 axes[1].axhline(np.log(16), color="grey", ls=":", label="flat: log 16")
 axes[0].legend(fontsize=8)
@@ -252,40 +255,65 @@ for scale in ("none", "sqrt"):
     )
 
 # %% [markdown]
-# ## Explore: one query, eight keys
+# ## Explore: 50 queries, eight keys each
 #
-# One seeded query and 8 seeded keys with unit-variance entries; the slider keeps their first
-# $d_k$ coordinates. Left: the 8 scores; middle: their softmax (the largest bar in orange);
-# right: the measured curve from above (an average over many random rows of 16 keys), with
-# the current $d_k$ and scale circled. Move $d_k$ up with the scale
-# off and watch one key take everything; switch the scale on and the row stays spread out.
+# One random row can be noisy (a single query might happen to match two keys equally well), so
+# the widget shows averages. For each $d_k$, 50 seeded queries each score 8 seeded keys
+# (unit-variance entries), and the scale button divides those same scores. Left: the 8 scores
+# of the first query, to see their size. Middle: each query's weights sorted from largest to
+# smallest, averaged over the 50 queries (the first, orange bar is the mean largest weight).
+# Right: that mean largest weight for every $d_k$ and scale, the current one circled. Move
+# $d_k$ up with the scale off and watch the largest key take nearly everything; switch the
+# scale on and the rows stay spread out.
 
 # %%
-rng = np.random.default_rng(3)
-q_full = rng.standard_normal(512)  # (512,): the slider takes the first d_k entries
-K_full = rng.standard_normal((8, 512))  # (8 keys, 512)
-key_labels = [f"k{j}" for j in range(8)]
+N_QUERIES, N_KEYS = 50, 8
+rng = np.random.default_rng(0)
+raw_scores = {int(d): scaling.random_dot_products(int(d), N_QUERIES, N_KEYS, rng) for d in d_ks}
+rows = {  # (d_k, scale) -> (scores of query 0, mean of the sorted weight rows), from helpers
+    (d, scale): (
+        raw_scores[d][0] * scaling.scale_factor(d, scale),  # (N_KEYS,)
+        -np.sort(-helpers.softmax(raw_scores[d] * scaling.scale_factor(d, scale)), axis=-1).mean(0),
+    )
+    for d in raw_scores
+    for scale in scaling.SCALES
+}
+mean_max = {scale: np.array([rows[int(d), scale][1][0] for d in d_ks]) for scale in scaling.SCALES}
+print(f"mean largest weight of {N_QUERIES} rows of {N_KEYS} keys (flat: 1/8 = 0.125)")
+print(f"{'d_k':<9}" + "".join(f"{d:>6d}" for d in d_ks))
+for scale, label in labels.items():
+    print(f"{label:<9}" + "".join(f"{v:6.2f}" for v in mean_max[scale]))
+for scale in ("none", "sqrt"):
+    print(f"d_k = 512, {labels[scale]:<9}: the first query's largest |score| is "
+          f"{np.abs(rows[512, scale][0]).max():.2f}")
 
+# %%
 live = LiveFigure(figsize=(10, 3.3))
-live.figure.set_layout_engine(None)  # fixed margins: every redraw is a single draw
+live.figure.set_layout_engine(None)  # fixed margins
 live.figure.subplots_adjust(left=0.07, right=0.99, bottom=0.15, top=0.91, wspace=0.3)
 ax_s, ax_w, ax_c = live.figure.subplots(1, 3, width_ratios=[1, 1, 1.1])
-score_bars = ax_s.bar(key_labels, np.zeros(8), color="#3b528b")
-ax_s.axhline(0, color="black", lw=0.8)
+score_bars = ax_s.bar([f"k{j}" for j in range(N_KEYS)], np.zeros(N_KEYS), color="#3b528b")
+zero_line = ax_s.axhline(0, color="black", lw=0.8)
 ax_s.set(xlabel="key", ylabel="score")
-weight_bars = ax_w.bar(key_labels, np.zeros(8), color="#21918c")
-ax_w.axhline(1 / 8, color="grey", ls=":", lw=1)
-ax_w.set(xlabel="key", ylabel="softmax weight", ylim=(0, 1.05))
+weight_bars = ax_w.bar(np.arange(1, N_KEYS + 1), np.zeros(N_KEYS), color="#21918c")
+weight_bars[0].set_color("#e66101")  # the largest weight of each row
+ax_w.axhline(1 / N_KEYS, color="grey", ls=":", lw=1)
+ax_w.set(xlabel="rank of the weight in its row", ylabel="mean softmax weight", ylim=(0, 1.05),
+         xticks=np.arange(1, N_KEYS + 1))
 curves = {}
 for scale, (marker, colour) in styles.items():
-    (curves[scale],) = ax_c.plot(d_ks, peaked[scale]["max_weight"], marker, color=colour,
-                                 label=labels[scale], alpha=0.35, ms=4)
+    (curves[scale],) = ax_c.plot(d_ks, mean_max[scale], marker, color=colour, mec="black",
+                                 mew=0.5, label=labels[scale], alpha=0.35, ms=5)
+ax_c.axhline(1 / N_KEYS, color="grey", ls=":", lw=1)
 ax_c.set_xscale("log", base=2)
 ax_c.set_xticks(d_ks, [str(d) for d in d_ks], fontsize=8)
-ax_c.set(ylim=(0, 1.05), xlabel="$d_k$")
-ax_c.set_title("measured: mean largest weight, 16 keys", fontsize=9)
-(marker_dot,) = ax_c.plot([1], [0], "o", ms=12, mfc="none", mec="#fde725", mew=3)
+ax_c.set(ylim=(0, 1.05), xlabel="$d_k$", ylabel="mean largest weight")
+ax_c.set_title(f"mean largest weight, {N_QUERIES} queries", fontsize=9)
+(ring,) = ax_c.plot([1], [0], "o", ms=13, mfc="none", mec="black", mew=2.5)
 ax_c.legend(fontsize=8, loc="upper left")
+# Only the bars, two titles, the curves' emphasis and the ring change: the rest is drawn once
+# per range of the score axis and reused.
+live.animate([*score_bars, zero_line, *weight_bars, ax_s.title, ax_w.title, *curves.values(), ring])
 
 dk_slider = widgets.SelectionSlider(options=[int(d) for d in d_ks], value=4, description="d_k")
 scale_buttons = widgets.ToggleButtons(
@@ -297,26 +325,19 @@ scale_buttons = widgets.ToggleButtons(
 
 def update(change=None):
     d, scale = dk_slider.value, scale_buttons.value
-    s, p = scaling.row_weights(q_full[:d], K_full[:, :d], scale)  # (8,), (8,)
-    stats = scaling.softmax_statistics(p)
+    s, mean_row = rows[d, scale]  # (N_KEYS,), (N_KEYS,)
     for bar, value in zip(score_bars, s):
         bar.set_height(value)
-    lim = 1.15 * max(np.abs(s).max(), 1.0)
+    lim = 2.0 ** np.ceil(np.log2(1.15 * max(np.abs(s).max(), 1.0)))  # 2, 4, 8, ...: few ranges
     ax_s.set_ylim(-lim, lim)
-    ax_s.set_title(f"scores {labels[scale]}, d_k = {d}", fontsize=9)
-    top = int(np.argmax(p))
-    for k, (bar, value) in enumerate(zip(weight_bars, p)):
+    ax_s.set_title(f"first query's scores, {labels[scale]}, d_k = {d}", fontsize=9)
+    for bar, value in zip(weight_bars, mean_row):
         bar.set_height(value)
-        bar.set_color("#f98e09" if k == top else "#21918c")
-    ax_w.set_title(
-        f"weights: max {stats['max_weight']:.2f}, entropy {stats['entropy']:.2f} "
-        f"(flat {np.log(8):.2f})",
-        fontsize=9,
-    )
+    ax_w.set_title(f"rows sorted, averaged: largest {mean_row[0]:.2f} (flat 0.125)", fontsize=9)
     for name, line in curves.items():
         line.set_alpha(1.0 if name == scale else 0.35)
-    marker_dot.set_data([d], [peaked[scale]["max_weight"][list(d_ks).index(d)]])
-    live.refresh()
+    ring.set_data([d], [mean_row[0]])
+    live.refresh(background=lim, key=(d, scale))  # 30 pictures: each drawn once at most
 
 
 dk_slider.observe(update, names="value")
@@ -325,14 +346,17 @@ update()
 show(
     widgets.VBox([widgets.HBox([dk_slider, scale_buttons]), live.image]),
     live,
-    alt="Bar charts of one query's 8 scores and softmax weights at d_k = 4 with the scale, "
-    "beside the measured curve of the largest weight against d_k.",
+    alt="Bar charts of one query's 8 scores and of the mean sorted softmax weights of 50 "
+    "queries at d_k = 4 with the scale, beside the mean largest weight against d_k.",
 )
 
 # %% [markdown]
-# Try $d_k = 512$ with no scale: the scores span well over $\pm 20$ and one key takes nearly
-# all the weight. Switch to $\div\sqrt{d_k}$: the same scores shrink by $\sqrt{512} \approx 23$
-# and the weights spread out again; $\div d_k$ flattens them towards $1/8$.
+# Try $d_k = 512$ with no scale: the first query's scores reach 43.00 in size, and on average
+# the largest key takes 0.96 of a row. Switch to $\div\sqrt{d_k}$: the same scores shrink by
+# $\sqrt{512} \approx 23$ (to 1.90) and the mean largest weight is back to 0.37, about where it
+# is at every $d_k$ with this scale; $\div d_k$ flattens the rows towards $1/8$ (0.13). The
+# single query on the left still jumps around from one $d_k$ to the next: that is why the
+# other two panels average over 50.
 
 # %% [markdown]
 # ## Summary

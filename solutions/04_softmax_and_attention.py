@@ -177,13 +177,16 @@ print(f"  total weight: {A[cat].sum():.3f}")
 
 # %% [markdown]
 # Why not something simpler? Dividing the raw scores by their sum does give numbers that sum
-# to 1, but they can be negative (below, "the" and "mat" get negative "weights"), they explode
+# to 1, but they can be negative (below, the first "the" and "mat" get negative "weights"; the
+# second "the" does not, since its score differs), they explode
 # when the scores' sum is near 0, and a negative sum flips their order. The softmax keeps the
 # order of the scores (a higher score always gets more weight), is always positive, always
 # sums to 1, and is smooth, so a model can learn through it.
 
 # %%
-print("scores / their sum, row 'cat':", np.round(scores[cat] / scores[cat].sum(), 3))
+ratios = scores[cat] / scores[cat].sum()  # (n,): sums to 1, but not a distribution
+print("scores / their sum, row 'cat':", np.round(ratios, 3))
+print("negative for keys:", ", ".join(f"{j} {tokens[j]!r}" for j in np.flatnonzero(ratios < 0)))
 
 # %%
 fig, ax = plt.subplots(figsize=(5.2, 4.0))
@@ -377,10 +380,12 @@ print("cross-attention weights:", A_cross.shape, "(X's 3 tokens look at the othe
 # ## Explore: the attention explorer
 #
 # Back to "the cat sat on the mat". The heatmap shows one head's weights $A$ (rows = query,
-# columns = key, brighter = more attention); the bars show the selected query's row. **Click a
-# token** to pick the query, switch **heads**, turn the **causal mask** on (lesson 05), drag the
-# **temperature** (it divides the scores once more: below 1 sharper, above 1 flatter), or type
-# your own sentence. Seeded, not trained: the patterns are illustrative, not linguistic.
+# columns = key, brighter = more attention); the bars show the selected query's row. To see
+# another row's distribution, **click its token button** (the row of words after "query:",
+# above the heatmap; clicking the heatmap itself does nothing). Switch **heads**, turn the
+# **causal mask** on (lesson 05), drag the **temperature** (it divides the scores once more:
+# below 1 sharper, above 1 flatter), or type your own sentence. Seeded, not trained: the
+# patterns are illustrative, not linguistic.
 
 # %%
 ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=h, seed=0, query=cat)
@@ -388,11 +393,9 @@ ex.show()
 
 # %% [markdown]
 # Notice: every row of the heatmap (and every bar chart) sums to 1, whatever you click; the two
-# heads spread "cat"'s attention differently, because head $j$ has its own $W^Q_j, W^K_j$; at a
-# low temperature each row collapses onto one key, at a high one it flattens towards
-# $1/n = 1/6$. The explorer's head 0 is the running example's $A$ from the start of the lesson
-# (recomputed here from `helpers`, since the "Build it yourself" cell reused the names `X`
-# and `A`):
+# heads spread "cat"'s attention differently, because head $j$ has its own $W^Q_j, W^K_j$. The
+# explorer's head 0 is the running example's $A$ from the start of the lesson (recomputed here
+# from `helpers`, since the "Build it yourself" cell reused the names `X` and `A`):
 
 # %%
 Z = helpers.build_Z(tokens, helpers.D_MODEL)  # (n, d_model): the running example's X again
@@ -401,6 +404,27 @@ _, A_head0 = helpers.scaled_dot_product_attention(
 )
 print("explorer head 0 == A of the running example:", np.allclose(ex.weights, A_head0))
 print("query 'cat':", ", ".join(f"{t} {w:.3f}" for t, w in zip(ex.tokens, ex.weights[cat])))
+
+# %% [markdown]
+# And the temperature, at the slider's two ends. The explorer multiplies the scores by
+# $1 / (\sqrt{d_k} \cdot T)$; the same weights straight from `helpers`, for both heads:
+
+# %%
+d_head = helpers.D_MODEL // h  # 4, the running example's d_k ("Build it yourself" rebound d_k)
+for T in (0.1, 10.0):
+    for j in range(h):
+        _, A_T = helpers.scaled_dot_product_attention(
+            Z @ W["W_Q"][j], Z @ W["W_K"][j], Z @ W["W_V"][j], scale=1 / (np.sqrt(d_head) * T)
+        )  # (n, n)
+        top_two = -np.sort(-A_T, axis=-1)[:, :2]  # (n, 2): each row's two largest weights
+        print(f"T = {T:>4}, head {j}: largest weight per row {np.round(top_two[:, 0], 2)}, "
+              f"two largest together {np.round(top_two.sum(axis=-1), 2)}")
+
+# %% [markdown]
+# At $T = 0.1$ most rows collapse onto one or two keys: the two largest weights take at least
+# 0.89 of every row but one, and that one ("sat" in head 1) stays spread out: its largest weight
+# is 0.42, its two largest together 0.77. At $T = 10$ every row flattens towards
+# $1/n = 1/6 \approx 0.17$: no weight is above 0.21.
 
 # %% [markdown]
 # ## Summary

@@ -40,3 +40,59 @@ def test_show_reuses_the_last_render_and_offers_a_static_png():
     import base64
 
     assert base64.b64decode(bundle["image/png"]).startswith(PNG_SIGNATURE)
+
+
+def make_animated_live():
+    live = LiveFigure(figsize=(3, 2))
+    ax = live.figure.subplots()
+    ax.set(xlim=(0, 4), ylim=(0, 4))
+    (line,) = ax.plot([0, 1], [0, 1], color="black")
+    live.animate([line, ax.title])
+    return live, ax, line
+
+
+def test_animated_artists_are_redrawn_on_a_kept_background():
+    live, ax, line = make_animated_live()
+    with mock.patch.object(live.figure.canvas, "draw", wraps=live.figure.canvas.draw) as draw:
+        live.refresh()
+        first = bytes(live.image.value)
+        line.set_data([0, 4], [4, 0])
+        ax.set_title("moved")
+        live.refresh()
+    assert draw.call_count == 1  # the background was drawn once, then reused
+    assert first.startswith(PNG_SIGNATURE)
+    assert bytes(live.image.value) != first
+
+
+def test_a_blitted_picture_equals_a_full_redraw():
+    live, ax, line = make_animated_live()
+    live.refresh()
+    line.set_data([0, 4], [4, 0])
+    live.refresh()
+    blitted = bytes(live.image.value)
+    again, ax2, line2 = make_animated_live()
+    line2.set_data([0, 4], [4, 0])
+    again.refresh()  # first refresh: a full draw of the same state
+    assert blitted == bytes(again.image.value)
+
+
+def test_a_new_background_key_redraws_the_axes():
+    live, ax, _ = make_animated_live()
+    live.refresh(background=4)
+    small = bytes(live.image.value)
+    ax.set_ylim(0, 8)  # the ticks change: a different background
+    live.refresh(background=8)
+    assert bytes(live.image.value) != small
+    ax.set_ylim(0, 4)
+    live.refresh(background=4)
+    assert bytes(live.image.value) == small
+
+
+def test_a_picture_key_resends_the_kept_png_without_drawing():
+    live, _ = make_live()
+    live.refresh(key="a")
+    first = bytes(live.image.value)
+    live.refresh(key="b")
+    with mock.patch.object(live, "_render", side_effect=AssertionError("drew again")):
+        live.refresh(key="a")
+    assert bytes(live.image.value) == first
