@@ -18,6 +18,7 @@ outputs reproduce is nbval's job (``make test``).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import re
 import sys
 import time
@@ -79,6 +80,12 @@ def learner_text(solution_text: str, name: str = "lesson") -> str:
 def as_notebook(text: str) -> nbformat.NotebookNode:
     """A py:percent text as a notebook, with the pairing and kernel the course uses."""
     nb = jupytext.reads(text, fmt="py:percent")
+    # Cell ids from the cells' text, not random: a rebuild changes only the cells that changed.
+    seen: dict[str, int] = {}
+    for cell in nb.cells:
+        digest = hashlib.sha1(f"{cell.cell_type}\n{cell.source}".encode()).hexdigest()[:8]
+        seen[digest] = seen.get(digest, 0) + 1
+        cell.id = digest if seen[digest] == 1 else f"{digest}-{seen[digest]}"
     nb.metadata["kernelspec"] = KERNEL
     nb.metadata.setdefault("jupytext", {})["formats"] = PAIRING
     return nb
@@ -92,6 +99,7 @@ def execute(nb: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
         kernel_name="python3",
         resources={"metadata": {"path": str(cwd)}},
         config=ENCRYPTED_KERNEL,
+        record_timing=False,  # no per-cell timestamps: a rebuild of an unchanged lesson is a no-op
     ).execute()
     return nb
 

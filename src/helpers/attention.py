@@ -104,8 +104,11 @@ def scaled_dot_product_attention(
     Q, K, V, scale = check_qkv(Q, K, V, scale)
     n_q = Q.shape[-2]
 
-    scores = np.matmul(Q, np.swapaxes(K, -1, -2))  # (..., n_q, n_k)
-    scores *= scale
+    # Scores that overflow become inf and are reported below with a ValueError, so NumPy's own
+    # overflow warning would only repeat it.
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = np.matmul(Q, np.swapaxes(K, -1, -2))  # (..., n_q, n_k)
+        scores *= scale
     if mask is not None:
         # -inf before the softmax: exp(-inf) = 0, so masked weights are exactly zero.
         np.putmask(scores, ~_broadcast_mask(mask, scores.shape), -np.inf)

@@ -261,13 +261,18 @@ def test_lesson_runs_in_jupyterlab(lab, notebook: Path):
         )
 
     checks_called = any(re.search(r"checks\.\w+\.check\(", s) for s in sources)
+    # A check's badge is "✓ Correct", "✗ Not yet" or "… Not attempted yet": compare the status.
+    statuses = [badge.lstrip("✓✗… ") for badge in state["badges"]]
     if learner and checks_called:
-        assert "Not attempted yet" in state["badges"], (
+        assert "Not attempted yet" in statuses, (
             f"{path}: the exercise checks should say 'Not attempted yet' in the learner's copy "
             f"(badges seen: {state['badges']})"
         )
     if not learner:
-        assert "Not attempted yet" not in state["badges"], f"{path}: a solution left unanswered"
+        assert "Not attempted yet" not in statuses, f"{path}: a solution left unanswered"
+        assert "Not yet" not in statuses, f"{path}: a solution fails its own check"
+        if checks_called:
+            assert "Correct" in statuses, f"{path}: no check says Correct ({state['badges']})"
 
     assert not unexpected_console_errors(lab), (
         f"{path}: the browser console logged errors:\n" + "\n".join(unexpected_console_errors(lab))
