@@ -99,3 +99,18 @@ def test_an_unrecognised_difference_names_the_first_entry_that_differs():
         n, d = (int(x) for x in message[len("positional_encoding(") :].split(")")[0].split(","))
         expected = checks.positional_encoding.reference(n, d)[-1, -1]
         assert f"PE[{n - 1}, {d - 1}] is {expected + 0.5:.3g} in yours" in message, message
+
+
+def comparison_instead_of_assignment(n_positions, d_model):
+    PE = np.zeros((n_positions, d_model))  # float, as the exercise says
+    for pos in range(n_positions):
+        for i in range(0, d_model, 2):
+            PE[pos, i] == np.sin(pos / 10000 ** (i / d_model))  # noqa: B015 ('==' for '=')
+            PE[pos, i + 1] == np.cos(pos / 10000 ** (i / d_model))  # noqa: B015
+    return PE
+
+
+def test_an_array_left_at_zero_is_not_blamed_on_its_dtype():
+    for _ in range(5):
+        message = check(comparison_instead_of_assignment).message
+        assert "all zeros" in message and "integer dtype" not in message, message

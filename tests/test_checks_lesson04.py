@@ -379,3 +379,14 @@ def test_a_wrongly_shaped_output_reads_as_a_sentence():
     message = checks.attention.check(attention).message
     assert "(self-attention): your output has shape (" in message, message
     assert "'s output" not in message
+
+
+def test_the_keepdims_hint_is_only_for_a_reduction_along_an_axis():
+    from helpers.checks._core import _reduces_without_keepdims
+
+    assert _reduces_without_keepdims("e = np.exp(z - z.max(-1))")
+    assert _reduces_without_keepdims("m = np.max(z, axis=-1)")
+    assert _reduces_without_keepdims("s = e / np.sum(e, -1)")
+    assert not _reduces_without_keepdims("e = np.exp(z - z.max(axis=-1, keepdims=True))")
+    assert not _reduces_without_keepdims("y = x + np.ones(17) * e.sum()")  # one number
+    assert not _reduces_without_keepdims("m = np.max(z)")

@@ -184,14 +184,18 @@ def _call_learner(fn: Callable[..., Any], args: tuple, signature: str) -> Any:
     args = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
 
     def quietly(*args):
-        # NumPy's RuntimeWarnings (overflow in exp, 0/0) would print above the result; the
-        # check's own message already explains them. Set here, in whichever thread runs fn.
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
+        # NumPy's floating-point errors (overflow in exp, 0/0) would print warnings above the
+        # result; the check's own message already explains them. np.errstate is per thread, so
+        # it is set in whichever thread runs fn.
+        with np.errstate(all="ignore"):
             return fn(*args)
 
     try:
-        return _with_time_limit(quietly, args, TIME_LIMIT_SECONDS)
+        # The warnings filter is global: set and restored here, in the calling thread, so an
+        # abandoned time-limit thread cannot leave it changed.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return _with_time_limit(quietly, args, TIME_LIMIT_SECONDS)
     except NotImplementedError:
         raise
     except _TimeLimit:
@@ -222,17 +226,21 @@ def _called_with(signature: str, args: tuple) -> str:
     return "\n  called with " + ", ".join(shown) if shown else ""
 
 
-_REDUCTION = re.compile(r"\.(max|min|sum|mean)\(|np\.(max|min|sum|mean|amax|amin)\(")
+_REDUCTION = re.compile(r"(?P<function>\bnp)?\.(?:a?max|a?min|sum|mean)\(")
 
 
 def _reduces_without_keepdims(line: str) -> bool:
-    """True if ``line`` has a call like ``z.max(axis=-1)`` whose arguments lack keepdims."""
+    """True if ``line`` reduces along an axis (``z.max(axis=-1)``, ``np.sum(z, -1)``) without
+    keepdims. A full reduction to one number (``z.sum()``) is not flagged: it broadcasts."""
     for match in _REDUCTION.finditer(line):
         depth, end = 1, match.end()
         while end < len(line) and depth:  # find the call's closing parenthesis
             depth += {"(": 1, ")": -1}.get(line[end], 0)
             end += 1
-        if "keepdims" not in line[match.end() : end]:
+        args = line[match.end() : end - 1]
+        # np.max(z, -1) names its axis after the array; z.max(-1) as its first argument.
+        along_an_axis = "axis" in args or ("," in args if match["function"] else args.strip())
+        if along_an_axis and "keepdims" not in args:
             return True
     return False
 

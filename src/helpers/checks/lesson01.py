@@ -43,10 +43,16 @@ def _grade(call):
     cases = [(int(rng.integers(5, 40)), int(rng.integers(2, 17)) * 2), (1, 2), (50, 128)]
     for n, d in cases:
         what = f"positional_encoding({n}, {d})"
-        got = as_result_array(call(n, d), what, (n, d))
+        answer = call(n, d)
+        got = as_result_array(answer, what, (n, d))
         expected = sinusoidal_positional_encoding(n, d)
+        if not np.any(got) and np.any(expected):
+            raise Mistake(
+                f"{what} is all zeros: nothing was written into PE. Check the assignments "
+                "(PE[pos, 2*i] = ..., one '=', not '==') and that the function returns PE."
+            )
         # An integer array truncates every sin and cos to a whole number (mostly 0).
-        if np.all(got == np.round(got)) and not np.all(expected == np.round(expected)):
+        if np.asarray(answer).dtype.kind in "iub" and not np.all(expected == np.round(expected)):
             raise Mistake(
                 f"{what} holds only whole numbers: did you create PE with an integer dtype "
                 "(e.g. np.zeros_like of an integer arange)? Storing sin and cos in it cuts them "
