@@ -204,20 +204,24 @@ show(widgets.VBox([widgets.HBox([dim_slider, pos_slider]), live.image]), live,
 # %% [markdown]
 # Notice: dimension 0 oscillates quickly (period $2\pi \approx 6.3$ positions), dimension 30
 # barely moves over 64 positions. Neighbouring positions differ mostly in the fast (left)
-# columns; the slow (right) columns change only over long distances, so they are what tells
-# far-apart positions apart (the fast ones repeat every few positions). Even and odd dimensions
-# of a pair are the same wave shifted by a quarter turn (sin and cos). Measured:
+# columns, while the slow (right) columns barely move. But a fast column repeats every few
+# positions, so on its own it cannot say *which* turn of the wave a position is on; the slow
+# columns change steadily over long distances and settle that. Together, every position gets
+# its own vector. Even and odd dimensions of a pair are the same wave shifted by a quarter turn
+# (sin and cos). Measured, on the fastest pair (dimensions 0-1) and the slow half:
 
 # %%
-fast, slow = slice(0, 8), slice(16, 32)  # the first 8 and the last 16 of the 32 dimensions
-for a, b in ((10, 11), (10, 50)):
+fastest, slow = slice(0, 2), slice(16, 32)  # the first pair and the last 16 of 32 dimensions
+for a, b in ((10, 11), (10, 54)):
     change = np.abs(PE_big[a] - PE_big[b])  # (32,)
-    print(f"positions {a} and {b}: largest change in dimensions 0-7: {change[fast].max():.3f}, "
+    print(f"positions {a} and {b}: largest change in dimensions 0-1: {change[fastest].max():.3f}, "
           f"in dimensions 16-31: {change[slow].max():.3f}")
 
 # %% [markdown]
-# Neighbours (10 and 11) already differ by 0.843 in a fast column while the slow columns barely
-# move (0.010); 40 positions apart (10 and 50), the slow columns have moved too (0.380).
+# Neighbours (10 and 11) differ by 0.843 in the fastest pair while the slow columns barely
+# move (0.010). Positions 10 and 54 are 44 apart, almost exactly 7 turns of the fastest wave
+# ($7 \cdot 2\pi \approx 43.98$), so dimensions 0-1 hardly tell them apart (0.015); the slow
+# columns do (0.414).
 
 # %% [markdown]
 # ## Z = token embeddings + positional encodings
