@@ -82,7 +82,9 @@ binder-dry-run: full-repo ## what a Binder build does, without Docker: fresh env
 	bash tools/binder_dry_run.sh
 
 # The learner's zip (make handout) has the lessons and helpers but no tests, tools or solutions:
-# the targets that need them say so instead of failing on a missing file.
+# the targets that need them say so instead of failing on a missing file. Serial, so that under
+# `make -j` the set-up ($(STAMP)) cannot start beside a failing guard.
+.NOTPARALLEL:
 full-repo:
 	@test -f tools/run_tests.py || { \
 		echo "make $(MAKECMDGOALS): this is the learner's copy of the course, without the tests,"; \

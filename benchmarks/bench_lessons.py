@@ -11,6 +11,7 @@ Timings depend on what else the machine is doing; this is a script to read, not 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
 from pathlib import Path
@@ -19,11 +20,10 @@ import nbformat
 from nbclient import NotebookClient
 from traitlets.config import Config
 
-# The kernel's connection encrypted (CurveZMQ), as jupyter/jupyter_server_config.json does for
-# JupyterLab: the same set-up, and no "running over TCP without encryption" warning per kernel.
-ENCRYPTED_KERNEL = Config({"KernelManager": {"transport_encryption": "auto"}})
-
 ROOT = Path(__file__).resolve().parent.parent
+# The course's server settings (kernel connection encrypted, CurveZMQ), which make setup gives
+# JupyterLab: the same kernels here, and no "running over TCP without encryption" warning.
+ENCRYPTED_KERNEL = Config(json.loads((ROOT / "jupyter" / "jupyter_server_config.json").read_text()))
 LIMITS = {"08": 20.0}  # seconds; every other lesson: 5 s
 
 

@@ -10,12 +10,22 @@
 # the one on PATH, so this checks the files, not conda-forge's Python build.
 set -euo pipefail
 
+for tool in git curl python3; do
+	command -v "$tool" >/dev/null || { echo "binder_dry_run.sh needs $tool on PATH"; exit 1; }
+done
 repo="$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)"
 work="$(mktemp -d)"
 server_pid=""
 cleanup() {
-	if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi
-	rm -rf "$work"
+	if [ -n "$server_pid" ]; then # stop the server (and so its kernels), then make sure
+		kill "$server_pid" 2>/dev/null || true
+		for _ in $(seq 20); do
+			kill -0 "$server_pid" 2>/dev/null || break
+			sleep 0.5
+		done
+		kill -KILL "$server_pid" 2>/dev/null || true
+	fi
+	rm -rf "$work" || true
 }
 trap cleanup EXIT
 
@@ -38,7 +48,7 @@ token="dry-run-$$"
 root_flag=()
 if [ "$(id -u)" = 0 ]; then root_flag=(--allow-root); fi # CI runs as root; Binder does not
 jupyter lab --no-browser --ip=127.0.0.1 --port="$port" --IdentityProvider.token="$token" \
-	"${root_flag[@]}" >"$work/lab.log" 2>&1 &
+	${root_flag[@]+"${root_flag[@]}"} >"$work/lab.log" 2>&1 &
 server_pid=$!
 base="http://127.0.0.1:$port"
 for _ in $(seq 120); do
@@ -59,19 +69,38 @@ echo "   news pop-up (fetchNews): $news"
 echo "   lab/tree/notebooks/00_start_here.ipynb: HTTP $status"
 [[ "$viewers" == *"Jupytext Notebook"* && "$news" == "false" && "$status" == "200" ]] ||
 	{ echo "FAILED: the settings or the start link are not what Binder would serve"; exit 1; }
-# A kernel started by the server: with the course's server settings its connection is encrypted,
-# so ipykernel does not log its "running over TCP without encryption" warning.
-kernel="$(curl -fs -X POST -H 'Content-Type: application/json' -d '{"name": "python3"}' \
-	"$base/api/kernels?token=$token" | python -c 'import json, sys; print(json.load(sys.stdin)["id"])')"
-for _ in $(seq 60); do
-	curl -fs "$base/api/kernels/$kernel?token=$token" | grep -q '"execution_state": *"idle"' && break
-	sleep 0.5
-done
+# A kernel started and run through the server, as the browser does (websocket): with the
+# course's server settings its connection is encrypted, so ipykernel logs no "running over TCP
+# without encryption" warning.
+python - "$base" "$token" <<'PY' || { echo "FAILED: no kernel ran code through the server"; exit 1; }
+import asyncio, json, sys, urllib.request, uuid
+from tornado.websocket import websocket_connect
+
+base, token = sys.argv[1], sys.argv[2]
+request = urllib.request.Request(f"{base}/api/kernels?token={token}", data=b'{"name": "python3"}',
+                                 headers={"Content-Type": "application/json"}, method="POST")
+kernel = json.load(urllib.request.urlopen(request))["id"]
+
+async def run() -> str:
+    url = f"{base.replace('http', 'ws', 1)}/api/kernels/{kernel}/channels?token={token}"
+    ws = await websocket_connect(url)
+    header = {"msg_id": uuid.uuid4().hex, "session": uuid.uuid4().hex, "username": "dry-run",
+              "msg_type": "execute_request", "version": "5.3"}
+    await ws.write_message(json.dumps({"header": header, "parent_header": {}, "metadata": {},
+                                       "content": {"code": "print(6 * 7)", "silent": False},
+                                       "channel": "shell", "buffers": []}))
+    while True:
+        message = json.loads(await ws.read_message())
+        if message.get("msg_type") == "stream":
+            return message["content"]["text"].strip()
+
+assert asyncio.run(asyncio.wait_for(run(), 60)) == "42"
+PY
 if grep -q "without encryption" "$work/lab.log"; then
 	echo "FAILED: the kernel's connection is not encrypted (jupyter_server_config.json not used)"
 	exit 1
 fi
-echo "   kernel connection: encrypted (no ipykernel warning)"
+echo "   a kernel ran print(6 * 7) through the server; its connection is encrypted"
 
 echo "4. lesson 00 run top to bottom in that environment"
 jupyter nbconvert --to notebook --execute --stdout notebooks/00_start_here.ipynb >/dev/null

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import re
 import sys
 import time
@@ -29,11 +30,10 @@ import nbformat
 from nbclient import NotebookClient
 from traitlets.config import Config
 
-# The kernel's connection encrypted (CurveZMQ), as jupyter/jupyter_server_config.json does for
-# JupyterLab: the same set-up, and no "running over TCP without encryption" warning per kernel.
-ENCRYPTED_KERNEL = Config({"KernelManager": {"transport_encryption": "auto"}})
-
 ROOT = Path(__file__).resolve().parent.parent
+# The course's server settings (kernel connection encrypted, CurveZMQ), which make setup gives
+# JupyterLab: the same kernels here, and no "running over TCP without encryption" warning.
+ENCRYPTED_KERNEL = Config(json.loads((ROOT / "jupyter" / "jupyter_server_config.json").read_text()))
 SOLUTIONS, NOTEBOOKS = ROOT / "solutions", ROOT / "notebooks"
 PAIRING = "ipynb,py:percent"
 KERNEL = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
