@@ -407,18 +407,23 @@ print("query 'cat':", ", ".join(f"{t} {w:.3f}" for t, w in zip(ex.tokens, ex.wei
 
 # %% [markdown]
 # And the temperature, at the slider's two ends. The explorer multiplies the scores by
-# $1 / (\sqrt{d_k} \cdot T)$; the same weights straight from `helpers`, for both heads:
+# $1 / (\sqrt{d_k} \cdot T)$; the same weights straight from `helpers`, for both heads, checked
+# against a second explorer (not shown, so the one above keeps your settings):
 
 # %%
 d_head = helpers.D_MODEL // h  # 4, the running example's d_k ("Build it yourself" rebound d_k)
+twin = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=h, seed=0)  # not shown
 for T in (0.1, 10.0):
+    twin.set_temperature(T)
     for j in range(h):
         _, A_T = helpers.scaled_dot_product_attention(
             Z @ W["W_Q"][j], Z @ W["W_K"][j], Z @ W["W_V"][j], scale=1 / (np.sqrt(d_head) * T)
         )  # (n, n)
+        twin.set_head(j)
         top_two = -np.sort(-A_T, axis=-1)[:, :2]  # (n, 2): each row's two largest weights
         print(f"T = {T:>4}, head {j}: largest weight per row {np.round(top_two[:, 0], 2)}, "
-              f"two largest together {np.round(top_two.sum(axis=-1), 2)}")
+              f"two largest together {np.round(top_two.sum(axis=-1), 2)}; "
+              f"same as the explorer's: {np.allclose(twin.weights, A_T)}")
 
 # %% [markdown]
 # At $T = 0.1$ most rows collapse onto one or two keys: the two largest weights take at least
