@@ -1,6 +1,9 @@
 """The exercise-check machinery: never raises, times out, reports the learner's line."""
 
+import re
+
 import numpy as np
+import pytest
 
 from helpers import checks
 from helpers.checks import _core
@@ -160,3 +163,19 @@ def test_a_call_to_an_unfinished_helper_of_the_learners_is_named():
     result = ex.check(positional_encoding)
     assert result.passed is False
     assert "positional_encoding calls my_angles" in result.message, result.message
+
+
+def test_unpack_pair_names_the_usual_slips_by_their_shapes():
+    output, weights = np.zeros((3, 2)), np.zeros((3, 5))
+    assert _core.unpack_pair((output, weights), "f(x)", (3, 2), (3, 5)) == (output, weights)
+    for value, words in [
+        (None, "returned None"),
+        (weights, "only the weights"),
+        ((output, weights, output), "returned 3 values"),
+        ((weights, output), "returned (weights, output)"),
+    ]:
+        with pytest.raises(_core.Mistake, match=re.escape(words)):
+            _core.unpack_pair(value, "f(x)", (3, 2), (3, 5))
+    # Equal shapes cannot tell the order: the values come back for the exercise to compare.
+    square = np.ones((3, 3))
+    assert _core.unpack_pair((square, output), "f(x)", (3, 3), (3, 3))[0] is square

@@ -400,8 +400,8 @@ def unpack_pair(
     """The learner's ``(output, weights)`` pair, or a :class:`Mistake` naming the usual slips.
 
     Recognises None (no ``return``), a single array (only the output, or only the weights, by
-    its shape) and a tuple of the wrong length. The two values are returned as they came, for
-    the exercise to check their shapes and order.
+    its shape), a tuple of the wrong length and the two values in the wrong order (by their
+    shapes). The two values are returned as they came, for the exercise to check further.
     """
     if value is None:
         raise Mistake(f"{what} returned None; did you forget `return output, weights`?")
@@ -417,6 +417,15 @@ def unpack_pair(
         raise Mistake(f"{what} returned {kind}; return both: `return output, weights`.")
     if len(value) != 2:
         raise Mistake(f"{what} returned {len(value)} values; return two: `output, weights`.")
+    shapes = (np.shape(value[0]), np.shape(value[1]))
+    if tuple(output_shape) != tuple(weights_shape) and shapes == (
+        tuple(weights_shape),
+        tuple(output_shape),
+    ):
+        raise Mistake(
+            f"{what} returned (weights, output); the order is `output, weights`, like "
+            "helpers.scaled_dot_product_attention."
+        )
     return value[0], value[1]
 
 

@@ -272,13 +272,8 @@ def _weights_mistakes(Q, K, what: str) -> dict[str, np.ndarray]:
 def _unpack(value: Any, what: str, n_q: int, n_k: int, d_v: int) -> tuple[np.ndarray, np.ndarray]:
     """The learner's (output, weights), or a Mistake saying what came back instead."""
     value = unpack_pair(value, what, (n_q, d_v), (n_q, n_k))
-    first, second = (np.shape(v) for v in value)
-    if d_v != n_k and first == (n_q, n_k):
-        if second == (n_q, d_v):
-            raise Mistake(
-                f"{what} returned (weights, output); the order is (output, weights), "
-                "like helpers.scaled_dot_product_attention."
-            )
+    first = np.shape(value[0])
+    if d_v != n_k and first == (n_q, n_k):  # (weights, output) is named by unpack_pair
         raise Mistake(
             f"{what}: the first value has the weights' shape {first}; the output is "
             f"weights @ V, shape (n_q, d_v) = {(n_q, d_v)}."

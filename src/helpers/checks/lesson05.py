@@ -242,10 +242,7 @@ def _generic_weights_message(what: str, got: np.ndarray, mask: np.ndarray) -> st
 
 def _unpack(value, what: str, n_q: int, n_k: int, d_v: int) -> tuple[np.ndarray, np.ndarray]:
     """The learner's ``(output, weights)``, with the usual slips named."""
-    value = unpack_pair(value, what, (n_q, d_v), (n_q, n_k))
-    out, weights = value
-    if np.shape(out) == (n_q, n_k) and np.shape(weights) == (n_q, d_v):
-        raise Mistake(f"{what} returned (weights, output); the order is `output, weights`.")
+    out, weights = unpack_pair(value, what, (n_q, d_v), (n_q, n_k))
     out = as_result_array(out, what, (n_q, d_v), part="output")
     weights = as_result_array(weights, what, (n_q, n_k), part="weights")
     return out, weights

@@ -98,11 +98,8 @@ def _grade_cross_attention(call):
 def _unpack_cross(value, what, inputs, n_q, n_k, d_v):
     """The learner's ``(output, weights)``, with the usual slips named, role swaps first."""
     X_q, X_kv, W_Q, W_K, W_V = inputs
-    value = unpack_pair(value, what, (n_q, d_v), (n_q, n_k))
-    out, weights = value
+    out, weights = unpack_pair(value, what, (n_q, d_v), (n_q, n_k))
     shapes = (np.shape(out), np.shape(weights))
-    if shapes == ((n_q, n_k), (n_q, d_v)):
-        raise Mistake(f"{what} returned (weights, output); the order is `output, weights`.")
     swapped_out, swapped_w = _attend(X_kv, X_q, W_Q, W_K, W_V)  # Q from X_kv; K, V from X_q
     if shapes == (swapped_out.shape, swapped_w.shape) and np.allclose(
         np.asarray(weights, float), swapped_w, rtol=1e-4, atol=1e-5
@@ -230,11 +227,8 @@ def _mha_output_mistakes(X, W_Q, W_K, W_V, W_O, what: str) -> dict[str, np.ndarr
 
 def _unpack_mha(value, what: str, h: int, n: int, d_model: int, d_v: int, expected_w):
     """The learner's ``(output, weights)``, with the usual slips named by their shapes."""
-    value = unpack_pair(value, what, (n, d_model), (h, n, n))
-    out, weights = value
+    out, weights = unpack_pair(value, what, (n, d_model), (h, n, n))
     out_shape, w_shape = np.shape(out), np.shape(weights)
-    if out_shape == (h, n, n) and w_shape == (n, d_model):
-        raise Mistake(f"{what} returned (weights, output); the order is `output, weights`.")
     if h > 1 and w_shape == (n, n):
         w = np.asarray(weights, dtype=float)
         if np.allclose(w, expected_w.mean(axis=0), rtol=1e-4, atol=1e-5):
