@@ -6,6 +6,7 @@ import re
 
 import numpy as np
 import pytest
+from check_tables import assert_mistakes_distinct
 
 from helpers import checks, split_heads
 
@@ -81,10 +82,7 @@ def test_project_qkv_each_mistake_fails_with_its_own_message(name):
 
 
 def test_project_qkv_mistake_messages_are_distinct():
-    messages = {name: qkv.check(answer).message for name, (answer, _) in QKV_MISTAKES.items()}
-    for name, (_, pattern) in QKV_MISTAKES.items():
-        others = [m for other, m in messages.items() if other != name]
-        assert not any(re.search(pattern, m) for m in others), name
+    assert_mistakes_distinct(qkv, QKV_MISTAKES)
 
 
 def test_project_qkv_stub_and_exception():
@@ -172,10 +170,7 @@ def test_head_slices_each_mistake_fails_with_its_own_message(name):
 
 
 def test_head_slices_mistake_messages_are_distinct():
-    messages = {name: heads.check(answer).message for name, (answer, _) in HEADS_MISTAKES.items()}
-    for name, (_, pattern) in HEADS_MISTAKES.items():
-        others = [m for other, m in messages.items() if other != name]
-        assert not any(re.search(pattern, m) for m in others), name
+    assert_mistakes_distinct(heads, HEADS_MISTAKES)
 
 
 def test_head_slices_stub_and_exception():
