@@ -8,7 +8,8 @@ From ``solutions/NN_topic.py`` (jupytext py:percent) it writes:
 
 * ``solutions/NN_topic.ipynb``: executed, outputs stored (for GitHub/nbviewer and nbval);
 * ``notebooks/NN_topic.py``: the learner's source, every ``### BEGIN SOLUTION`` ...
-  ``### END SOLUTION`` region replaced by a stub that raises ``NotImplementedError``;
+  ``### END SOLUTION`` region replaced by a stub that raises ``NotImplementedError``, and every
+  prediction line ``guess = "fall"  ### ANSWER`` replaced by ``guess = None`` (not yet guessed);
 * ``notebooks/NN_topic.ipynb``: the learner's notebook, no outputs.
 
 ``--check`` compares text and cell sources without executing anything; that the stored
@@ -46,6 +47,11 @@ STUB = (
     "{indent}# YOUR CODE HERE\n"
     '{indent}raise NotImplementedError("replace this line with your answer")\n'
 )
+# A prediction: one assignment marked ### ANSWER; the learner's copy has None there instead.
+_ANSWER_LINE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<name>[A-Za-z_]\w*)[ \t]*=[^\n]*?###[ \t]*ANSWER[ \t]*$", re.MULTILINE
+)
+ANSWER_STUB = "{indent}{name} = None  # YOUR GUESS HERE, before you run the next cell"
 
 
 def lesson_sources(selected: list[str] | None = None) -> list[Path]:
@@ -74,6 +80,9 @@ def learner_text(solution_text: str, name: str = "lesson") -> str:
     stripped = _REGION.sub(lambda m: STUB.format(indent=m.group("indent")), solution_text)
     if "### BEGIN SOLUTION" in stripped or "### END SOLUTION" in stripped:
         raise ValueError(f"{name}: unbalanced ### BEGIN SOLUTION / ### END SOLUTION markers")
+    stripped = _ANSWER_LINE.sub(lambda m: ANSWER_STUB.format(**m.groupdict()), stripped)
+    if "### ANSWER" in stripped:
+        raise ValueError(f"{name}: ### ANSWER must end a one-line assignment `guess = ...`")
     return stripped
 
 

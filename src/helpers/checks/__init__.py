@@ -1,29 +1,40 @@
 """Exercise checks: ``checks.<name>.check(answer)``, ``.hint(level)``, ``.solution()``.
 
-One module per lesson defines that lesson's exercises; this package gathers them by name.
+One module per lesson (``lessonNN.py``) defines that lesson's exercises and predictions; this
+package gathers every :class:`Exercise` and :class:`Prediction` it finds there by name, and
+records which lesson each belongs to, so a new exercise needs no line here.
 """
 
-from ._core import CheckResult, Exercise
-from .lesson01 import positional_encoding
-from .lesson02 import head_slices, project_qkv
-from .lesson03 import scaled_scores
-from .lesson04 import attention, softmax
-from .lesson05 import causal_mask, masked_attention
-from .lesson06 import cross_attention, multi_head_attention
-from .lesson07 import score_matrix_bytes
+from __future__ import annotations
 
-__all__ = [
-    "CheckResult",
-    "Exercise",
-    "positional_encoding",
-    "project_qkv",
-    "head_slices",
-    "scaled_scores",
-    "softmax",
-    "attention",
-    "causal_mask",
-    "masked_attention",
-    "cross_attention",
-    "multi_head_attention",
-    "score_matrix_bytes",
-]
+import importlib
+import pkgutil
+
+from ._core import CheckResult, Exercise, Mistake, Prediction, named
+
+__all__ = ["CheckResult", "Exercise", "Mistake", "Prediction", "named", "catalogue"]
+
+
+def _gather() -> dict[str, Exercise | Prediction]:
+    found: dict[str, Exercise | Prediction] = {}
+    for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if not module_info.name.startswith("lesson"):
+            continue
+        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        for name, value in vars(module).items():
+            if isinstance(value, (Exercise, Prediction)) and name == value.name:
+                if name in found:
+                    raise ImportError(f"exercise {name!r} is defined in two lessons")
+                value.lesson = module_info.name.removeprefix("lesson")
+                found[name] = value
+    return found
+
+
+_EXERCISES = _gather()
+globals().update(_EXERCISES)
+__all__ += list(_EXERCISES)
+
+
+def catalogue() -> list[Exercise | Prediction]:
+    """Every exercise and prediction, in lesson order (then as defined in the lesson's module)."""
+    return sorted(_EXERCISES.values(), key=lambda e: e.lesson)

@@ -39,10 +39,17 @@ _NOT_LEARNER_CODE = tuple(
 
 @dataclass(frozen=True)
 class CheckResult:
-    """The outcome of one check: ``passed`` is True, False, or None for "not attempted yet"."""
+    """The outcome of one check: ``passed`` is True, False, or None for "not attempted yet".
+
+    ``exercise`` is the exercise's stable id (its name, e.g. ``"softmax"``); ``mistake`` is a
+    stable id such as ``"softmax.columns_sum_to_one"`` when the answer was rejected for a named
+    mistake, else None. ``make grade`` reads these two, never the message.
+    """
 
     passed: bool | None
     message: str
+    exercise: str = ""
+    mistake: str | None = None
 
     @property
     def status(self) -> str:
@@ -88,7 +95,32 @@ class _Text:
 
 
 class Mistake(Exception):
-    """Raised inside a ``grade`` function to fail the check with a specific message."""
+    """Raised inside a ``grade`` function to fail the check with a specific message.
+
+    ``id`` names the mistake stably (``"unscaled"``; the check prefixes the exercise:
+    ``"scaled_scores.unscaled"``); a message made with :func:`named` carries its id along.
+    """
+
+    def __init__(self, message: str, id: str | None = None):
+        super().__init__(message)
+        self.id = id if id is not None else getattr(message, "id", None)
+
+
+class named(str):  # noqa: N801 (reads as a function at the call site)
+    """A mistake's message with its stable id: ``named("unscaled", "you forgot the scale")``.
+
+    It is a ``str``, so it works as a key of ``compare``'s ``known_mistakes`` and as the
+    message of :class:`Mistake`; the id travels with it into the :class:`CheckResult`.
+    """
+
+    id: str
+
+    def __new__(cls, id: str, message: str) -> named:
+        if not re.fullmatch(r"[a-z0-9_]+", id):
+            raise ValueError(f"a mistake id is lower_snake_case; got {id!r}")
+        text = super().__new__(cls, message)
+        text.id = id
+        return text
 
 
 class _TimeLimit(Exception):
@@ -96,7 +128,11 @@ class _TimeLimit(Exception):
 
 
 class LearnerError(Exception):
-    """The learner's code raised; carries a message that points at the line."""
+    """The learner's code raised (id ``"raised"``) or ran out of time (id ``"timeout"``)."""
+
+    def __init__(self, message: str, id: str = "raised"):
+        super().__init__(message)
+        self.id = id
 
 
 class Exercise:
@@ -116,7 +152,15 @@ class Exercise:
         The reference implementation; its source is what ``solution()`` shows.
     hints : list of str
         Progressive hints, the last nearly the answer.
+    stars : int
+        1 apply, 2 generalise, 3 derive or design (the ★★★ challenges).
+    title : str
+        One line for lesson 00's list of exercises; defaults to the signature.
+
+    ``lesson`` (``"04"``) is set by :mod:`helpers.checks` from the module that defines it.
     """
+
+    lesson: str = ""
 
     def __init__(
         self,
@@ -125,9 +169,17 @@ class Exercise:
         grade: Callable[[Callable[..., Any]], str],
         reference: Callable[..., Any],
         hints: list[str],
+        stars: int = 1,
+        title: str = "",
     ):
         self.name, self.signature = name, signature
         self._grade, self.reference, self._hints = grade, reference, hints
+        self.stars, self.title = stars, title or signature
+
+    def _result(self, passed: bool | None, message: str, mistake: str | None = None):
+        return CheckResult(
+            passed, message, self.name, f"{self.name}.{mistake}" if mistake else None
+        )
 
     def __repr__(self) -> str:
         return f"<exercise {self.signature}: .check(answer), .hint(level), .solution()>"
@@ -135,29 +187,32 @@ class Exercise:
     def check(self, answer: Any) -> CheckResult:
         """Grade ``answer`` (the learner's function). Never raises."""
         if not callable(answer):
-            return CheckResult(
+            return self._result(
                 False,
                 f"pass the function itself, e.g. check({self.name}); got "
                 f"{type(answer).__name__} instead of a function",
+                "not_a_function",
             )
         try:
             message = self._grade(lambda *args: _call_learner(answer, args, self.signature))
         except NotImplementedError as stub:
             raiser = _stub_raised_by(stub, answer)
             if raiser is None:  # the answer itself is still the stub
-                return CheckResult(
+                return self._result(
                     None,
                     f"{self.signature} still raises NotImplementedError; replace that line "
                     "with your answer and run the cell again",
                 )
-            return CheckResult(False, _calls_a_stub_message(self.name, raiser))
+            return self._result(False, _calls_a_stub_message(self.name, raiser), "calls_unfinished")
         except Mistake as mistake:
-            return CheckResult(False, str(mistake))
+            return self._result(False, str(mistake), mistake.id)
         except LearnerError as error:
-            return CheckResult(False, str(error))
+            return self._result(False, str(error), error.id)
         except Exception as bug:  # a bug in the checker must not look like the learner's fault
-            return CheckResult(False, f"the checker itself failed ({type(bug).__name__}: {bug})")
-        return CheckResult(True, message)
+            return self._result(
+                False, f"the checker itself failed ({type(bug).__name__}: {bug})", "checker_failed"
+            )
+        return self._result(True, message)
 
     def hint(self, level: int = 1) -> _Text:
         """Hint number ``level`` (1 = gentlest); the last one is nearly the answer."""
@@ -201,7 +256,8 @@ def _call_learner(fn: Callable[..., Any], args: tuple, signature: str) -> Any:
     except _TimeLimit:
         raise LearnerError(
             f"{signature} did not finish within {TIME_LIMIT_SECONDS:g} s on a small input; "
-            f"is there a loop that never ends?{_called_with(signature, args)}"
+            f"is there a loop that never ends?{_called_with(signature, args)}",
+            "timeout",
         ) from None
     except Exception as exc:
         raise LearnerError(
@@ -374,15 +430,17 @@ def as_result_array(
     )
     if value is None:
         if part is None:
-            raise Mistake(f"{what} returned None; did you forget the `return` statement?")
-        raise Mistake(f"{returned} None; did you forget to compute or return it?")
+            raise Mistake(
+                f"{what} returned None; did you forget the `return` statement?", "returned_none"
+            )
+        raise Mistake(f"{returned} None; did you forget to compute or return it?", "returned_none")
     if isinstance(value, tuple):
-        raise Mistake(f"{returned} a tuple of {len(value)}; it should be one array")
+        raise Mistake(f"{returned} a tuple of {len(value)}; it should be one array", "tuple")
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise Mistake(
-            f"{returned} a {type(value).__name__}, which is not an array of numbers"
+            f"{returned} a {type(value).__name__}, which is not an array of numbers", "not_numbers"
         ) from None
     if arr.shape != expected_shape:
         has = "have" if plural else "has"
@@ -390,7 +448,8 @@ def as_result_array(
         message = f"{has} {arr.shape}; expected {expected_shape}"
         if arr.ndim == 2 and arr.shape[::-1] == expected_shape:
             message += ": it looks transposed"
-        raise Mistake(message)
+            raise Mistake(message, "transposed")
+        raise Mistake(message, "wrong_shape")
     return arr
 
 
@@ -404,19 +463,26 @@ def unpack_pair(
     shapes). The two values are returned as they came, for the exercise to check further.
     """
     if value is None:
-        raise Mistake(f"{what} returned None; did you forget `return output, weights`?")
+        raise Mistake(
+            f"{what} returned None; did you forget `return output, weights`?", "returned_none"
+        )
     if not isinstance(value, (tuple, list)):
         shape = np.shape(value) if isinstance(value, np.ndarray) else None
         names = {tuple(output_shape): "only the output", tuple(weights_shape): "only the weights"}
         if shape in names and tuple(output_shape) != tuple(weights_shape):
             raise Mistake(
                 f"{what} returned {names[shape]} (shape {shape}); return both: "
-                "`return output, weights`."
+                "`return output, weights`.",
+                "returned_one",
             )
         kind = f"one array of shape {shape}" if shape else f"a {type(value).__name__}"
-        raise Mistake(f"{what} returned {kind}; return both: `return output, weights`.")
+        raise Mistake(
+            f"{what} returned {kind}; return both: `return output, weights`.", "returned_one"
+        )
     if len(value) != 2:
-        raise Mistake(f"{what} returned {len(value)} values; return two: `output, weights`.")
+        raise Mistake(
+            f"{what} returned {len(value)} values; return two: `output, weights`.", "returned_one"
+        )
     shapes = (np.shape(value[0]), np.shape(value[1]))
     if tuple(output_shape) != tuple(weights_shape) and shapes == (
         tuple(weights_shape),
@@ -424,7 +490,8 @@ def unpack_pair(
     ):
         raise Mistake(
             f"{what} returned (weights, output); the order is `output, weights`, like "
-            "helpers.scaled_dot_product_attention."
+            "helpers.scaled_dot_product_attention.",
+            "swapped_pair",
         )
     return value[0], value[1]
 
@@ -444,8 +511,9 @@ def compare(
 ) -> None:
     """Raise :class:`Mistake` unless ``got`` matches ``expected``.
 
-    ``known_mistakes`` maps a message to what a specific wrong implementation returns on the
-    same input; the first one that ``got`` matches names the mistake. Otherwise NaN/inf and a
+    ``known_mistakes`` maps a message (made with :func:`named`, so it carries its id) to what a
+    specific wrong implementation returns on the same input; the first one that ``got``
+    matches names the mistake. Otherwise NaN/inf and a
     transposed result are recognised before falling back to ``generic``, which is followed by
     the first entry that differs when ``name`` (e.g. ``"PE"``) is given.
     """
@@ -457,9 +525,11 @@ def compare(
             if close(np.nan_to_num(got), np.nan_to_num(wrong)):
                 raise Mistake(message)
     if not np.all(np.isfinite(got)):
-        raise Mistake(f"{generic} Your result contains NaN or inf.")
+        raise Mistake(f"{generic} Your result contains NaN or inf.", "nan_or_inf")
     if got.ndim == 2 and got.shape[0] == got.shape[1] and close(got.T, expected):
-        raise Mistake(f"{generic} Your result looks transposed (rows and columns swapped).")
+        raise Mistake(
+            f"{generic} Your result looks transposed (rows and columns swapped).", "transposed"
+        )
     if name is not None:
         raise Mistake(f"{generic} {first_difference(got, expected, name)}")
     raise Mistake(generic)
@@ -483,3 +553,123 @@ def first_difference(got: np.ndarray, expected: np.ndarray, name: str) -> str:
 def fresh_rng() -> np.random.Generator:
     """A generator for test inputs, different on every check, so hard-coded answers fail."""
     return np.random.default_rng()
+
+
+# ----------------------------------------------------------------------------------------------
+# Predictions: a question answered before a widget or figure shows the answer.
+
+
+class Prediction:
+    """A question asked *before* a widget answers it: ``checks.<name>.check("fall")``.
+
+    The learner's copy sets the guess to None (``guess = None  ### ANSWER`` in the source), which
+    counts as "not attempted yet". Either way the learner answers, the result explains why, so
+    a wrong guess teaches as much as a right one.
+
+    Parameters
+    ----------
+    name : str
+        Stable id, e.g. ``"temperature_prediction"``.
+    question : str
+        The question, as the lesson asks it.
+    answer : str or float
+        The right choice (one of ``choices``) or the right number.
+    explanation : str
+        Why that is the answer; shown whichever way the learner answered.
+    choices : list of str, optional
+        The allowed answers (case and surrounding spaces ignored). Omit for a number.
+    wrong : dict, optional
+        For a choice: ``{choice: what that guess overlooks}``, shown before the explanation.
+    rtol : float
+        For a number: the relative tolerance within which the guess counts as right.
+    stars : int
+        Predictions are ★ unless said otherwise.
+    """
+
+    lesson: str = ""
+    signature = "a prediction"
+
+    def __init__(
+        self,
+        name: str,
+        question: str,
+        answer: str | float,
+        explanation: str,
+        choices: list[str] | None = None,
+        wrong: dict[str, str] | None = None,
+        rtol: float = 0.1,
+        stars: int = 1,
+    ):
+        if choices is not None and answer not in choices:
+            raise ValueError(f"{name}: answer {answer!r} is not one of the choices {choices}")
+        self.name, self.question, self.answer = name, question, answer
+        self.explanation, self.choices = explanation, choices
+        self.wrong, self.rtol, self.stars = wrong or {}, rtol, stars
+        self.title = f"predict: {question}"
+
+    def __repr__(self) -> str:
+        options = f" ({' / '.join(self.choices)})" if self.choices else " (a number)"
+        return f"<prediction {self.name}: {self.question}{options}: .check(your_guess)>"
+
+    def _result(self, passed: bool | None, message: str, mistake: str | None = None):
+        return CheckResult(
+            passed, message, self.name, f"{self.name}.{mistake}" if mistake else None
+        )
+
+    def check(self, guess: Any) -> CheckResult:
+        """Compare the guess with the answer and explain. Never raises."""
+        try:
+            return self._check(guess)
+        except Exception as bug:  # e.g. a guess whose __str__ or __float__ raises
+            return self._result(False, f"could not read your guess ({type(bug).__name__})", "bad")
+
+    def _check(self, guess: Any) -> CheckResult:
+        if guess is None or guess is Ellipsis:
+            return self._result(
+                None, f"make your guess first: {self.question} Then run this cell again."
+            )
+        if self.choices is not None:
+            if not isinstance(guess, str):
+                return self._result(
+                    False,
+                    f"answer with one of {', '.join(map(repr, self.choices))} (a string); got "
+                    f"{type(guess).__name__}",
+                    "not_a_choice",
+                )
+            picked = guess.strip().lower()
+            if picked not in [c.lower() for c in self.choices]:
+                return self._result(
+                    False,
+                    f"answer with one of {', '.join(map(repr, self.choices))}; got {guess[:40]!r}",
+                    "not_a_choice",
+                )
+            if picked == str(self.answer).lower():
+                return self._result(True, f"yes, {self.answer}. {self.explanation}")
+            overlooked = (self.wrong.get(picked, "") + " ").lstrip()
+            return self._result(
+                False,
+                f"not {picked}: the answer is {self.answer}. {overlooked}{self.explanation}",
+                "picked_" + re.sub(r"[^a-z0-9]+", "_", picked).strip("_"),
+            )
+        if isinstance(guess, bool) or not isinstance(guess, (int, float, np.integer, np.floating)):
+            return self._result(
+                False, f"answer with a number; got {type(guess).__name__}", "not_a_number"
+            )
+        value = float(guess)
+        if not np.isfinite(value):
+            return self._result(False, f"answer with a finite number; got {value}", "not_a_number")
+        target = float(self.answer)
+        if abs(value - target) <= self.rtol * abs(target):
+            return self._result(True, f"yes, about {target:.3g}. {self.explanation}")
+        direction = "too high" if value > target else "too low"
+        return self._result(
+            False,
+            f"{value:.3g} is {direction}: the answer is about {target:.3g}. {self.explanation}",
+            direction.replace(" ", "_"),
+        )
+
+    def hint(self, level: int = 1) -> _Text:
+        return _Text("Hint", "run the widget or figure below after you guess; then explain it.")
+
+    def solution(self) -> _Text:
+        return _Text(f"Answer to {self.name}", f"{self.answer}: {self.explanation}")
