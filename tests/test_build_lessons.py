@@ -69,3 +69,15 @@ def test_an_edited_source_makes_its_copies_stale(tmp_path, monkeypatch):
     copy.write_text(copy.read_text() + "\n# %%\nprint('a new cell')\n")
     problems = build_lessons.stale_files(copy)
     assert len(problems) == 3 and all("differ" in p for p in problems)
+
+
+def test_a_prediction_line_becomes_none_in_the_learners_copy():
+    text = 'x = 1\nguess = "fall"  ### ANSWER\nchecks.t.check(guess)\n'
+    stub = build_lessons.learner_text(text)
+    assert '"fall"' not in stub and "### ANSWER" not in stub
+    assert "\nguess = None  # YOUR GUESS HERE" in stub and stub.endswith("checks.t.check(guess)\n")
+
+
+def test_an_answer_marker_not_on_an_assignment_is_refused():
+    with pytest.raises(ValueError, match="one-line assignment"):
+        build_lessons.learner_text("print('fall')  ### ANSWER\n")
