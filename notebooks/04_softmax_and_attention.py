@@ -18,7 +18,8 @@
 # - why the weights come from a softmax: every row is a probability distribution, so each query
 #   spends exactly 100% of its attention budget across the keys;
 # - the output $AV$ as a convex combination of the value rows, written with loops, then as one
-#   matrix product; and the whole of self-attention in a dozen lines of NumPy.
+#   matrix product; and the whole of self-attention in a dozen lines of NumPy, for one sentence
+#   or a whole batch.
 #
 # **You need**: [03 · scores and scaling](03_scores_and_scaling.ipynb).
 
@@ -49,7 +50,7 @@ V = X @ W["W_V"][0]  # (n, d_k): head 0's values
 d_k = Q.shape[1]
 scores = Q @ K.T / np.sqrt(d_k)  # (n, n): rows = queries, columns = keys
 cat = tokens.index("cat")
-print("scores shape:", scores.shape)
+print("scores shape:", scores.shape, "| d_k =", d_k)
 print(np.round(scores, 3))
 
 # %% [markdown]
@@ -74,12 +75,15 @@ print("naive_softmax([1, 2, 3]) =", np.round(naive_softmax(z_small), 3))
 
 # %% [markdown]
 # Now scores of about 1000, which a model can produce (a large $d_k$ without the scale, or a
-# confident head). A float64 holds numbers up to about $1.8 \times 10^{308}$, and $e^{710}$ is
-# already bigger: `np.exp(1000)` overflows to `inf`, and `inf / inf` is `nan`.
+# confident head). A float64 holds numbers up to about $1.8 \times 10^{308} \approx e^{709.78}$
+# (first line below), so $e^{710}$ is already too big: `np.exp(1000)` overflows to `inf`, and
+# `inf / inf` is `nan`.
 
 # %%
 z_big = np.array([1000.0, 1001.0, 1002.0])
 z_neg = np.array([-1002.0, -1001.0, -1000.0])
+big = np.finfo(np.float64).max  # the largest float64
+print(f"largest float64: {big:.3g} = e^{np.log(big):.2f}")
 with np.errstate(over="ignore", invalid="ignore"):  # silence the warnings: the nan is the point
     print("np.exp([1000, 1001, 1002])           =", np.exp(z_big))
     print("naive_softmax([1000, 1001, 1002])    =", naive_softmax(z_big))
@@ -107,27 +111,28 @@ for c in (-5.0, 2.0, 3.0, 100.0):
 # %% [markdown]
 # So choose $c = \max_k z_k$. Then the largest entry becomes $e^0 = 1$ and all others are
 # $e^{\text{negative}} \le 1$: nothing can overflow, and the sum is at least 1, so there is no
-# division by zero either. The scores around 1000 now give the same weights as $[1, 2, 3]$
-# (they are $[1, 2, 3]$ shifted by 999):
+# division by zero either. On **one row** of scores, a vector, the fix is one subtraction. The
+# scores around 1000 now give the same weights as $[1, 2, 3]$ (they are $[1, 2, 3]$ shifted by
+# 999):
 
 # %%
-def stable_softmax(z):
-    z = z - z.max(axis=-1, keepdims=True)  # each row's max becomes 0
-    e = np.exp(z)  # every entry in (0, 1]
-    return e / e.sum(axis=-1, keepdims=True)
+def stable_softmax_row(z):  # z: ONE row of scores, shape (n_k,)
+    e = np.exp(z - z.max())  # the row's max becomes e^0 = 1, every other entry is in (0, 1)
+    return e / e.sum()
 
 
-print("stable_softmax([1000, 1001, 1002])    =", np.round(stable_softmax(z_big), 3))
-print("stable_softmax([1, 2, 3])             =", np.round(stable_softmax(z_small), 3))
-print("stable_softmax([-1002, -1001, -1000]) =", np.round(stable_softmax(z_neg), 3))
+print("stable_softmax_row([1000, 1001, 1002])    =", np.round(stable_softmax_row(z_big), 3))
+print("stable_softmax_row([1, 2, 3])             =", np.round(stable_softmax_row(z_small), 3))
+print("stable_softmax_row([-1002, -1001, -1000]) =", np.round(stable_softmax_row(z_neg), 3))
 
 # %% [markdown]
-# ### Exercise: `softmax(z)`
+# ### Exercise 1 ★ — `softmax(z)`: every row of a score matrix
 #
-# Write a numerically stable softmax over the **last axis** of a 2-D array of scores `z`
-# (shape $(n_q, n_k)$: one row per query), so that every row sums to 1. It must survive
-# scores around $\pm 1000$, including a row that spreads from $-1000$ to $+1000$. Loops,
-# broadcasting or `np.einsum` are all fine.
+# Attention has one row of scores **per query**: a matrix `z` of shape $(n_q, n_k)$. Write a
+# numerically stable softmax over the **last axis**, so that every row sums to 1. Each row
+# needs its own shift: one row of the matrix may sit near $+1000$ and the next near $-1000$,
+# and a single row may spread from $-1000$ to $+1000$. Loops, broadcasting or `np.einsum` are
+# all fine.
 
 # %%
 def softmax(z):
@@ -139,10 +144,7 @@ checks.softmax.check(softmax)
 
 # %% [markdown]
 # Stuck? `checks.softmax.hint(1)` (then 2, 3), or `checks.softmax.solution()`. The check
-# tries your function on fresh scores, including rows around $+1000$, $0$ and $-1000$ in one
-# matrix, so subtracting the maximum of the *whole* matrix is not enough, and rows like
-# $[-1000, 0, 1000]$, so subtracting the row's minimum or mean is not enough either: only the
-# max leaves every exponent $\le 0$.
+# tries your function on fresh scores, never the ones above.
 #
 # From here on the lesson uses `helpers.softmax` (in `src/helpers/attention.py`), the same
 # stable formula, so it runs whether or not you have answered yet.
@@ -186,14 +188,26 @@ print("scores / their sum, row 'cat':", np.round(ratios, 3))
 print("negative for keys:", ", ".join(f"{j} {tokens[j]!r}" for j in np.flatnonzero(ratios < 0)))
 
 # %%
-fig, ax = plt.subplots(figsize=(5.2, 4.0))
-plot_heatmap(A, tokens, tokens, ax=ax, vmin=0, vmax=1, xlabel="key", ylabel="query",
-             title="A, head 0 (rows = query, columns = key)")
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+fig.subplots_adjust(wspace=0.35)  # fixed margins: one draw, no layout engine
+plot_heatmap(scores, tokens, tokens, ax=axes[0], signed=True, xlabel="key", ylabel="query",
+             title="scores QK^T/sqrt(d_k): any sign\n(rows = query, columns = key)")
+plot_heatmap(A, tokens, tokens, ax=axes[1], vmin=0, vmax=1, xlabel="key", ylabel="query",
+             title="A = softmax(scores): rows sum to 1\n(rows = query, columns = key)")
 plt.show()
 
 # %% [markdown]
-# Each row adds up to 1; brighter cells are keys that query listens to more. No row is
-# one-hot and none is flat: the $\sqrt{d_k}$ scale of lesson 03 keeps the softmax in between.
+# Left, the scores: red above 0, blue below, white at 0. Right, the weights: each row adds up to
+# 1, and within a row the order is the scores' order: a row's highest score, however negative,
+# gets its largest weight (row "sat" is all blue, and its least negative score, on "mat", gets
+# 0.50). No row is one-hot and none is flat. At this small $d_k = 4$ that is not the
+# $\sqrt{d_k}$ scale's doing: without the scale the rows are sharper, but still not one-hot
+# (lesson 03 measured where the scale starts to matter: large $d_k$):
+
+# %%
+A_unscaled = helpers.softmax(Q @ K.T, axis=-1)  # (n, n): the same scores, not divided by 2
+print("largest weight per row, scaled:  ", np.round(A.max(axis=1), 3))
+print("largest weight per row, unscaled:", np.round(A_unscaled.max(axis=1), 3))
 
 # %% [markdown]
 # ## The output: a convex combination of the value rows
@@ -233,13 +247,20 @@ print("V per-column max:", np.round(V.max(axis=0), 3))
 print("every output coordinate inside [min, max]:", bool(inside.all()))
 
 # %% [markdown]
-# ### Exercise: `attention(Q, K, V)`
+# ### Exercise 2 ★★ — `attention(Q, K, V)` on a batch, any number of leading axes
 #
-# Put it together: return `(output, weights)` for queries `Q` $(n_q, d_k)$, keys `K`
-# $(n_k, d_k)$ and values `V` $(n_k, d_v)$, where weights $=
-# \text{softmax}(QK^\top / \sqrt{d_k})$ row by row, shape $(n_q, n_k)$, and output = weights
-# $\cdot V$, shape $(n_q, d_v)$. $n_q$ and $n_k$ need not be equal. Use a stable softmax
-# (yours, or the formula again).
+# So far one sentence and one head: `Q` of shape $(n, d_k)$. A real model runs a **batch** of
+# $b$ sentences and $h$ heads at once, so its queries have shape $(b, h, n_q, d_k)$; lesson 05
+# uses $(b, n, d)$. Write `attention(Q, K, V)` for **any number of leading axes**:
+#
+# - `Q` $(\dots, n_q, d_k)$, `K` $(\dots, n_k, d_k)$, `V` $(\dots, n_k, d_v)$, with the
+#   same leading axes $(\dots)$ on all three (none, $(b,)$, $(b, h)$, ...);
+# - return `(output, weights)`: weights $= \text{softmax}(QK^\top / \sqrt{d_k})$ over each
+#   row, shape $(\dots, n_q, n_k)$, and output $=$ weights $\cdot V$, shape
+#   $(\dots, n_q, d_v)$. Every example of the batch is independent of the others.
+#
+# $n_q$ and $n_k$ need not be equal. The check tries 2-D up to 5-D inputs, and a batch where one
+# example has scores around 800 and another scores around 0.
 
 # %%
 def attention(Q, K, V):
@@ -254,12 +275,18 @@ checks.attention.check(attention)
 #
 # The course's version is `helpers.scaled_dot_product_attention(Q, K, V, mask=None,
 # scale=None)` in `src/helpers/attention.py`. It returns the same `(output, weights)` and
-# gives the running example's numbers:
+# gives the running example's numbers. Given both heads at once, stacked as $(h, n, d_k)$, it
+# returns one weight matrix per head:
 
 # %%
 out_course, A_course = helpers.scaled_dot_product_attention(Q, K, V)
 print("weights == A:", np.allclose(A_course, A),
       "| output == A @ V:", np.allclose(out_course, out))
+Q_heads = np.stack([X @ W["W_Q"][head] for head in range(h)])  # (h, n, d_k)
+K_heads = np.stack([X @ W["W_K"][head] for head in range(h)])  # (h, n, d_k)
+V_heads = np.stack([X @ W["W_V"][head] for head in range(h)])  # (h, n, d_k)
+out_heads, A_heads = helpers.scaled_dot_product_attention(Q_heads, K_heads, V_heads)
+print("both heads:", out_heads.shape, A_heads.shape, "| head 0 == A:", np.allclose(A_heads[0], A))
 
 # %% [markdown]
 # ## Without positions, attention does not see order
@@ -284,8 +311,8 @@ print("Attn(E[perm]) == Attn(E)[perm]:",
       np.allclose(self_attention(E[perm]), self_attention(E)[perm]))
 
 # %% [markdown]
-# So without positions, "cat sat on the mat" and "mat the on sat cat" give each word exactly
-# the same output vector. That is why lesson 01 adds positional encodings before attention:
+# So without positions, the sentence and its shuffle printed above give each word exactly the
+# same output vector. That is why lesson 01 adds positional encodings before attention:
 # with $Z = E + PE$, shuffling the words changes which encoding each word gets, and the
 # outputs are no longer a mere reshuffle.
 
@@ -298,9 +325,10 @@ print("with positions, Attn(Z_shuffled) == Attn(Z)[perm]:",
 # %% [markdown]
 # ## Build it yourself
 #
-# The lesson text's NumPy cell, unchanged. Notice that Q, K and V all come from the same X:
-# that is what makes it *self*-attention. (It uses NumPy's legacy global seed,
-# `np.random.seed(0)`, so its numbers are the ones the lesson page's Run button prints.)
+# The lesson text's NumPy cell, unchanged. Q, K and V all come from the same X: the *self* of
+# self-attention, as [lesson 02](02_queries_keys_values.ipynb) explained. (It uses NumPy's
+# legacy global seed, `np.random.seed(0)`, so its numbers are the ones the lesson page's Run
+# button prints.) Lesson 05 asks you to make this cell causal.
 #
 # **It reuses names.** The cell rebinds `softmax` (your exercise answer), `X`, `Q`, `K`, `V`,
 # `A`, `scores`, `out` and `d_model` to its own 3-token example. The cells after it use only
@@ -350,23 +378,6 @@ print("weights agree:", np.allclose(A_helpers, A))
 print("outputs agree:", np.allclose(out_helpers, out))
 
 # %% [markdown]
-# ## What "self" means
-#
-# In **self-attention** Q, K and V are three projections of the **same** sequence X: every
-# token of a sentence looks at the tokens of that same sentence. In **cross-attention**
-# (encoder-decoder models) the queries come from one sequence and the keys and values from
-# another, so the weight matrix is $(n_q, n_k)$ with $n_q \ne n_k$ in general; lesson 06 builds
-# it. The same function handles both; only where Q, K and V come from differs:
-
-# %%
-X_self = X  # the cell above: 3 tokens, d_model = 4
-X_other = np.random.default_rng(1).normal(size=(5, 4))  # another sequence: 5 tokens
-_, A_self = helpers.scaled_dot_product_attention(X_self @ Wq, X_self @ Wk, X_self @ Wv)
-_, A_cross = helpers.scaled_dot_product_attention(X_self @ Wq, X_other @ Wk, X_other @ Wv)
-print("self-attention weights: ", A_self.shape, "(every token of X looks at X)")
-print("cross-attention weights:", A_cross.shape, "(X's 3 tokens look at the other's 5)")
-
-# %% [markdown]
 # ## Explore: the attention explorer
 #
 # Back to "the cat sat on the mat". The heatmap shows one head's weights $A$ (rows = query,
@@ -377,13 +388,25 @@ print("cross-attention weights:", A_cross.shape, "(X's 3 tokens look at the othe
 # below 1 sharper, above 1 flatter), or type your own sentence. Seeded, not trained: the
 # patterns are illustrative, not linguistic.
 
+# %% [markdown]
+# **Predict first.** The explorer opens on "cat" at temperature $T = 1$. Before you touch the
+# slider: at $T = 10$, does the largest weight in the row of "cat" (head 0) **rise**, **fall**
+# or **stay** the same? Write your guess in the cell below and run it.
+
+# %%
+guess = None  # YOUR GUESS HERE, before you run the next cell
+checks.cat_at_temperature_10.check(guess)
+
+# %% [markdown]
+# Now look: drag the temperature slider to 10 with "cat" selected.
+
 # %%
 ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=h, seed=0, query=cat)
 ex.show()
 
 # %% [markdown]
 # Notice: every row of the heatmap (and every bar chart) sums to 1, whatever you click; the two
-# heads spread "cat"'s attention differently, because head $j$ has its own $W^Q_j, W^K_j$. The
+# heads spread "cat"'s attention differently, because head $a$ has its own $W^Q_a, W^K_a$. The
 # explorer's head 0 is the running example's $A$ from the start of the lesson (recomputed here
 # from `helpers`, since the "Build it yourself" cell reused the names `X` and `A`):
 
@@ -405,21 +428,50 @@ d_head = helpers.D_MODEL // h  # 4, the running example's d_k ("Build it yoursel
 twin = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=h, seed=0)  # not shown
 for T in (0.1, 10.0):
     twin.set_temperature(T)
-    for j in range(h):
+    for head in range(h):
         _, A_T = helpers.scaled_dot_product_attention(
-            Z @ W["W_Q"][j], Z @ W["W_K"][j], Z @ W["W_V"][j], scale=1 / (np.sqrt(d_head) * T)
+            Z @ W["W_Q"][head], Z @ W["W_K"][head], Z @ W["W_V"][head],
+            scale=1 / (np.sqrt(d_head) * T),
         )  # (n, n)
-        twin.set_head(j)
+        twin.set_head(head)
         top_two = -np.sort(-A_T, axis=-1)[:, :2]  # (n, 2): each row's two largest weights
-        print(f"T = {T:>4}, head {j}: largest weight per row {np.round(top_two[:, 0], 2)}, "
+        print(f"T = {T:>4}, head {head}: largest weight per row {np.round(top_two[:, 0], 2)}, "
               f"two largest together {np.round(top_two.sum(axis=-1), 2)}; "
               f"same as the explorer's: {np.allclose(twin.weights, A_T)}")
+print("row 'cat', head 0, largest weight at T = 1, 10:", [
+    round(float(helpers.scaled_dot_product_attention(
+        Z @ W["W_Q"][0], Z @ W["W_K"][0], Z @ W["W_V"][0], scale=1 / (np.sqrt(d_head) * T)
+    )[1][cat].max()), 3) for T in (1.0, 10.0)])
 
 # %% [markdown]
 # At $T = 0.1$ most rows collapse onto one or two keys: the two largest weights take at least
 # 0.89 of every row but one, and that one ("sat" in head 1) stays spread out: its largest weight
 # is 0.42, its two largest together 0.77. At $T = 10$ every row flattens towards
-# $1/n = 1/6 \approx 0.17$: no weight is above 0.21.
+# $1/n = 1/6 \approx 0.17$: no weight is above 0.21, and the largest weight of "cat" falls from
+# 0.341 to 0.183 (last line).
+
+# %% [markdown]
+# ### Challenge ★★★ — `zero_temperature_attention(Q, K, V)`: the limit $T \to 0$
+#
+# Optional. At $T = 0.1$ the rows were close to one-hot, but not quite. What is the **exact
+# limit** of $\text{softmax}\big(QK^\top / (\sqrt{d_k}\,T)\big)\,V$ as $T \to 0$? Derive it
+# first (on paper: write each weight with the row's largest score $s_{\max}$ factored out),
+# then return the limit `(output, weights)` for 2-D `Q` $(n_q, d_k)$, `K` $(n_k, d_k)$, `V`
+# $(n_k, d_v)$. Think about a row where **two keys tie** for the top score: the check uses
+# integer-valued inputs, so its ties are exact. Does the scale $\sqrt{d_k}$ matter in the limit?
+
+# %%
+def zero_temperature_attention(Q, K, V):
+    # YOUR CODE HERE
+    raise NotImplementedError("replace this line with your answer")
+
+
+checks.zero_temperature_attention.check(zero_temperature_attention)
+
+# %% [markdown]
+# Stuck? `checks.zero_temperature_attention.hint(1)` (then 2, 3). Once it passes: that limit is
+# called *hard* attention. Softmax is a smooth version of it, and the smoothness is what lets a
+# model learn through it (lesson 08 trains one).
 
 # %% [markdown]
 # ## Summary
@@ -431,8 +483,9 @@ for T in (0.1, 10.0):
 #   keys: non-negative, summing to 1. Each query spends 100% of its attention, and keys
 #   compete for it.
 # - $\text{Attention}(Q, K, V) = AV$: each output row is a convex combination of the value rows
-#   (loops and `A @ V` agree). Q, K and V come from the same X (self-attention); without
-#   positions the result only reshuffles when the input does.
+#   (loops and `A @ V` agree), for one sentence or a whole batch $(\dots, n, d_k)$. Without
+#   positions the result only reshuffles when the input does. The temperature moves each row
+#   between flat ($T \to \infty$) and hard attention on the top key ($T \to 0$).
 #
 # **Next**: [05 · causal masking](05_causal_masking.ipynb): stop each token from attending to
 # the tokens after it, with $-\infty$ before the softmax.

@@ -17,7 +17,10 @@
 # - a proof by experiment that no future token leaks: change the future as wildly as you like,
 #   and every earlier output stays bit-for-bit the same;
 # - why this is what makes GPT-style models **autoregressive**: one forward pass trains every
-#   next-token prediction at once, and generation appends one token at a time.
+#   next-token prediction at once, and generation appends one token at a time;
+# - **batches of sentences of different lengths**: padding masks, combined with the causal
+#   mask for inputs of shape $(b, h, n, d_k)$, what happens to a padded query row, and the mask
+#   conventions of PyTorch side by side ($b$ is the batch size in this lesson).
 #
 # **You need**: [04 · softmax and attention](04_softmax_and_attention.ipynb).
 
@@ -48,7 +51,7 @@ Q, K, V = X @ W["W_Q"][0], X @ W["W_K"][0], X @ W["W_V"][0]  # head 0: (n, d_k) 
 d_k = Q.shape[1]
 scores = Q @ K.T / np.sqrt(d_k)  # (n, n): rows = queries, columns = keys
 out_full, A_full = helpers.scaled_dot_product_attention(Q, K, V)  # no mask
-print("tokens:", tokens)
+print("tokens:", tokens, "| d_k =", d_k)
 print("weights without a mask (rows = query, columns = key):")
 print(np.round(A_full, 3))
 print(f"weight of query 0 ('the') on later tokens: {A_full[0, 1:].sum():.3f}")
@@ -66,8 +69,10 @@ print(f"weight of query 0 ('the') on later tokens: {A_full[0, 1:].sum():.3f}")
 # predict. At generation time there is no future to look at anyway.
 #
 # The rule: **query $i$ may attend to keys $j \le i$**, itself and earlier tokens only. As a
-# boolean matrix, **True = may attend** (the course's convention, and PyTorch's for a boolean
-# `attn_mask`): True on and below the diagonal, False above it.
+# boolean matrix, **True = may attend**: True on and below the diagonal, False above it. That is
+# the course's convention and that of PyTorch's `F.scaled_dot_product_attention`; PyTorch's
+# `nn.MultiheadAttention` means the opposite by True (the box near the end of the lesson puts
+# the conventions side by side).
 
 # %%
 mask = helpers.causal_mask(n)  # (n, n) boolean, True = may attend
@@ -76,10 +81,11 @@ print(mask.astype(int))
 print("query 2 ('sat') may attend to:", [tokens[j] for j in np.flatnonzero(mask[2])])
 
 # %% [markdown]
-# ### Exercise: `causal_mask(n)`
+# ### Exercise 1 ★ — `causal_mask(n)`
 #
-# Return the boolean $(n, n)$ causal mask: `True` where query $i$ may attend to key $j$, that is
-# where $j \le i$. It must be boolean (`dtype=bool`), and work for any $n \ge 1$.
+# Above, the course's helper printed the mask for $n = 6$. Build it yourself for any $n \ge 1$:
+# the boolean $(n, n)$ matrix, `True` where query $i$ may attend to key $j$ ($j \le i$), of
+# `dtype=bool`.
 
 # %%
 def causal_mask(n):
@@ -114,17 +120,36 @@ for i in range(n):
 print(np.round(A_loop, 3))
 
 # %% [markdown]
-# The matrix form: `np.where(mask, scores, -np.inf)`, then the usual row-wise softmax. It
-# agrees with the loops, and with the course's `helpers.scaled_dot_product_attention(...,
-# mask=mask)`:
+# ### Exercise 2 ★ — `masked_attention(Q, K, V, mask)`: any mask, no loops
+#
+# The loop above relies on the causal mask's shape: query $i$'s allowed keys are a prefix,
+# `scores[i, :i + 1]`. Write attention for **any** boolean mask of shape $(n_q, n_k)$, **True =
+# may attend** (a random pattern, not only a triangle), without a loop over the queries:
+#
+# - `weights` $(n_q, n_k)$: the softmax of $QK^\top / \sqrt{d_k}$ over each row, with blocked
+#   keys at exactly 0 and each row summing to 1 (the matrix $M$ above says how);
+# - `output` $(n_q, d_v)$ $=$ `weights @ V`; return `(output, weights)`.
+#
+# It must also work for scores in the hundreds (a stable softmax), and for float32 inputs.
 
 # %%
-masked_scores = np.where(mask, scores, -np.inf)  # (n, n): -inf above the diagonal
-print(np.round(masked_scores, 3))
-A_causal = helpers.softmax(masked_scores, axis=-1)  # (n, n)
-out_causal, A_helper = helpers.scaled_dot_product_attention(Q, K, V, mask=mask)
-print("matrix form == loops:", np.allclose(A_causal, A_loop))
-print("== helpers.scaled_dot_product_attention(mask=mask):", np.allclose(A_causal, A_helper))
+def masked_attention(Q, K, V, mask):
+    # YOUR CODE HERE
+    raise NotImplementedError("replace this line with your answer")
+
+
+checks.masked_attention.check(masked_attention)
+
+# %% [markdown]
+# Stuck? `checks.masked_attention.hint(1)` (then 2, 3), or `checks.masked_attention.solution()`.
+#
+# The course's `helpers.scaled_dot_product_attention(Q, K, V, mask=mask)` does the same, for any
+# mask that broadcasts. On the running example it agrees with the loops:
+
+# %%
+out_causal, A_causal = helpers.scaled_dot_product_attention(Q, K, V, mask=mask)  # (n, d_k), (n,n)
+print(np.round(A_causal, 3))
+print("helpers (mask=mask) == loops:", np.allclose(A_causal, A_loop))
 print("every blocked weight is exactly 0:", bool(np.all(A_causal[~mask] == 0.0)))
 print("rows sum to 1:", np.round(A_causal.sum(axis=1), 3))
 
@@ -193,27 +218,59 @@ print("weight each query still puts on future keys:", np.round((A_times_zero * ~
 # $\exp$ vanish.
 
 # %% [markdown]
-# ### Exercise: `masked_attention(Q, K, V, mask)`
+# ## Make the lesson text's NumPy cell causal
 #
-# Return `(output, weights)` for scaled dot-product attention with a boolean `mask` of shape
-# $(n_q, n_k)$, **True = may attend** (any mask, not only the causal one):
-#
-# - `weights` $(n_q, n_k)$: the softmax of $QK^\top / \sqrt{d_k}$ over each row, with blocked
-#   keys at exactly 0 and each row summing to 1;
-# - `output` $(n_q, d_v)$ $=$ `weights @ V`.
-#
-# It must also work for scores in the hundreds (a stable softmax), and for float32 inputs.
+# Lesson 04 ran the lesson text's "Build it yourself" cell: three tokens, $d_{\text{model}} =
+# d_k = 4$, `np.random.seed(0)`. Here it is again as a function of the seed, unchanged (no
+# mask). Row 0 spreads its weight over tokens 1 and 2, its future:
 
 # %%
-def masked_attention(Q, K, V, mask):
+def build_it(seed=0):
+    """The lesson text's cell, unchanged, with its seed as a parameter; returns (A, out)."""
+    np.random.seed(seed)
+
+    def softmax(z):
+        z = z - z.max(axis=-1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=-1, keepdims=True)
+
+    X = np.array([[1.0, 0.0, 1.0, 0.0],
+                  [0.0, 1.0, 0.0, 1.0],
+                  [1.0, 1.0, 0.0, 0.0]])
+    d_model, d_k = 4, 4
+    Wq = np.random.randn(d_model, d_k) * 0.5
+    Wk = np.random.randn(d_model, d_k) * 0.5
+    Wv = np.random.randn(d_model, d_k) * 0.5
+    Q, K, V = X @ Wq, X @ Wk, X @ Wv
+    scores = Q @ K.T / np.sqrt(d_k)  # (n x n): every token scores every token
+    A = softmax(scores)  # row-wise attention weights
+    out = A @ V  # weighted sum of values
+    return A, out
+
+
+A_cell, out_cell = build_it(0)
+print("attention weights (rows sum to 1):\n", np.round(A_cell, 3))
+print("\nrow sums:", np.round(A_cell.sum(axis=1), 3))
+print("\nself-attention output (n x d):\n", np.round(out_cell, 3))
+
+# %% [markdown]
+# ### Exercise 3 ★ — `causal_build_it(seed)`: the same cell, causal
+#
+# Write `causal_build_it(seed)`: the cell above with the causal mask added, so that row 0 of the
+# weights becomes $[1, 0, 0]$. Keep everything else (the seed, X, the order in which Wq, Wk, Wv
+# are drawn) and return `(A, out)`. The check compares every number the cell prints (the
+# weights, their row sums and the output) for seed 0 and for a fresh seed.
+
+# %%
+def causal_build_it(seed=0):
     # YOUR CODE HERE
     raise NotImplementedError("replace this line with your answer")
 
 
-checks.masked_attention.check(masked_attention)
+checks.causal_build_it.check(causal_build_it)
 
 # %% [markdown]
-# Stuck? `checks.masked_attention.hint(1)` (then 2, 3), or `checks.masked_attention.solution()`.
+# Stuck? `checks.causal_build_it.hint(1)` (then 2, 3), or `checks.causal_build_it.solution()`.
 
 # %% [markdown]
 # ## Proof by experiment: no future token leaks
@@ -244,8 +301,10 @@ for p in range(1, n):
     print(f"{p:2d}  {' '.join(tokens[:p]):<22}  {str(same):<10}  {change:22.3f}   {unmasked_same}")
 
 # %% [markdown]
-# For every prefix the earlier rows are identical to the last bit, while the later rows change
-# a lot; without the mask, the same perturbation changes the earlier rows too. The reason is
+# For every prefix the earlier rows are identical to the last bit; without the mask, the same
+# perturbation changes the earlier rows too. The later rows do change, by 122.9 to 270.0 for
+# $p = 1$ to $4$, but only by 0.666 for $p = 5$: there the only later row is "mat", which still
+# attends to the five unchanged tokens as well as to its own new, wild input row. The reason is
 # exact, not approximate: a blocked score becomes $-\infty$ whatever its value, its weight is
 # exactly 0, and $0 \times v = 0$ for any finite value row $v$.
 #
@@ -308,27 +367,190 @@ for i in range(n):
 #
 # **Generation** runs the same rule forwards: the model appends one token, computes the new
 # token's query, key and value, and lets it attend to every key so far. The earlier rows never
-# change, so their keys and values can be kept (the **KV cache**) instead of recomputed. Here
-# is that loop, one token at a time, with no mask at all; it rebuilds the causal output:
-
-# %%
-K_cache = np.zeros((0, d_k))
-V_cache = np.zeros((0, d_k))
-rows = []
-for t in range(n):
-    x_t = X[t : t + 1]  # (1, d_model): the newly appended token
-    q_t = x_t @ W["W_Q"][0]  # (1, d_k)
-    K_cache = np.vstack([K_cache, x_t @ W["W_K"][0]])  # (t + 1, d_k)
-    V_cache = np.vstack([V_cache, x_t @ W["W_V"][0]])  # (t + 1, d_k)
-    out_t, _ = helpers.scaled_dot_product_attention(q_t, K_cache, V_cache)  # (1, d_k)
-    rows.append(out_t[0])
-    print(f"step {t}: appended {tokens[t]!r:6}, cache holds {len(K_cache)} keys")
-print("token-by-token == one causal pass:", np.allclose(np.array(rows), out))
+# change, so their keys and values can be kept (the **KV cache**) instead of recomputed: each
+# step computes one query, one key and one value, and attends over the cache. The challenge at
+# the end of the lesson asks you to write that step and checks it against the causal full pass.
+#
+# That is what the lesson text means by "each token attends to itself + earlier only: that's
+# what makes GPT autoregressive".
 
 # %% [markdown]
-# That is what the lesson text means by "each token attends to itself + earlier only: that's
-# what makes GPT autoregressive". (A real model would pick the appended token from its
-# prediction; here we append the sentence's next word, which is what training does.)
+# ## Batches: sentences of different lengths, padded
+#
+# A model is trained on a **batch** of $b$ sentences at once, stacked into one array of shape
+# $(b, n, d_{\text{model}})$ (with $h$ heads, $Q$ becomes $(b, h, n, d_k)$). Sentences differ in
+# length, so the short ones are **padded** to the longest, $n$, with rows that stand for no
+# token. Here three sentences of lengths 6, 4 and 2, padded with rows of zeros:
+
+# %%
+sentences = ["the cat sat on the mat", "the cat sat on", "the mat"]
+lengths = np.array([len(helpers.tokenize(text)) for text in sentences])  # (b,)
+b = len(sentences)
+X_batch = np.zeros((b, n, d_model))  # (b, n, d_model): padding rows stay 0
+for s_idx, text in enumerate(sentences):
+    X_batch[s_idx, : lengths[s_idx]] = helpers.build_Z(helpers.tokenize(text), d_model)
+print("lengths:", lengths, "| X_batch shape:", X_batch.shape)
+print("rows that are padding, per sentence:", [list(range(L, n)) for L in lengths])
+
+# %% [markdown]
+# Padding must be invisible: no real token may attend to a padding position, or its output
+# would depend on how much padding its batch happened to need. So a second mask joins the
+# causal one. The **padding mask** is $(b, n)$, True where position $j$ of sentence $s$ is a real
+# token, $j < \text{lengths}[s]$. It is a mask over **keys**: for every query row of sentence
+# $s$, the same keys are allowed. A key may be attended when both masks allow it: padding
+# **and** causal.
+#
+# ### Exercise 4 ★ — `padding_mask(lengths, n)`
+#
+# Return the boolean $(b, n)$ padding mask for a batch of sentences of the given `lengths`
+# (a 1-D integer array, one length per sentence, each between 0 and $n$), padded on the right to
+# $n$ positions: **True = a real token that may be attended**, False = padding.
+
+# %%
+def padding_mask(lengths, n):
+    # YOUR CODE HERE
+    raise NotImplementedError("replace this line with your answer")
+
+
+checks.padding_mask.check(padding_mask)
+
+# %% [markdown]
+# Stuck? `checks.padding_mask.hint(1)` (then 2, 3), or `checks.padding_mask.solution()`.
+#
+# ### Exercise 5 ★★ — `batched_masked_attention(Q, K, V, lengths, causal)`
+#
+# Now attention for a whole padded batch: `Q`, `K` $(b, n, d_k)$, `V` $(b, n, d_v)$, the
+# sentence `lengths` $(b,)$ and a flag `causal`. Return `(output, weights)` of shapes
+# $(b, n, d_v)$ and $(b, n, n)$, where in sentence $s$ query $i$ may attend to key $j$ when $j$ is
+# a real token ($j < \text{lengths}[s]$) and, if `causal` is True, $j \le i$.
+#
+# **What about the padded query rows** ($i \ge \text{lengths}[s]$)? Block padded *keys* only:
+# a padded query row then still has real keys to attend to, so its weights are an ordinary,
+# finite distribution over its sentence's real tokens, and its output is a harmless vector that
+# everything downstream ignores (the loss skips padded positions). Do not block the padded
+# queries too: a row with no key left is $0/0$ (the next section shows it).
+
+# %%
+def batched_masked_attention(Q, K, V, lengths, causal):
+    # YOUR CODE HERE
+    raise NotImplementedError("replace this line with your answer")
+
+
+checks.batched_masked_attention.check(batched_masked_attention)
+
+# %% [markdown]
+# Stuck? `checks.batched_masked_attention.hint(1)` (then 2, 3), or
+# `checks.batched_masked_attention.solution()`.
+#
+# ### The batch through the course's helpers, with heads
+#
+# `helpers.padding_mask(lengths, n)` (in `src/helpers/masks.py`) is the course's version.
+# `helpers.scaled_dot_product_attention` takes any leading axes and any boolean mask that
+# **broadcasts** to the scores' shape, so the batch runs with both heads at once,
+# $Q$ of shape $(b, h, n, d_k)$: the padding mask indexed as $(b, 1, 1, n)$ (one row of allowed
+# keys per sentence, shared by every head and query) and the causal mask $(n, n)$ combine with
+# `&` into $(b, 1, n, n)$.
+
+# %%
+Q_b = np.einsum("bnm,hmk->bhnk", X_batch, W["W_Q"])  # (b, h, n, d_k)
+K_b = np.einsum("bnm,hmk->bhnk", X_batch, W["W_K"])  # (b, h, n, d_k)
+V_b = np.einsum("bnm,hmk->bhnk", X_batch, W["W_V"])  # (b, h, n, d_k)
+keys_ok = helpers.padding_mask(lengths, n)[:, None, None, :]  # (b, 1, 1, n)
+both = keys_ok & helpers.causal_mask(n)  # (b, 1, n, n): broadcasts over the h heads
+out_b, A_b = helpers.scaled_dot_product_attention(Q_b, K_b, V_b, mask=both)
+print("Q_b:", Q_b.shape, "| mask:", both.shape, "| weights:", A_b.shape, "| output:", out_b.shape)
+for s_idx, L in enumerate(lengths):  # each sentence alone, unpadded, must give the same rows
+    tok = helpers.tokenize(sentences[s_idx])
+    Z_s = helpers.build_Z(tok, d_model)
+    same = all(
+        np.allclose(out_b[s_idx, head, :L], helpers.scaled_dot_product_attention(
+            Z_s @ W["W_Q"][head], Z_s @ W["W_K"][head], Z_s @ W["W_V"][head],
+            mask=helpers.causal_mask(L))[0])
+        for head in range(h)
+    )  # fmt: skip
+    print(f"sentence {s_idx} ({L} tokens): padding gets weight 0: "
+          f"{bool(np.all(A_b[s_idx, :, :, L:] == 0))}; real rows == the sentence alone: {same}")
+
+# %%
+s_idx = 2  # "the mat", padded from 2 to 6 positions
+labels = helpers.tokenize(sentences[s_idx]) + ["<pad>"] * (n - lengths[s_idx])
+fig, ax = plt.subplots(figsize=(5.6, 4.4))
+plot_heatmap(A_b[s_idx, 0], labels, labels, ax=ax, vmin=0, vmax=1, masked=~both[s_idx, 0],
+             xlabel="key", ylabel="query",
+             title=f"'{sentences[s_idx]}' padded to n = {n}, head 0\n"
+                   "(rows = query, columns = key; grey = blocked)")
+plt.show()
+print("padded query rows 2..5 of 'the mat', head 0:")
+print(np.round(A_b[s_idx, 0, 2:], 3))
+
+# %% [markdown]
+# The padding columns are grey in every row: no query, real or padded, takes anything from
+# padding. The padded query rows (2 to 5) are not grey: each attends to the two real tokens,
+# "the" and "mat", with the same weights, because every padding row of $X$ is the same zero
+# vector, so its query is the zero vector too, every score is 0, and the two real keys share
+# equally (0.5 each, printed above). Their outputs are well-defined and then ignored.
+#
+# A row with **no** key left is another matter: block the padded query rows too (query mask and
+# key mask together) and those rows hold only $-\infty$. The softmax is then
+# $e^{-\infty} / \sum e^{-\infty} = 0/0$, which NumPy computes as NaN; the course's helper refuses
+# such a mask instead:
+
+# %%
+row = np.full(4, -np.inf)  # a query row whose keys are all blocked
+with np.errstate(invalid="ignore"):  # the NaN is the point
+    print("softmax of an all -inf row:", np.exp(row - row.max()) / np.exp(row - row.max()).sum())
+queries_ok = helpers.padding_mask(lengths, n)[:, None, :, None]  # (b, 1, n, 1)
+try:
+    helpers.scaled_dot_product_attention(Q_b, K_b, V_b, mask=both & queries_ok)
+except ValueError as error:
+    print("helpers refuses it:", error)
+
+# %% [markdown]
+# ### Mask conventions side by side
+#
+# The same idea has three spellings. In the course and in PyTorch's functional API, a boolean
+# True means *may attend*; in PyTorch's `nn.MultiheadAttention` (and the `nn.Transformer*`
+# modules built on it) a boolean True means *not allowed*. A float mask is **added** to the
+# scores.
+#
+# | mask | True (or 0.0) means | False (or $-\infty$) means |
+# |---|---|---|
+# | this course: `helpers.scaled_dot_product_attention(mask=...)` | may attend | blocked |
+# | PyTorch `F.scaled_dot_product_attention`, boolean `attn_mask` | takes part in attention | blocked |
+# | PyTorch `nn.MultiheadAttention`, boolean `attn_mask` | **not allowed** to attend | allowed |
+# | PyTorch `nn.MultiheadAttention`, boolean `key_padding_mask` $(b, n)$ | **padding, ignored** | real token |
+# | a float (additive) mask $M$, in either API | 0.0: the score is kept | $-\infty$ (or $-10^9$): blocked |
+#
+# So a course mask goes to `nn.MultiheadAttention` as `~mask`, and this lesson's padding mask
+# as `key_padding_mask=~padding_mask(lengths, n)`. (PyTorch is not needed for the course; these
+# are its documented conventions.)
+#
+# **$-\infty$ or $-10^9$?** Both give a blocked key weight exactly 0 when its row keeps a real
+# key: $e^{-10^9}$ underflows to 0. They differ on a row with *no* allowed key: $-\infty$ gives
+# NaN (above); $-10^9$ gives every key the same score, so the row becomes a uniform average over
+# all keys, padding included, finite and silently wrong. And in **float16** $-10^9$ does not
+# exist: it rounds to $-\infty$, and the largest float16 is 65504, so $e^x$ overflows for $x$
+# above $\ln 65504 \approx 11.09$; which is why half-precision code uses the dtype's own minimum
+# (or $-\infty$) as the fill and subtracts the row max before `exp`:
+
+# %%
+row_scores = np.array([0.5, -1.0, 2.0, 0.0])  # one query row, 4 keys
+none_allowed = np.zeros(4, dtype=bool)  # a fully masked row
+for fill in (-np.inf, -1e9):
+    z = np.where(none_allowed, row_scores, fill)
+    with np.errstate(invalid="ignore"):
+        w = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    print(f"fully masked row, fill {fill:g}: weights {np.round(w, 3)}")
+one_allowed = np.array([True, False, True, False])
+for fill in (-np.inf, -1e9):
+    z = np.where(one_allowed, row_scores, fill)
+    w = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    print(f"keys 0 and 2 allowed, fill {fill:g}: weights {np.round(w, 3)}")
+f16_max = np.finfo(np.float16).max  # the largest float16
+print(f"float16: largest {int(f16_max)} = e^{np.log(f16_max):.2f}")
+with np.errstate(over="ignore"):
+    print("float16: -1e9 becomes", np.float16(-1e9), "| exp(11.0) =", np.exp(np.float16(11.0)),
+          "| exp(11.2) =", np.exp(np.float16(11.2)))
 
 # %% [markdown]
 # ## Explore it: the causal toggle
@@ -336,22 +558,55 @@ print("token-by-token == one causal pass:", np.allclose(np.array(rows), out))
 # The attention explorer from lesson 04, with the causal mask on. Click a token to see its
 # weights; toggle **causal** off and on and watch the upper-right triangle go grey; switch
 # heads. (Seeded, not trained: illustrative.)
+#
+# **Predict first.** With causal on, the last token, "mat", attends to every token of the
+# sentence. When you toggle causal off, does the row of "mat" change, **yes** or **no**?
+
+# %%
+guess = None  # YOUR GUESS HERE, before you run the next cell
+checks.last_row_with_causal_off.check(guess)
 
 # %%
 ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=h, causal=True, seed=0, query=2)
 ex.show()
 
 # %% [markdown]
-# Notice: with causal on, "sat" (row 2) shares its weight among "the", "cat" and itself only
-# (0.19, 0.32, 0.49) and every cell right of the diagonal is grey; toggle causal off and half
-# of its weight (0.50) jumps to the future "mat", while the last row, "mat", does not change.
-
-# %% [markdown]
 # Head 0 of the explorer is the head we have followed all lesson:
 
 # %%
 print("explorer head 0, causal == A_causal:", np.allclose(ex.weights, A_causal))
-print("query 'sat' (2):", ", ".join(f"{t} {w:.3f}" for t, w in zip(tokens, ex.weights[2])))
+print("query 'sat' (2), causal: ", ", ".join(f"{t} {w:.3f}" for t, w in zip(tokens, ex.weights[2])))
+print("query 'sat' (2), no mask:", ", ".join(f"{t} {w:.3f}" for t, w in zip(tokens, A_full[2])))
+print("row 'mat' (5) the same with and without the mask:", np.allclose(A_causal[5], A_full[5]))
+
+# %% [markdown]
+# Notice: with causal on, "sat" (row 2) shares its weight among "the", "cat" and itself only
+# (0.190, 0.321, 0.489) and every cell right of the diagonal is grey; toggle causal off and half
+# of its weight (0.502) jumps to the future "mat", while the last row, "mat", does not change.
+
+# %% [markdown]
+# ## Challenge ★★★ — `decode_step(x_t, K_cache, V_cache, W_Q, W_K, W_V)`: a KV cache
+#
+# Optional. Generation appends one token at a time. Write one step of it for one head: given
+# the new token's input row `x_t` $(d_{\text{model}},)$, the cache of the keys and values of
+# every earlier token, `K_cache` $(t, d_k)$ and `V_cache` $(t, d_v)$ (with $t = 0$ at the start:
+# shapes $(0, d_k)$ and $(0, d_v)$), and the weights, return `(out_t, K_cache, V_cache)`: the
+# new token's output $(d_v,)$ and the caches with its key and value appended, $(t + 1, \cdot)$.
+# Feeding each step's caches into the next must reproduce, row by row, the **causal** full
+# pass, without recomputing any earlier key or value. Which mask does the step need?
+
+# %%
+def decode_step(x_t, K_cache, V_cache, W_Q, W_K, W_V):
+    # YOUR CODE HERE
+    raise NotImplementedError("replace this line with your answer")
+
+
+checks.decode_step.check(decode_step)
+
+# %% [markdown]
+# Stuck? `checks.decode_step.hint(1)` (then 2, 3). A real model runs this step once per
+# generated token, for every head and layer: the cache is why generating token $t$ costs one
+# row of attention, $O(t)$, instead of a whole new $t \times t$ pass.
 
 # %% [markdown]
 # ## Summary
@@ -366,6 +621,11 @@ print("query 'sat' (2):", ", ".join(f"{t} {w:.3f}" for t, w in zip(tokens, ex.we
 # - That is what makes GPT-style models autoregressive: one masked pass over a sentence trains
 #   all $n$ next-token predictions in parallel, and generation appends one token at a time,
 #   reusing the cached keys and values of the tokens before it.
+# - A batch pads its sentences to one length $n$; a padding mask over the **keys**, combined
+#   with the causal mask by `&`, keeps padding out of every real token's output. Padded query
+#   rows attend to real keys and are ignored; a row with no key at all is $0/0$ = NaN. Boolean
+#   True means *may attend* here and in `F.scaled_dot_product_attention`, *not allowed* in
+#   `nn.MultiheadAttention`.
 #
 # **Next**: [06 · cross-attention and heads](06_cross_attention_and_heads.ipynb): queries from
 # one sequence and keys/values from another, and $h$ heads side by side.

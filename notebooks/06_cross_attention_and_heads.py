@@ -12,9 +12,9 @@
 # # 06 · Cross-attention and heads
 #
 # **What you will learn**
-# - what makes attention *self*-attention, and how **cross-attention** (encoder–decoder) takes
-#   its queries from one sequence and its keys and values from another, so the weight matrix
-#   is $n_q \times n_k$, not square;
+# - how **cross-attention** (encoder–decoder) takes its queries from one sequence and its keys
+#   and values from another, so the weight matrix is $n_q \times n_k$, not square, and how a
+#   batch of padded source sentences is handled;
 # - how **multi-head attention** runs $h$ attentions side by side, each on its own block of
 #   $d_k = d_{model}/h$ columns, and why one big projection cut into column blocks is the same
 #   as $h$ separate per-head projections;
@@ -36,16 +36,11 @@ from helpers.plots import plot_heatmap
 np.set_printoptions(precision=3, suppress=True)
 
 # %% [markdown]
-# ## Self-attention: one sequence drives Q, K and V
+# ## From self- to cross-attention
 #
-# Everything so far was **self**-attention: the queries, keys and values all come from the
-# same sequence $X$,
-#
-# $$Q = XW^Q, \qquad K = XW^K, \qquad V = XW^V,$$
-#
-# so every token of "the cat sat on the mat" scores every token of the *same* sentence, and
-# the weight matrix is square, $n \times n$. The running example, head 0, as in lessons 03
-# to 05:
+# Everything so far was **self**-attention: $Q$, $K$ and $V$ all come from the same $X$, as
+# [lesson 02](02_queries_keys_values.ipynb) explained, so the weight matrix is square,
+# $n \times n$. The running example, head 0, as in lessons 03 to 05:
 
 # %%
 tokens = helpers.tokenize(helpers.RUNNING_SENTENCE)
@@ -73,15 +68,29 @@ print("X:", X.shape, "-> weights", A_self.shape, "(n x n), output", out_self.sha
 # encoder side is the running sentence, 6 tokens. (In a real model $X_{enc}$ is the encoder's
 # *output*, and the cross-attention layer has its own weights; here both are seeded
 # stand-ins.)
+#
+# **Predict first.** What shape will the cross-attention weights have: `"4x6"`, `"6x4"`,
+# `"6x6"` or `"4x4"`? Answer in `guess`, run the cell, then the next one prints the shapes.
+
+# %%
+guess = None  # YOUR GUESS HERE, before you run the next cell
+checks.cross_attention_shape.check(guess)
 
 # %%
 dec_tokens = helpers.tokenize("le chat s'est assis")  # the decoder's side: the queries
 X_dec = helpers.build_Z(dec_tokens, d_model)  # (n_q, d_model)
-X_enc = X  # the encoder's side: the keys and values, (n_k, d_model)
-Q = X_dec @ W_Q0  # (n_q, d_k): one query per French token
-K = X_enc @ W_K0  # (n_k, d_k): one key per English token
-V = X_enc @ W_V0  # (n_k, d_v)
-out_cross, A_cross = helpers.scaled_dot_product_attention(Q, K, V)
+X_enc = helpers.build_Z(tokens, d_model)  # the encoder's side: the keys and values, (n_k, d_model)
+
+
+def attend(X_q, X_kv):
+    """Head 0 of attention with queries from X_q and keys and values from X_kv."""
+    Q = X_q @ W_Q0  # (n_q, d_k): one query per token of X_q
+    K = X_kv @ W_K0  # (n_k, d_k): one key per token of X_kv
+    V = X_kv @ W_V0  # (n_k, d_v)
+    return Q, K, V, *helpers.scaled_dot_product_attention(Q, K, V)
+
+
+Q, K, V, out_cross, A_cross = attend(X_dec, X_enc)
 print("decoder tokens:", dec_tokens, " encoder tokens:", tokens)
 for name, M in (("Q", Q), ("K", K), ("V", V), ("weights", A_cross), ("output", out_cross)):
     print(f"{name:>8}: {M.shape}")
@@ -119,24 +128,39 @@ plt.show()
 # - The decoder may look at the **whole** source sentence, which is fully known, so
 #   cross-attention needs no causal mask. The causal mask of lesson 05 belongs to the
 #   decoder's own self-attention, over the words it has written so far.
-# - Self-attention is the special case $X_{dec} = X_{enc}$: the same computation with the same
-#   sequence on both sides.
+# - Self-attention is the special case where both sides are the same sequence. A check that is
+#   not circular: `attend` with the English sentence on both sides against
+#   `helpers.multi_head_attention`, a different function that is self-attention by construction
+#   (it takes one sequence; head 0 of its weights). And the French sentence on both sides gives
+#   the decoder's own $4 \times 4$ self-attention, a different matrix from the cross weights.
 
 # %%
-_, A_same = helpers.scaled_dot_product_attention(X @ W_Q0, X_enc @ W_K0, X_enc @ W_V0)
-print("cross-attention with X on both sides == self-attention:", np.allclose(A_same, A_self))
+_, _, _, _, A_en_en = attend(X_enc, X_enc)
+_, A_mha = helpers.multi_head_attention(X_enc, **W)  # self-attention only: (h, n, n)
+print("attend(English, English) == head 0 of helpers.multi_head_attention:",
+      np.allclose(A_en_en, A_mha[0]))
+_, _, _, _, A_fr_fr = attend(X_dec, X_dec)
+print("attend(French, French):", A_fr_fr.shape, " attend(French, English):", A_cross.shape)
 
 # %% [markdown]
-# ### Exercise: `cross_attention(X_q, X_kv, W_Q, W_K, W_V)`
+# ### Exercise 1 ★★ — `cross_attention(X_q, X_kv, W_Q, W_K, W_V, kv_lengths)`
 #
-# Return `(output, weights)` for one head of cross-attention: queries from `X_q`
-# $(n_q, d_{model})$, keys and values from `X_kv` $(n_k, d_{model})$, with projections `W_Q`,
-# `W_K` $(d_{model}, d_k)$ and `W_V` $(d_{model}, d_v)$. `weights` is $(n_q, n_k)$, the
-# softmax of $QK^\top/\sqrt{d_k}$ over each row; `output` is $(n_q, d_v)$. You may call
-# `helpers.softmax`.
+# A translation model works on a **batch** of sentence pairs, and the source sentences have
+# different lengths: they are padded with filler tokens to one length $n_k$ so they fit in one
+# array (lesson 05's padding). Write cross-attention for such a batch:
+#
+# - `X_q` $(b, n_q, d_{model})$: the decoder's sequences, the queries ($b$ = batch size);
+# - `X_kv` $(b, n_k, d_{model})$: the encoder's sequences, keys and values; sequence $i$ has
+#   `kv_lengths[i]` real tokens, and its positions `kv_lengths[i]` … $n_k - 1$ are padding;
+# - `W_Q`, `W_K` $(d_{model}, d_k)$ and `W_V` $(d_{model}, d_v)$.
+#
+# Return `(output, weights)`: `weights` $(b, n_q, n_k)$, the softmax of $QK^\top/\sqrt{d_k}$
+# over each row **with every padded key weighted exactly 0** (and each row still summing to
+# 1), and `output` $(b, n_q, d_v)$. You may call `helpers.softmax` or
+# `helpers.scaled_dot_product_attention`. The check uses fresh sizes and lengths.
 
 # %%
-def cross_attention(X_q, X_kv, W_Q, W_K, W_V):
+def cross_attention(X_q, X_kv, W_Q, W_K, W_V, kv_lengths):
     # YOUR CODE HERE
     raise NotImplementedError("replace this line with your answer")
 
@@ -153,8 +177,11 @@ checks.cross_attention.check(cross_attention)
 # **Multi-head attention** stacks $h$ attentions in parallel, each with its own projections,
 # then concatenates the heads and applies $W^O$:
 #
-# $$\text{head}_j = \text{Attention}(XW^Q_j,\; XW^K_j,\; XW^V_j), \qquad
-#   \text{MultiHead}(X) = \text{Concat}(\text{head}_0, \ldots, \text{head}_{h-1})\, W^O$$
+# $$\text{head}_a = \text{Attention}(XW^Q_a,\; XW^K_a,\; XW^V_a), \qquad
+#   \text{MultiHead}(X) = \text{Concat}(\text{head}_1, \ldots, \text{head}_h)\, W^O$$
+#
+# with $a = 1 \ldots h$ indexing the heads, as in the paper. Python counts from 0, so in the
+# code below `W_Q[0]` and "head 0" are the paper's first head, $W^Q_1$.
 #
 # That is how the model captures many relationship types at once (syntax, coreference, long
 # vs short range, ...). Each head works in $d_k = d_{model}/h$ dimensions, so $h$ heads cost
@@ -166,10 +193,10 @@ checks.cross_attention.check(cross_attention)
 # | heads $h$ | 2 | 8 |
 # | $d_k = d_v = d_{model}/h$ | 4 | 64 |
 # | $X$ | (6, 8) | (n, 512) |
-# | $W^Q_j, W^K_j, W^V_j$ of one head | (8, 4) | (512, 64) |
-# | $Q_j, K_j, V_j$ of one head | (6, 4) | (n, 64) |
+# | $W^Q_a, W^K_a, W^V_a$ of one head | (8, 4) | (512, 64) |
+# | $Q_a, K_a, V_a$ of one head | (6, 4) | (n, 64) |
 # | weights of one head | (6, 6) | (n, n) |
-# | $\text{head}_j$ | (6, 4) | (n, 64) |
+# | $\text{head}_a$ | (6, 4) | (n, 64) |
 # | concatenated heads | (6, 8) | (n, 512) |
 # | $W^O$ | (8, 8) | (512, 512) |
 # | output | (6, 8) | (n, 512) |
@@ -191,31 +218,31 @@ print("weights:", A_paper.shape, "= (h, n, n);  output:", out_paper.shape, "= (n
 #
 # Implementations rarely keep $h$ small matrices. They keep **one** $(d_{model}, d_{model})$
 # matrix $W^Q$ whose columns are the heads' matrices side by side,
-# $W^Q = [W^Q_0 \mid W^Q_1 \mid \ldots]$, compute $Q = XW^Q$ in one product, and cut $Q$ into
-# column blocks: head $j$ gets columns $j d_k$ to $(j+1) d_k - 1$. Because each column of $Q$
+# $W^Q = [W^Q_1 \mid W^Q_2 \mid \ldots]$, compute $Q = XW^Q$ in one product, and cut $Q$ into
+# column blocks: code head `a` gets columns $a\,d_k$ to $(a+1) d_k - 1$. Because each column of $Q$
 # depends only on the same column of $W^Q$, that is exactly the per-head projection.
 
 # %%
 W_Q_big = np.concatenate(list(W["W_Q"]), axis=1)  # (d_model, h * d_k): [W_Q_0 | W_Q_1]
 Q_big = X @ W_Q_big  # (n, d_model), all heads' queries in one product
 d_k = d_model // h
-for j in range(h):
-    block = Q_big[:, j * d_k : (j + 1) * d_k]  # (n, d_k): head j's columns
-    print(f"head {j}: columns {j * d_k}..{(j + 1) * d_k - 1} of X @ W_Q == X @ W_Q_{j}:",
-          np.allclose(block, X @ W["W_Q"][j]))
+for a in range(h):
+    block = Q_big[:, a * d_k : (a + 1) * d_k]  # (n, d_k): head a's columns
+    print(f"head {a}: columns {a * d_k}..{(a + 1) * d_k - 1} of X @ W_Q == X @ W_Q[{a}]:",
+          np.allclose(block, X @ W["W_Q"][a]))
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 3.4))
-plot_heatmap(Q_big, tokens, [f"h{j // d_k}:{j % d_k}" for j in range(d_model)], ax=ax,
-             cmap="cividis", title="$Q = XW^Q$: rows = tokens, columns = head:dimension",
-             xlabel="column (head j, dimension within the head)", ylabel="token")
-for j in range(1, h):
-    ax.axvline(j * d_k - 0.5, color="white", lw=3)
+plot_heatmap(Q_big, tokens, [f"h{c // d_k}:{c % d_k}" for c in range(d_model)], ax=ax,
+             signed=True, title="$Q = XW^Q$: rows = tokens, columns = head:dimension",
+             xlabel="column (head, dimension within the head)", ylabel="token")
+for a in range(1, h):
+    ax.axvline(a * d_k - 0.5, color="black", lw=3)
 plt.show()
 
 # %% [markdown]
-# The white line cuts $Q$ into $h = 2$ blocks of $d_k = 4$ columns: head 0 on the left,
-# head 1 on the right. Every head keeps **all six tokens** (all rows); heads split the
+# The black line cuts $Q$ into $h = 2$ blocks of $d_k = 4$ columns: head 0 on the left,
+# head 1 on the right (the queries have signs, so the colours are centred on 0). Every head keeps **all six tokens** (all rows); heads split the
 # *features*, never the tokens.
 
 # %% [markdown]
@@ -250,30 +277,30 @@ V_heads = helpers.split_heads(X @ np.concatenate(list(W["W_V"]), axis=1), h)  # 
 heads, A_heads = helpers.scaled_dot_product_attention(Q_heads, K_heads, V_heads)
 print("Q_heads, K_heads, V_heads:", Q_heads.shape, " head outputs:", heads.shape,
       " weights:", A_heads.shape)
-loop = [helpers.scaled_dot_product_attention(Q_heads[j], K_heads[j], V_heads[j])
-        for j in range(h)]
+loop = [helpers.scaled_dot_product_attention(Q_heads[a], K_heads[a], V_heads[a])
+        for a in range(h)]
 print("batched == one head at a time:",
-      all(np.allclose(heads[j], o) and np.allclose(A_heads[j], a) for j, (o, a) in enumerate(loop)))
+      all(np.allclose(heads[a], o) and np.allclose(A_heads[a], w) for a, (o, w) in enumerate(loop)))
 print("head 0 == the head we followed in lessons 03-05:", np.allclose(A_heads[0], A_self))
 
 # %%
 fig, axes = plt.subplots(1, h, figsize=(11, 4.2))
 fig.subplots_adjust(wspace=0.3)
-for j, ax in enumerate(axes):
-    plot_heatmap(A_heads[j], tokens, tokens, ax=ax, vmin=0, vmax=1,
-                 title=f"head {j}: rows = query, columns = key", xlabel="key", ylabel="query")
+for a, ax in enumerate(axes):
+    plot_heatmap(A_heads[a], tokens, tokens, ax=ax, vmin=0, vmax=1,
+                 title=f"head {a}: rows = query, columns = key", xlabel="key", ylabel="query")
 plt.show()
-for j in range(h):
-    print(f"head {j}: each query's favourite key:",
-          [f"{tokens[i]}->{tokens[k]}" for i, k in enumerate(A_heads[j].argmax(axis=1))])
+for a in range(h):
+    print(f"head {a}: each query's favourite key:",
+          [f"{tokens[i]}->{tokens[j]}" for i, j in enumerate(A_heads[a].argmax(axis=1))])
 sat, mat = 2, 5  # query rows
-for j in range(h):
+for a in range(h):
     for i in (sat, mat):
-        print(f"head {j}, query {tokens[i]!r}:",
-              ", ".join(f"{t} {w:.2f}" for t, w in zip(tokens, A_heads[j, i])))
+        print(f"head {a}, query {tokens[i]!r}:",
+              ", ".join(f"{t} {w:.2f}" for t, w in zip(tokens, A_heads[a, i])))
 
 # %% [markdown]
-# Same sentence, same $X$, two different patterns: each head has its own $W^Q_j, W^K_j$, so
+# Same sentence, same $X$, two different patterns: each head has its own $W^Q_a, W^K_a$, so
 # it compares the tokens in its own way. Head 0 sends half of "sat"'s weight to "mat" (0.50);
 # head 1 has no favourite for "sat": four keys get about a fifth each ("the" 0.23, "sat"
 # 0.22, "mat" 0.21, "cat" 0.18) and "on" and the second "the" only 0.08. The other way round
@@ -288,14 +315,21 @@ for j in range(h):
 # projection $W^O$ $(d_{model}, d_{model})$ then mixes what the heads found into one vector per
 # token.
 #
-# ### Exercise: `multi_head_attention(X, W_Q, W_K, W_V, W_O)`
+# ### Exercise 2 ★★ — `multi_head_attention(X, W_Q, W_K, W_V, W_O)`
 #
-# Put the whole layer together. `W_Q`, `W_K`, `W_V` have shape $(h, d_{model}, d_k)$: `W_Q[j]`
-# is head $j$'s $W^Q_j$, and so on; `W_O` is $(d_{model}, d_{model})$. Return
-# `(output, weights)`: `output` $= \text{Concat}(\text{head}_0, \ldots,
-# \text{head}_{h-1})\, W^O$, shape $(n, d_{model})$, and `weights`, every head's attention
-# weights stacked, shape $(h, n, n)$. A loop over the heads is fine; you may call
-# `helpers.softmax`.
+# Put the whole layer together, in the general form a real model needs (the lesson above did
+# one sentence, with $d_v = d_k$):
+#
+# - `X` $(\ldots, n, d_{model})$: **any number of leading batch axes**, e.g. $(b, n, d_{model})$
+#   for a batch of $b$ sentences;
+# - `W_Q`, `W_K` $(h, d_{model}, d_k)$ and `W_V` $(h, d_{model}, d_v)$, where $d_v$ may differ
+#   from $d_k$: `W_Q[a]` is head `a`'s query projection, and so on;
+# - `W_O` $(h \cdot d_v, d_{model})$, the paper's general shape.
+#
+# Return `(output, weights)`: `output` $= \text{Concat}(\text{head}_1, \ldots,
+# \text{head}_h)\, W^O$ with shape $(\ldots, n, d_{model})$, and `weights`, every head's
+# attention weights stacked just before the last two axes, shape $(\ldots, h, n, n)$. A loop
+# over the heads is fine; you may call `helpers.softmax`.
 
 # %%
 def multi_head_attention(X, W_Q, W_K, W_V, W_O):
@@ -351,11 +385,11 @@ W_32 = helpers.seeded_projections(32, n_heads=8, seed=0)
 _, A_grid = helpers.multi_head_attention(X_32, **W_32)  # (8, n, n)
 fig, axes = plt.subplots(2, 4, figsize=(13, 6.2), sharex=True, sharey=True)
 fig.subplots_adjust(left=0.07, right=0.9, bottom=0.12, top=0.88, wspace=0.08, hspace=0.22)
-for j, ax in enumerate(axes.flat):
-    image = plot_heatmap(A_grid[j], tokens, tokens, ax=ax, vmin=0, vmax=1, annotate=False,
-                         colorbar=False, title=f"head {j}",
-                         xlabel="key" if j >= 4 else "",  # outer axes only: bottom row...
-                         ylabel="query" if j % 4 == 0 else "")  # ...and left column
+for a, ax in enumerate(axes.flat):
+    image = plot_heatmap(A_grid[a], tokens, tokens, ax=ax, vmin=0, vmax=1, annotate=False,
+                         colorbar=False, title=f"head {a}",
+                         xlabel="key" if a >= 4 else "",  # outer axes only: bottom row...
+                         ylabel="query" if a % 4 == 0 else "")  # ...and left column
 fig.colorbar(image, cax=fig.add_axes([0.92, 0.12, 0.015, 0.76]), label="attention weight")
 fig.suptitle("8 heads, one sentence (rows = query, columns = key)")
 plt.show()
@@ -391,9 +425,32 @@ ex.show()
 # It shows the same heads as our code:
 
 # %%
-for j in range(h):
-    ex.set_head(j)
-    print(f"explorer head {j} == A_heads[{j}]:", np.allclose(ex.weights, A_heads[j]))
+for a in range(h):
+    ex.set_head(a)
+    print(f"explorer head {a} == A_heads[{a}]:", np.allclose(ex.weights, A_heads[a]))
+
+# %% [markdown]
+# ## Challenge ★★★ — `multi_query_attention(X, W_Q, W_K, W_V, W_O)`
+#
+# When a model generates text one token at a time, it keeps every earlier token's keys and
+# values in memory (a *KV cache*), $h$ sets of them per layer. **Multi-query attention**
+# (Shazeer, 2019) keeps $h$ query heads but gives them **one** shared key projection and one
+# shared value projection, so that cache is $h$ times smaller. Write it for one sentence:
+# `X` $(n, d_{model})$, `W_Q` $(h, d_{model}, d_k)$ (one per head), `W_K` $(d_{model}, d_k)$
+# and `W_V` $(d_{model}, d_v)$ (shared), `W_O` $(h \cdot d_v, d_{model})$. Return
+# `(output, weights)` with shapes $(n, d_{model})$ and $(h, n, n)$.
+
+# %%
+def multi_query_attention(X, W_Q, W_K, W_V, W_O):
+    # YOUR CODE HERE
+    raise NotImplementedError("replace this line with your answer")
+
+
+checks.multi_query_attention.check(multi_query_attention)
+
+# %% [markdown]
+# Stuck? `checks.multi_query_attention.hint(1)` (then 2, 3), or
+# `checks.multi_query_attention.solution()`.
 
 # %% [markdown]
 # ## Summary
@@ -401,14 +458,14 @@ for j in range(h):
 # - Self-attention takes Q, K and V from the same sequence. Cross-attention takes Q from one
 #   sequence ($n_q$ tokens, e.g. the decoder's) and K, V from another ($n_k$ tokens, e.g. the
 #   encoder's): the weights are $(n_q, n_k)$ and the output has one row per query,
-#   $(n_q, d_v)$.
+#   $(n_q, d_v)$. Padded source tokens are masked as keys, for every query.
 # - Multi-head attention runs $h$ attentions in parallel, each with its own projections into
 #   $d_k = d_{model}/h$ dimensions (8, 2, 4 here; 512, 8, 64 in the paper). One big
 #   projection cut into $h$ column blocks (`helpers.split_heads`: reshape to $(n, h, d_k)$,
 #   then transpose to $(h, n, d_k)$) is exactly $h$ per-head projections.
-# - The heads' outputs are concatenated back to $d_{model}$ columns, head 0 first, and mixed by
-#   $W^O$ (your `multi_head_attention`); each head has its own weight pattern, which is how
-#   one layer attends to several kinds of relationship at once.
+# - The heads' outputs are concatenated back to $h \cdot d_v$ columns, first head first, and
+#   mixed by $W^O$ (your `multi_head_attention`, for any batch axes); each head has its own
+#   weight pattern, which is how one layer attends to several kinds of relationship at once.
 #
 # **Next**: [07 · the cost of attention](07_cost_of_attention.ipynb): the $n \times n$ matrix,
 # measured.

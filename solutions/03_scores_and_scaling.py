@@ -16,7 +16,8 @@
 #   $n \times n$ score matrix (rows = queries, columns = keys);
 # - why the paper divides the scores by $\sqrt{d_k}$, **measured**: the variance of $q \cdot k$
 #   grows in proportion to $d_k$, and without the scale the softmax saturates to one-hot;
-# - to write the scaled scores $QK^\top / \sqrt{d_k}$ yourself.
+# - to write the scaled scores $QK^\top / \sqrt{d_k}$ yourself, for a whole batch of sentences
+#   and heads at once.
 #
 # **You need**: [02 · queries, keys, values](02_queries_keys_values.ipynb).
 
@@ -94,7 +95,7 @@ plot_heatmap(
     tokens,
     tokens,
     ax=ax,
-    cmap="viridis",
+    signed=True,  # scores have a sign: red positive, blue negative, white 0
     title="Scores $QK^\\top$, head 0 (rows = query, columns = key)",
     xlabel="key (position j)",
     ylabel="query (position i)",
@@ -133,18 +134,21 @@ _, A = helpers.scaled_dot_product_attention(Q, K, V)  # A: (n_q, n_k)
 print("helpers' weights == softmax(Q K^T / sqrt(d_k)):", np.allclose(A, helpers.softmax(scaled)))
 
 # %% [markdown]
-# ### Exercise: `scaled_scores(Q, K)`
+# ### Exercise 1 ★★ — `scaled_scores(Q, K)` for a batch of heads
 #
-# Return $QK^\top / \sqrt{d_k}$ for queries `Q` of shape $(n_q, d_k)$ and keys `K` of shape
-# $(n_k, d_k)$: an array of shape $(n_q, n_k)$, rows = queries. The check uses fresh random
-# inputs with $n_q \neq n_k$ (as in cross-attention, lesson 06) and a $d_k$ that is not 4, so
-# read $d_k$ from the input. Scores only: no softmax yet.
+# The cell above scaled one head's $(n, n)$ scores. A real model computes them for every head
+# of every sentence in a batch at once: $Q$ of shape $(b, h, n_q, d_k)$, $K$ of shape
+# $(b, h, n_k, d_k)$ for $b$ sentences and $h$ heads. Write `scaled_scores(Q, K)` for **any**
+# number of leading axes, $(\dots, n_q, d_k)$ and $(\dots, n_k, d_k)$ with the same leading
+# axes, returning $(\dots, n_q, n_k)$, rows = queries. The check tries a single matrix with
+# $n_q \neq n_k$ (as in cross-attention, lesson 06), one leading axis and two, and a $d_k$
+# that is not 4. Scores only: no softmax yet.
 
 # %%
 def scaled_scores(Q, K):
     ### BEGIN SOLUTION
     d_k = Q.shape[-1]
-    return Q @ K.T / np.sqrt(d_k)  # (n_q, n_k)
+    return Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)  # (..., n_q, n_k); K.T would flip all axes
     ### END SOLUTION
 
 
@@ -157,8 +161,23 @@ checks.scaled_scores.check(scaled_scores)
 # ## Why $\sqrt{d_k}$? Measure it
 #
 # The lesson's claim: *dot products grow roughly with dimension; dividing keeps scores in a
-# range where softmax is neither flat nor one-hot saturated, for stable training.*
+# range where softmax is neither flat nor one-hot saturated, for stable training.* The paper
+# (section 3.2.1) says which part of training: *"We suspect that for large values of $d_k$, the
+# dot products grow large in magnitude, pushing the softmax function into regions where it has
+# extremely small gradients. To counteract this effect, we scale the dot products by
+# $\frac{1}{\sqrt{d_k}}$."* Its footnote gives the reason, which we measure below: *"assume
+# that the components of q and k are independent random variables with mean 0 and variance 1.
+# Then their dot product, $q \cdot k = \sum_{i=1}^{d_k} q_i k_i$, has mean 0 and variance
+# $d_k$."*
 #
+# **Predict first.** With $d_k = 64$ (the paper's head size) and such entries, roughly what is
+# the variance of the unscaled score $q \cdot k$? Answer with a number.
+
+# %%
+guess = 64  ### ANSWER
+checks.unscaled_variance_at_64.check(guess)
+
+# %% [markdown]
 # Take $q$ and $k$ with independent entries of mean 0 and variance 1 (roughly what the
 # projections give at initialisation). Then $q \cdot k = \sum_t q_t k_t$ is a sum of $d_k$
 # independent terms of variance 1, so $\mathrm{Var}(q \cdot k) = d_k$, and
@@ -175,6 +194,8 @@ for d, v, s in zip(d_ks, var_raw, var_scaled):
     print(f"{d:4d} {v:10.2f} {v / d:14.3f} {s:15.3f}")
 slope = np.polyfit(np.log(d_ks), np.log(var_raw), 1)[0]
 print(f"\nfit log Var(q·k) = slope * log d_k + c: slope = {slope:.3f} (1 means Var ∝ d_k)")
+print(f"d_k = 64: Var(q·k) = {var_raw[6]:.1f}; d_k = 512: Var(q·k) = {var_raw[-1]:.0f}, "
+      f"a typical score of ±√{var_raw[-1]:.0f} = ±{np.sqrt(var_raw[-1]):.0f}")
 
 # %%
 fig, ax = plt.subplots(figsize=(6, 3.8))
@@ -188,8 +209,9 @@ ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
-# Notice: without the scale the variance climbs along the $d_k$ line, to about 500 at
-# $d_k = 512$ (a typical score of $\pm 22$); with the scale it stays at 1 for every $d_k$.
+# Notice: without the scale the variance climbs along the $d_k$ line, to 527 at $d_k = 512$ (a
+# typical score of $\pm 23$); with the scale it stays near 1 (between 0.907 and 1.023) for
+# every $d_k$.
 
 # %% [markdown]
 # ### What the size of the scores does to the softmax
@@ -200,14 +222,23 @@ plt.show()
 # the opposite: everything is flat. We measure three ways of scaling the *same* random scores
 # of one query against 16 keys (500 queries per $d_k$):
 #
-# - the mean **largest weight** of a row ($1/16 = 0.0625$ is flat, 1 is one-hot);
-# - the mean **entropy** of a row, in nats ($\log 16 = 2.77$ is flat, 0 is one-hot);
+# - the mean **largest weight** of a row ($1/16$ is flat, 1 is one-hot);
+# - the mean **entropy** of a row, in nats ($\log 16$ is flat, 0 is one-hot);
 # - the mean size of the softmax's **gradient**: the Frobenius norm (the square root of the sum
 #   of squared entries) of its Jacobian $\mathrm{diag}(p) - pp^\top$, 0 for a one-hot row: no
 #   learning signal.
+#
+# **Predict first.** Without the scale, as $d_k$ grows from 1 to 512, does the softmax of one
+# query's scores get `"flatter"` or `"peakier"`?
+
+# %%
+guess = "peakier"  ### ANSWER
+checks.unscaled_softmax_trend.check(guess)
 
 # %%
 peaked = scaling.softmax_peakedness(d_ks, n_keys=16, n_queries=500, seed=0)
+print(f"flat row of 16 keys: largest weight 1/16 = {1 / 16:.4f}, entropy log 16 = "
+      f"{np.log(16):.3f} nats")
 labels = {"none": "QKᵀ", "sqrt": "QKᵀ/√d_k", "linear": "QKᵀ/d_k"}
 for stat in ("max_weight", "entropy", "grad_norm"):
     print(f"{stat:<11}" + "".join(f"{d:>7d}" for d in d_ks))
@@ -237,14 +268,6 @@ axes[0].legend(fontsize=8)
 axes[1].legend(fontsize=8)
 plt.show()
 
-# %% [markdown]
-# Notice the three regimes. Unscaled ($QK^\top$), the rows get more one-hot as $d_k$ grows
-# and the gradient shrinks; at the paper's $d_k = 64$ the largest weight is already about 0.83.
-# Divided by $d_k$ the rows drift towards flat ($1/16$): every key gets the same weight, and
-# attention can no longer pick anything out. Divided by $\sqrt{d_k}$ all three curves are flat
-# in $d_k$: the softmax works in the same regime, neither flat nor one-hot, at every width.
-# That is what the paper means by stable training.
-
 # %%
 at_64 = list(d_ks).index(64)
 for scale in ("none", "sqrt"):
@@ -253,6 +276,17 @@ for scale in ("none", "sqrt"):
         f"d_k = 64, {labels[scale]:<9}: largest weight {stats['max_weight'][at_64]:.3f}, "
         f"entropy {stats['entropy'][at_64]:.3f}, gradient size {stats['grad_norm'][at_64]:.3f}"
     )
+
+# %% [markdown]
+# Notice the three regimes. Unscaled ($QK^\top$), the rows get more one-hot as $d_k$ grows
+# and, beyond $d_k = 8$, the gradient shrinks; at the paper's $d_k = 64$ the largest weight is
+# already 0.834.
+# Divided by $d_k$ the rows drift towards flat ($1/16$): every key gets the same weight, and
+# attention can no longer pick anything out. Divided by $\sqrt{d_k}$ all three curves are flat
+# in $d_k$: the softmax works in the same regime, neither flat nor one-hot, at every width.
+# The right panel is the paper's point: unscaled, the softmax drifts into regions where its
+# gradient is small (0.183 at $d_k = 64$ against 0.304 with the scale, and 0.071 at
+# $d_k = 512$), so the weights feeding it learn slowly; the scale keeps it out of them.
 
 # %% [markdown]
 # ## Explore: 50 queries, eight keys each
@@ -286,6 +320,7 @@ for scale, label in labels.items():
 for scale in ("none", "sqrt"):
     print(f"d_k = 512, {labels[scale]:<9}: the first query's largest |score| is "
           f"{np.abs(rows[512, scale][0]).max():.2f}")
+print(f"sqrt(512) = {np.sqrt(512):.1f}")
 
 # %%
 live = LiveFigure(figsize=(10, 3.3))
@@ -353,10 +388,59 @@ show(
 # %% [markdown]
 # Try $d_k = 512$ with no scale: the first query's scores reach 43.00 in size, and on average
 # the largest key takes 0.96 of a row. Switch to $\div\sqrt{d_k}$: the same scores shrink by
-# $\sqrt{512} \approx 23$ (to 1.90) and the mean largest weight is back to 0.37, about where it
+# $\sqrt{512} \approx 22.6$ (to 1.90) and the mean largest weight is back to 0.37, about where it
 # is at every $d_k$ with this scale; $\div d_k$ flattens the rows towards $1/8$ (0.13). The
 # single query on the left still jumps around from one $d_k$ to the next: that is why the
 # other two panels average over 50.
+
+# %% [markdown]
+# ## Challenge ★★★ — choose the scale: `scale_for_entropy(scores, target)`
+#
+# $1/\sqrt{d_k}$ is one scale fixed in advance for every input. Turn the question around:
+# given a matrix of scores, shape $(n_q, n_k)$, and a target entropy in nats, find the scale
+# $c > 0$ such that the rows of $\mathrm{softmax}(c \cdot \text{scores})$ have that **mean**
+# entropy (within $10^{-3}$ nats). The check uses fresh scores and targets between flat
+# ($\log n_k$) and one-hot (0). Design the search yourself; the hints say what property of the
+# entropy makes it easy. Optional.
+
+# %%
+def scale_for_entropy(scores, target):
+    ### BEGIN SOLUTION
+    def entropy(c):  # mean entropy (nats) of the rows of softmax(c * scores)
+        p = helpers.softmax(c * scores)  # (n_q, n_k), rows sum to 1
+        return np.mean(-np.sum(p * np.log(np.where(p > 0, p, 1.0)), axis=-1))
+
+    lo, hi = 0.0, 1.0  # c = 0: flat rows, entropy log n_k > target
+    while entropy(hi) > target:  # the entropy falls as c grows: double until below the target
+        lo, hi = hi, 2 * hi
+    for _ in range(60):  # bisection
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if entropy(mid) > target else (lo, mid)
+    return (lo + hi) / 2
+    ### END SOLUTION
+
+
+checks.scale_for_entropy.check(scale_for_entropy)
+
+# %% [markdown]
+# What it tells us about $\sqrt{d_k}$ (with the check's own answer, so this runs before you
+# have one): take the mean entropy that scaled rows of 16 keys have at $d_k = 4$ as the target,
+# and ask which $c$ gives *unscaled* scores at larger $d_k$ that same entropy.
+
+# %%
+target = peaked["sqrt"]["entropy"][list(d_ks).index(4)]  # mean entropy at d_k = 4, scaled
+rng = np.random.default_rng(1)
+print(f"target: the mean entropy of scaled rows at d_k = 4, {target:.3f} nats")
+for d in (16, 64, 256):
+    raw = scaling.random_dot_products(d, 500, 16, rng)  # (500, 16) unscaled scores
+    c = checks.scale_for_entropy.reference(raw, target)
+    print(f"d_k = {d:>3}: c = {c:.4f}, 1/sqrt(d_k) = {1 / np.sqrt(d):.4f}, "
+          f"c * sqrt(d_k) = {c * np.sqrt(d):.3f}")
+
+# %% [markdown]
+# The scale that keeps the entropy where it was is close to $1/\sqrt{d_k}$ at every width:
+# $c \sqrt{d_k}$ stays near 1. The paper's choice is the one that keeps the softmax's regime
+# the same as $d_k$ grows.
 
 # %% [markdown]
 # ## Summary
@@ -364,12 +448,12 @@ show(
 # - $QK^\top$ computes every query-key dot product $q_i \cdot k_j$ in one matrix product: an
 #   $(n_q, n_k)$ matrix, rows = queries, columns = keys, not symmetric; loops give the same
 #   numbers, one pair at a time.
-# - For unit-variance entries $\mathrm{Var}(q \cdot k) = d_k$ (measured slope 1.00 on log-log);
+# - For unit-variance entries $\mathrm{Var}(q \cdot k) = d_k$ (measured slope 1.004 on log-log);
 #   dividing by $\sqrt{d_k}$ brings it back to 1. Without the scale the softmax saturates
 #   towards one-hot and its gradient shrinks; dividing by $d_k$ makes it flat instead;
 #   $\sqrt{d_k}$ keeps the same regime at every width.
-# - You wrote `scaled_scores(Q, K)`, the scaled scores for any $n_q$, $n_k$ and $d_k$. From
-#   lesson 04 on, `helpers.scaled_dot_product_attention` computes them inside (its `scale`
+# - You wrote `scaled_scores(Q, K)`, the scaled scores for any $n_q$, $n_k$, $d_k$ and any
+#   leading batch and head axes (swap only the last two axes of $K$). From lesson 04 on, `helpers.scaled_dot_product_attention` computes them inside (its `scale`
 #   defaults to $1/\sqrt{d_k}$).
 #
 # **Next**: [04 · softmax and attention](04_softmax_and_attention.ipynb): turn each row of

@@ -14,13 +14,15 @@
 # **What you will learn**
 # - why attention costs $O(n^2)$ time and memory in the sequence length $n$, measured: time and
 #   peak memory against $n$ on a log-log plot, with the fitted slope;
-# - what that means in bytes, from our 6-token sentence to a 100k-token context, and how to
-#   predict it for any number of heads and batch size;
-# - blockwise attention with an **online softmax** (the idea behind FlashAttention): the same
-#   output, to $10^{-12}$, without ever holding the $n \times n$ matrix; and why cutting the
-#   time too takes approximations (sparse, linear attention, etc.).
+# - what that means in bytes, from our 6-token sentence to a 100k-token context, and the
+#   paper's Table 1: when self-attention is cheaper than a recurrent layer, and why its paths
+#   are shorter;
+# - blockwise attention with an **online softmax** (the idea behind FlashAttention), which you
+#   build yourself: the same output, to $10^{-12}$, without ever holding the $n \times n$
+#   matrix; and why cutting the time too takes approximations (sparse, linear attention, etc.).
 #
-# **You need**: [04 · softmax and attention](04_softmax_and_attention.ipynb) and
+# **You need**: [02 · queries, keys, values](02_queries_keys_values.ipynb) (its RNN path
+# demonstration), [04 · softmax and attention](04_softmax_and_attention.ipynb) and
 # [05 · causal masking](05_causal_masking.ipynb).
 
 # %%
@@ -42,7 +44,7 @@ import numpy as np
 
 import helpers
 from helpers import blockwise, checks
-from helpers.blockwise import blockwise_attention, online_softmax_steps
+from helpers.blockwise import online_softmax_steps
 from helpers.live import LiveFigure, show
 
 np.set_printoptions(precision=3, suppress=True)
@@ -65,12 +67,23 @@ print("Q, K, V:", Q.shape, K.shape, V.shape)
 print("weights A:", A.shape, f"= {A.size} numbers, {A.nbytes} bytes in float64")
 
 # %% [markdown]
-# Q, K and V grow like $n$ (one row per token), but $A$ grows like $n^2$: doubling the
-# sentence quadruples the matrix.
+# **Predict first.** Q, K and V have one row per token. If the sentence doubles in length
+# ($n \to 2n$), by what factor does the memory of the weights $A$ grow? Put your number in
+# `guess` and run the cell; the cell after it counts.
 
 # %%
-for n_tokens in (6, 12, 24, 1024, 4096):
+guess = 4  ### ANSWER
+checks.score_memory_doubling.check(guess)
+
+# %%
+for n_tokens in (6, 12, 24, 1024, 2048, 4096):
     print(f"n = {n_tokens:5d}: Q has {n_tokens * 4:6d} numbers, A has {n_tokens**2:10,d}")
+print("A at n = 12 / A at n = 6:", 12**2 // 6**2, "  A at n = 4096 / A at n = 2048:",
+      4096**2 // 2048**2)
+
+# %% [markdown]
+# Q, K and V grow like $n$ (one row per token), but $A$ grows like $n^2$: doubling the
+# sentence quadruples the matrix.
 
 # %% [markdown]
 # ## Measured: time and memory against n
@@ -179,13 +192,12 @@ plt.show()
 
 # %% [markdown]
 # Notice: the memory points sit on the slope-2 line from $n \approx 512$ on: each doubling of
-# $n$ costs four times the memory. The time points also make a straight line at large $n$, a
-# little steeper than 2: in repeated runs on the machine that built this notebook the slope for
-# $n \ge 1024$ came out between 2.2 and 2.4 (between 1.8 and 2.6 while other programs kept the
-# CPU busy). Once the matrix outgrows the CPU's caches, each number costs a little more to
-# reach. Below $n = 512$ the line is flatter (a slope of about 1.6): a call takes well under a
-# millisecond, and fixed costs (checks, function calls, the $(n, d_k)$ arrays) are a large part
-# of it. Memory does not care about any of this.
+# $n$ costs four times the memory. The time points also make a straight line at large $n$,
+# usually a little steeper than 2 (the first slope printed above; it varies from run to run and
+# machine to machine): once the matrix outgrows the CPU's caches, each number costs a little
+# more to reach. Below $n = 512$ the line is flatter (the second slope printed above): a call
+# takes well under a millisecond, and fixed costs (checks, function calls, the $(n, d_k)$
+# arrays) are a large part of it. Memory does not care about any of this.
 
 # %% [markdown]
 # ## What that means for a 100k-token context
@@ -197,21 +209,25 @@ n_long = 100_000
 one_matrix = n_long * n_long * 4  # bytes
 print(f"{n_long:,} x {n_long:,} x 4 bytes = {one_matrix:,} bytes = {one_matrix / 1e9:.0f} GB")
 print(f"helpers.blockwise.score_matrix_bytes({n_long:,}) = {blockwise.score_matrix_bytes(n_long):,}")
+print(f"the same for 32 heads: {32 * one_matrix / 1e12:.2f} TB")
 
 # %% [markdown]
-# 40 GB for *one* head of *one* layer: more than a laptop's memory, half of a large GPU's.
-# A model with 32 heads would need 1.28 TB for one layer's attention-weight (score) matrices
-# (not its parameters: those do not depend on $n$). Long-context models therefore never store
-# this matrix whole; the rest of this lesson shows the exact way to avoid it, and the end of
-# the lesson the approximate ones.
+# 40 GB for *one* head of *one* layer: more than a laptop's memory, half of a large GPU's
+# 80 GB. A model with 32 heads would need 1.28 TB for one layer's attention-weight (score)
+# matrices (not its parameters: those do not depend on $n$). Long-context models therefore
+# never store this matrix whole; the rest of this lesson shows the exact way to avoid it, and
+# the end of the lesson the approximate ones.
 
 # %% [markdown]
-# ### Exercise: `score_matrix_bytes(n, h, batch, dtype)`
+# ### Exercise 1 ★ — `score_matrix_bytes(n, h, batch, dtype)`
 #
-# Return the number of bytes needed to store the attention weights of **one layer** for a
-# **batch** of `batch` sequences of length `n`, with `h` heads, in the number type `dtype`
-# (`np.float16`, `np.float32`, `np.float64`, or their names such as `"float32"`).
-# `np.dtype(dtype).itemsize` gives the bytes per number. Return a whole number (an `int`).
+# The cell above counted one head, one sequence, float32. Generalise: return the number of
+# bytes needed to store the attention weights of **one layer** for a **batch** of `batch`
+# sequences of length `n`, with `h` heads, in the number type `dtype` (`np.float16`,
+# `np.float32`, `np.float64`, or their names such as `"float32"`).
+# `np.dtype(dtype).itemsize` gives the bytes per number. Return an `int` (a Python or NumPy
+# integer): the check refuses a float, even a whole one, because a float holds whole numbers
+# exactly only up to $2^{53}$ (about $9 \times 10^{15}$) and the check also asks for more.
 
 # %%
 def score_matrix_bytes(n, h, batch, dtype):
@@ -253,8 +269,8 @@ for limit, name in ((16, "16 GB laptop"), (80, "80 GB GPU")):
     ax.axhline(limit, ls="--", color="grey", lw=1)
     ax.text(70, limit * 1.25, name, color="grey", fontsize=9)
 ax.set(xlabel="sequence length n", ylabel="attention weights per layer", ylim=(1e-5, 1e4))
-plain_log_ticks(ax.xaxis, [64, 256, 1024, 4096, 16384, 65536],
-                ["64", "256", "1,024", "4,096", "16,384", "65,536"])
+plain_log_ticks(ax.xaxis, [64, 512, 4096, 32768, 131072],  # up to the last point, 2**17
+                ["64", "512", "4,096", "32,768", "131,072"])
 plain_log_ticks(ax.yaxis, [1e-5, 1e-3, 1e-1, 1e1, 1e3],
                 ["10 kB", "1 MB", "100 MB", "10 GB", "1 TB"])
 ax.grid(True, which="major", alpha=0.3)
@@ -289,8 +305,65 @@ show(widgets.VBox([widgets.HBox([n_slider, h_picker]), live.image]), bytes(live.
      "float32, with the point n = 4096 marked and 16 GB and 80 GB reference lines.")
 
 # %% [markdown]
-# Notice: with 8 heads, $n = 4096$ needs half a gigabyte per layer, and the line crosses the
-# laptop's 16 GB before $n = 25\,000$. Slide to $n = 131\,072$ with 32 heads: over 2 TB.
+# The numbers behind the figure:
+
+# %%
+at_4096 = blockwise.score_matrix_bytes(4096, h=8)  # float32, batch 1
+crossing = np.sqrt(16e9 / (8 * 4))  # 8 heads x n^2 x 4 bytes = 16 GB
+at_max = blockwise.score_matrix_bytes(131_072, h=32)
+print(f"n = 4,096, h = 8: {readable_bytes(at_4096)};  16 GB reached at n = {crossing:,.0f};  "
+      f"n = 131,072, h = 32: {readable_bytes(at_max)}")
+
+# %% [markdown]
+# Notice: with 8 heads, $n = 4096$ needs about half a gigabyte (537 MB) per layer, and the line
+# crosses the laptop's 16 GB at $n = 22\,361$. Slide to $n = 131\,072$ with 32 heads:
+# 2.2 TB.
+
+# %% [markdown]
+# ## The paper's Table 1: attention against recurrence
+#
+# Section 4 of the paper ("Why Self-Attention") compares layer types on three counts; $n$ is
+# the sequence length, $d$ the representation width ($d_{model}$), $k$ a convolution's kernel
+# size and $r$ the neighbourhood of a restricted self-attention:
+#
+# | layer type | complexity per layer | sequential operations | maximum path length |
+# |---|---|---|---|
+# | self-attention | $O(n^2 \cdot d)$ | $O(1)$ | $O(1)$ |
+# | recurrent | $O(n \cdot d^2)$ | $O(n)$ | $O(n)$ |
+# | convolutional | $O(k \cdot n \cdot d^2)$ | $O(1)$ | $O(\log_k(n))$ |
+# | self-attention (restricted) | $O(r \cdot n \cdot d)$ | $O(1)$ | $O(n/r)$ |
+#
+# - **Path length** is what [lesson 02](02_queries_keys_values.ipynb#Short-mixing-paths,-measured)
+#   measured: a change at position 0 reached position 5 of the toy RNN only after 5 steps of
+#   the recurrence, fading on the way, while in self-attention position 5 reads position 0
+#   directly, in one step. With $n$ tokens the RNN's path is $n - 1$ steps: $O(n)$ against
+#   $O(1)$.
+# - **Sequential operations**: those $n$ RNN steps must run one after another (step $t$ needs
+#   the state $r_{t-1}$); the $n^2$ scores of attention are independent products, all computed
+#   at once: $O(n)$ against $O(1)$.
+# - **Complexity per layer**: attention computes $n \times n$ scores of $d$ multiply-adds each
+#   ($QK^\top$, and as many for $AV$): $n^2 d$. A recurrent layer multiplies its $(d, d)$
+#   matrix by the state once per token: $n d^2$. The two are equal where $n^2 d = n d^2$, that
+#   is at $n = d$. At the paper's $d = 512$:
+
+# %%
+d = 512  # the paper's d_model
+print(f"{'n':>6} | {'attention n^2 d':>16} | {'recurrent n d^2':>16} | attention / recurrent")
+for n_tokens in (32, 128, 512, 2048, 8192):
+    attention_ops = n_tokens**2 * d  # n x n scores, d multiply-adds each
+    recurrent_ops = n_tokens * d**2  # n steps of a (d, d) matrix times a vector
+    print(f"{n_tokens:6d} | {attention_ops:16,d} | {recurrent_ops:16,d} | "
+          f"{attention_ops / recurrent_ops:.4g}")
+print(f"crossover n^2 d = n d^2  <=>  n = d = {d}")
+
+# %% [markdown]
+# Below $n = 512$ tokens a self-attention layer does less arithmetic than a recurrent one
+# (a 32-token sentence: 1/16 of it), and the paper notes that sentence lengths in machine
+# translation are usually below $d$. Above it, attention costs more, $n/d$ times as much
+# (16 times at $n = 8192$), and its $n \times n$ matrix is what the rest of this lesson is
+# about. The restricted row is the first of the long-context answers at the end of the lesson:
+# each query sees only $r$ neighbours, $O(r \cdot n \cdot d)$, but a path across the
+# sequence then takes $n/r$ layers.
 
 # %% [markdown]
 # ## Blockwise attention: the same output, without the n × n matrix
@@ -300,8 +373,10 @@ show(widgets.VBox([widgets.HBox([n_slider, h_picker]), live.image]), bytes(live.
 # running quantities per query:
 #
 # - $m$, the largest score seen so far (subtracted before `exp`, as in the stable softmax);
-# - $\ell$, the sum of $e^{s_{ij} - m}$ over the keys seen so far;
+# - $\ell$ (code: `l`), the sum of $e^{s_{ij} - m}$ over the keys seen so far;
 # - $\text{acc}$, the sum of $e^{s_{ij} - m}\, v_j$ over the keys seen so far.
+#
+# In this lesson $b$ is the **block size**, the number of keys in a block (not a batch).
 #
 # When a new block brings a larger score, $m$ grows to $m_{new}$ and everything summed so far
 # was computed with the old $m$: multiplying by $e^{m - m_{new}}$ corrects it. At the end,
@@ -315,20 +390,20 @@ show(widgets.VBox([widgets.HBox([n_slider, h_picker]), live.image]), bytes(live.
 # %%
 scale = 1 / np.sqrt(Q.shape[1])  # 1/sqrt(d_k), d_k = 4
 q = Q[2]  # the query of "sat", (d_k,)
-m, ell, acc = -np.inf, 0.0, np.zeros(V.shape[1])
+m, l, acc = -np.inf, 0.0, np.zeros(V.shape[1])  # running max, running sum, running output
 for block, keys in enumerate((range(0, 3), range(3, 6))):
     s = np.array([q @ K[j] * scale for j in keys])  # this block's scores, (3,)
     m_new = max(m, s.max())
     correction = np.exp(m - m_new)  # rescales what was summed with the old m (0 at first)
-    ell = ell * correction + np.exp(s - m_new).sum()
+    l = l * correction + np.exp(s - m_new).sum()
     acc = acc * correction + sum(np.exp(s_j - m_new) * V[j] for s_j, j in zip(s, keys))
     m = m_new
     print(f"block {block} (keys {keys.start}-{keys.stop - 1}): scores {np.round(s, 3)}")
-    print(f"   m = {m:.3f}, correction = {correction:.3f}, ell = {ell:.3f}, "
-          f"partial output acc/ell = {np.round(acc / ell, 3)}")
+    print(f"   m = {m:.3f}, correction = {correction:.3f}, l = {l:.3f}, "
+          f"partial output acc/l = {np.round(acc / l, 3)}")
 
-print("naive attention, row 'sat':       ", np.round(out[2], 3))
-print("same to 1e-12:", np.allclose(acc / ell, out[2], rtol=0, atol=1e-12))
+print("naive attention, row 'sat':     ", np.round(out[2], 3))
+print("same to 1e-12:", np.allclose(acc / l, out[2], rtol=0, atol=1e-12))
 
 # %% [markdown]
 # After block 0 the partial output is attention over keys 0–2 only. Block 1 brought a larger
@@ -338,29 +413,98 @@ print("same to 1e-12:", np.allclose(acc / ell, out[2], rtol=0, atol=1e-12))
 # ### All queries at once, block by block
 #
 # `helpers.blockwise.online_softmax_steps` does the same for every query in parallel (one
-# $(n, \text{block})$ tile of scores per step) and yields $m$, $\ell$ and the partial output
-# after each block:
+# $(n, b)$ tile of scores per step) and yields $m$, $\ell$ (its attribute `ell`) and the
+# partial output after each block:
 
 # %%
 for step in online_softmax_steps(Q, K, V, block_size=3):
     print(f"after block {step.block} (keys {step.start}-{step.stop - 1}):")
     print("  m   =", np.round(step.m, 3))
-    print("  ell =", np.round(step.ell, 3))
+    print("  l   =", np.round(step.ell, 3))
     print("  partial output (n, d_k):\n", np.round(step.output, 3))
 print("final output equals naive attention:", np.allclose(step.output, out, rtol=0, atol=1e-12))
-print("row 'sat' matches the hand computation:", np.allclose(step.output[2], acc / ell))
+print("row 'sat' matches the hand computation:", np.allclose(step.output[2], acc / l))
 
 # %% [markdown]
-# `helpers.blockwise.blockwise_attention(Q, K, V, block_size, causal)` runs all the blocks and
-# returns the output. With the causal mask (lesson 05) it also skips the queries that cannot
-# see a block at all. Same results as the naive version, with and without the mask:
+# ### Exercise 2 ★★ — `online_softmax_update(m, l, acc, scores, V_block)`
+#
+# The hand computation did one query, with Python numbers and a loop over keys. Write the step
+# for **every query at once**, as arrays:
+#
+# - `m` $(n_q,)$ running row max, `l` $(n_q,)$ running sum of $e^{s - m}$, `acc`
+#   $(n_q, d_v)$ running sum of $e^{s - m} V$: the state before this block;
+# - `scores` $(n_q, b)$ this block's (already scaled) scores, `V_block` $(b, d_v)$ its values;
+# - return the new state `(m, l, acc)`. The state starts at $m = -\infty$, $\ell = 0$,
+#   $\text{acc} = 0$, and after the last block the output is `acc / l[:, None]`.
+#
+# One case the hand computation never met: `scores` may hold $-\infty$, for keys a mask hides
+# (lesson 05). A row whose keys so far are **all** masked must come out unchanged,
+# $m = -\infty$, $\ell = 0$, $\text{acc} = 0$, not NaN; think about what
+# $-\infty - (-\infty)$ is. The check tries a running state whose max rises in some rows and
+# not in others, a first block with fully masked rows, and whole runs with scores up to about
+# 800 (where `exp` without the max overflows).
+
+# %%
+def online_softmax_update(m, l, acc, scores, V_block):
+    ### BEGIN SOLUTION
+    m_new = np.maximum(m, scores.max(axis=-1))  # (n_q,) running max, this block included
+    shift = np.where(np.isneginf(m_new), 0.0, m_new)  # a row with nothing seen yet: subtract 0
+    correction = np.exp(m - shift)  # (n_q,): exp(m_old - m_new), 0 on the first block
+    p = np.exp(scores - shift[:, None])  # (n_q, b): masked keys give exp(-inf) = 0
+    l = l * correction + p.sum(axis=-1)  # (n_q,)
+    acc = acc * correction[:, None] + p @ V_block  # (n_q, d_v)
+    return m_new, l, acc
+    ### END SOLUTION
+
+
+checks.online_softmax_update.check(online_softmax_update)
+
+# %% [markdown]
+# Stuck? `checks.online_softmax_update.hint(1)` (then 2, 3), or
+# `checks.online_softmax_update.solution()`.
+#
+# ### Exercise 3 ★★ — `blockwise_attention(Q, K, V, block_size)`
+#
+# Now the whole attention, built from your `online_softmax_update`: `Q` $(n_q, d_k)$, `K`
+# $(n_k, d_k)$, `V` $(n_k, d_v)$; walk over the keys `block_size` at a time (the last block
+# may be shorter), scale each tile of scores by $1/\sqrt{d_k}$, fold it in, and return the
+# output $(n_q, d_v)$. Never compute the whole `Q @ K.T`: the check runs your function on
+# 16 queries and 16,384 keys and measures its memory.
+#
+# Your function has the same name as the course's `helpers.blockwise_attention`; defining it
+# here **shadows** that name in this notebook, so the cells below call the course's version as
+# `blockwise.blockwise_attention`, whether or not you have answered.
+
+# %%
+def blockwise_attention(Q, K, V, block_size):
+    ### BEGIN SOLUTION
+    n_q, n_k, d_v = Q.shape[0], K.shape[0], V.shape[1]
+    m, l, acc = np.full(n_q, -np.inf), np.zeros(n_q), np.zeros((n_q, d_v))
+    for start in range(0, n_k, block_size):  # the last block may be shorter
+        stop = min(start + block_size, n_k)
+        scores = Q @ K[start:stop].T / np.sqrt(Q.shape[1])  # (n_q, b): one tile
+        m, l, acc = online_softmax_update(m, l, acc, scores, V[start:stop])
+    return acc / l[:, None]  # (n_q, d_v)
+    ### END SOLUTION
+
+
+checks.blockwise_attention.check(blockwise_attention)
+
+# %% [markdown]
+# Stuck? `checks.blockwise_attention.hint(1)` (then 2, 3), or
+# `checks.blockwise_attention.solution()`.
+#
+# The course's version, `blockwise.blockwise_attention(Q, K, V, block_size, causal)`, also
+# takes leading batch/head axes and the causal mask (lesson 05); with the mask it skips the
+# queries that cannot see a block at all. Same results as the naive version, with and without
+# the mask:
 
 # %%
 mask = helpers.causal_mask(n)
 naive_causal = helpers.scaled_dot_product_attention(Q, K, V, mask=mask)[0]
 for block_size in (1, 2, 4, 6):
-    plain = blockwise_attention(Q, K, V, block_size=block_size)
-    causal = blockwise_attention(Q, K, V, block_size=block_size, causal=True)
+    plain = blockwise.blockwise_attention(Q, K, V, block_size=block_size)
+    causal = blockwise.blockwise_attention(Q, K, V, block_size=block_size, causal=True)
     print(f"block_size {block_size}: max |blockwise - naive| < 1e-12: "
           f"{np.abs(plain - out).max() < 1e-12} (no mask), "
           f"{np.abs(causal - naive_causal).max() < 1e-12} (causal)")
@@ -375,7 +519,7 @@ for block_size in (1, 2, 4, 6):
 # %% tags=["nbval-ignore-output"]
 block_peak, block_time, block_out = {}, {}, {}
 for size in (1024, 4096):
-    call = partial(blockwise_attention, *inputs[size], block_size=128)
+    call = partial(blockwise.blockwise_attention, *inputs[size], block_size=128)
     block_time[size] = best_time(call, repeats[size])
     block_peak[size], block_out[size] = peak_memory(call)
     naive_p = naive_peak[sizes.index(size)]
@@ -397,7 +541,7 @@ for size in (1024, 4096):
 Qn, Kn, Vn = inputs[1024]
 naive_causal_1024 = helpers.scaled_dot_product_attention(
     Qn, Kn, Vn, mask=helpers.causal_mask(1024))[0]
-difference = np.abs(blockwise_attention(Qn, Kn, Vn, causal=True) - naive_causal_1024).max()
+difference = np.abs(blockwise.blockwise_attention(Qn, Kn, Vn, causal=True) - naive_causal_1024).max()
 print("n = 1024, causal:  max |blockwise - naive| < 1e-12:", difference < 1e-12)
 print("n = 4096: blockwise peak <= 1/10 of the naive peak:", block_peak[4096] * 10 <= naive_peak[-1])
 
@@ -424,15 +568,55 @@ print("n = 4096: blockwise peak <= 1/10 of the naive peak:", block_peak[4096] * 
 # (a query can no longer reach, or weigh exactly, every key) in exchange for speed.
 
 # %% [markdown]
+# ## Challenge ★★★ — `causal_blockwise_attention(Q, K, V, block_size)`
+#
+# Under the causal mask (lesson 05), query $i$ sees keys $0..i$ only. Cut the queries **and**
+# the keys into blocks of `block_size`: a grid of $T \times T$ tiles, $T = \lceil n/b \rceil$.
+# A tile whose keys all come after its last query is entirely masked, so there is no need to
+# compute it at all: that is how FlashAttention halves the work of a causal layer. Write
+# `causal_blockwise_attention(Q, K, V, block_size)` for self-attention (`Q`, `K` $(n, d_k)$,
+# `V` $(n, d_v)$) that visits only the tiles on or below the diagonal, masks inside the
+# diagonal tiles, and returns `(output, tiles)`: the output $(n, d_v)$ and how many score
+# tiles you computed. Use your `online_softmax_update` for each query block.
+
+# %%
+def causal_blockwise_attention(Q, K, V, block_size):
+    ### BEGIN SOLUTION
+    n, b = Q.shape[0], block_size
+    output, tiles = np.empty((n, V.shape[1])), 0
+    for q0 in range(0, n, b):  # one block of queries at a time
+        q1 = min(q0 + b, n)
+        m, l, acc = np.full(q1 - q0, -np.inf), np.zeros(q1 - q0), np.zeros((q1 - q0, V.shape[1]))
+        for k0 in range(0, q1, b):  # key blocks that start after q1 - 1 are all future: skipped
+            k1 = min(k0 + b, n)
+            scores = Q[q0:q1] @ K[k0:k1].T / np.sqrt(Q.shape[1])  # (q1 - q0, k1 - k0)
+            future = np.arange(k0, k1)[None, :] > np.arange(q0, q1)[:, None]  # key j > query i
+            scores = np.where(future, -np.inf, scores)  # only the diagonal tile has any
+            m, l, acc = online_softmax_update(m, l, acc, scores, V[k0:k1])
+            tiles += 1
+        output[q0:q1] = acc / l[:, None]
+    return output, tiles
+    ### END SOLUTION
+
+
+checks.causal_blockwise_attention.check(causal_blockwise_attention)
+
+# %% [markdown]
+# Stuck? `checks.causal_blockwise_attention.hint(1)` (then 2, 3), or
+# `checks.causal_blockwise_attention.solution()`.
+
+# %% [markdown]
 # ## Summary
 #
 # - Attention holds an $n \times n$ matrix per head: measured, its peak memory grows with
 #   slope 2 on a log-log plot, and its time with a slope of about 2 for large $n$ (a little
 #   more once the matrix outgrows the CPU's caches).
 # - The weights take `batch * h * n * n * itemsize` bytes per layer: 40 GB for one float32
-#   head at $n = 100\,000$.
-# - An online softmax (running max $m$, running sum $\ell$, rescaled by $e^{m - m_{new}}$)
-#   processes the keys block by block: the same output to $10^{-12}$, with memory
+#   head at $n = 100\,000$. The paper's Table 1: a self-attention layer costs $O(n^2 d)$
+#   against a recurrent layer's $O(n d^2)$ (less below the crossover $n = d$, 512 in the
+#   paper), with $O(1)$ sequential operations and path length against $O(n)$.
+# - An online softmax (running max $m$, running sum $\ell$, rescaled by $e^{m - m_{new}}$;
+#   your `online_softmax_update` and `blockwise_attention`) processes the keys block by block: the same output to $10^{-12}$, with memory
 #   $O(n \cdot \text{block})$ instead of $O(n^2)$; the time stays $O(n^2)$. Approximations
 #   (sparse or local windows, linear/kernel attention, low-rank) cut the time too, at some
 #   cost in accuracy.

@@ -12,8 +12,8 @@
 # # 08 · Training attention
 #
 # **What you will learn**
-# - how an attention layer learns: forward pass, loss, and the backward pass written by hand,
-#   checked against finite differences;
+# - how an attention layer learns: forward pass, loss, and the backward pass written by hand
+#   (the softmax's gradient by you), checked against finite differences;
 # - a task that can only be solved through **position** (output the previous token), learned
 #   by one causal self-attention layer in NumPy: accuracy from chance to 100 %, and why it
 #   fails without the positional encodings;
@@ -30,7 +30,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import helpers
-from helpers import training
+from helpers import checks, training
 from helpers.live import LiveFigure, show
 from helpers.plots import plot_heatmap
 
@@ -85,7 +85,7 @@ for seq, target in zip(example_tokens, example_targets):
 # averaged over the positions that have one. The embeddings $E$ and the positional encodings
 # stay fixed; training changes $W^Q, W^K, W^V$ $(d_{model}, d_k)$ and $W^{out}$
 # $(d_k, \text{vocab})$. One head as wide as the model: $d_k = d_{model} = 8$ here, not the
-# 4 of lessons 05–07, so the scale is $1/\sqrt{8}$. The forward pass (`helpers.training.forward`) calls the course's
+# $d_k = 4$ of lessons 02–07 (two heads of 4), so the scale is $1/\sqrt{8}$. The forward pass (`helpers.training.forward`) calls the course's
 # `helpers.scaled_dot_product_attention`.
 
 # %%
@@ -97,6 +97,7 @@ cache = training.forward(params, X)
 print("attention weights A:", cache.A.shape, " logits:", cache.logits.shape)
 print("untrained weights on the running sentence (rows = query):")
 print(np.round(cache.A[0], 3))
+print("column 0 (the first 'the'), rows 1-4:", np.round(cache.A[0, 1:5, 0], 2))
 
 # %% [markdown]
 # ## The backward pass, by hand
@@ -108,13 +109,68 @@ print(np.round(cache.A[0], 3))
 # |---|---|
 # | $\text{logits} = O W^{out}$ | $dW^{out} = O^\top d\text{logits}$, $\ dO = d\text{logits}\,{W^{out}}^\top$ |
 # | $O = AV$ | $dA = dO\,V^\top$, $\ dV = A^\top dO$ |
-# | $A = \text{softmax}(S)$ row by row | $dS = A \odot (dA - \text{rowsum}(dA \odot A))$ |
+# | $A = \text{softmax}(S)$ row by row | $dS$ = `softmax_backward(A, dA)`: your exercise below |
 # | $S = s\,QK^\top$ (+ mask) | $dQ = s\,dS\,K$, $\ dK = s\,dS^\top Q$ |
 # | $Q = XW^Q$, ... | $dW^Q = X^\top dQ$, $\ dW^K = X^\top dK$, $\ dW^V = X^\top dV$ |
 #
-# Masked entries have $A = 0$, so their $dS$ is 0 too: the future gets no gradient. The
-# cross-entropy's gradient is $d\text{logits} = \text{softmax}(\text{logits}) -
+# The cross-entropy's gradient is $d\text{logits} = \text{softmax}(\text{logits}) -
 # \text{onehot}(\text{target})$, divided by the number of targets.
+#
+# ### The softmax's gradient, on one row
+#
+# Every line of the table is a matrix product, except the softmax: each weight $a_j$ of a row
+# depends on **every** score $s_k$ of that row, through the shared denominator. Its Jacobian,
+# $\partial a_j / \partial s_k$, is an $n_k \times n_k$ matrix per row. Here it is for the
+# last row of the untrained layer ("mat", which sees all six keys), measured by nudging each
+# score by $\pm\varepsilon$, next to the formula
+# $\partial a_j / \partial s_k = a_j(\delta_{jk} - a_k)$, i.e. $\text{diag}(a) - a a^\top$:
+
+# %%
+s_row = cache.Q[0, 5] @ cache.K[0].T / np.sqrt(cache.Q.shape[-1])  # scores of "mat", (n,)
+a_row = helpers.softmax(s_row)  # its weights, (n,)
+eps = 1e-6
+jacobian = np.zeros((n, n))  # jacobian[j, k] = d a_j / d s_k
+for k in range(n):
+    nudge = np.zeros(n)
+    nudge[k] = eps
+    jacobian[:, k] = (helpers.softmax(s_row + nudge) - helpers.softmax(s_row - nudge)) / (2 * eps)
+print("weights a of 'mat':", np.round(a_row, 3))
+print("d a_j / d s_k, measured (rows j, columns k):")
+print(np.round(jacobian, 3))
+print("equals diag(a) - a a^T:", np.allclose(jacobian, np.diag(a_row) - np.outer(a_row, a_row),
+                                             atol=1e-8))
+print("column sums:", np.round(jacobian.sum(axis=0), 8))
+
+# %% [markdown]
+# The diagonal is positive (raising a score raises its own weight), everything else negative
+# (it takes weight from the others), and every column sums to 0 (the weights still sum to 1).
+#
+# ### Exercise 1 ★★ — `softmax_backward(A, dA)`
+#
+# The backward pass gets `dA`, the gradient of the loss with respect to the weights, and needs
+# `dS`, the gradient with respect to the scores. Write it for **every row at once**: `A` and
+# `dA` have shape $(\ldots, n_q, n_k)$ (any leading batch axes; `A` each row a softmax, rows
+# may hold masked zeros), and `dS` has the same shape. Start from the chain rule for one row,
+# $dS_k = \sum_j dA_j\, \partial a_j / \partial s_k$, and simplify it until no $n_k \times n_k$
+# Jacobian is needed. The check compares your `dS` with finite differences on fresh scores.
+
+# %%
+def softmax_backward(A, dA):
+    ### BEGIN SOLUTION
+    row = (dA * A).sum(axis=-1, keepdims=True)  # (..., n_q, 1): sum_j dA_j a_j, one per row
+    return A * (dA - row)  # (..., n_q, n_k)
+    ### END SOLUTION
+
+
+checks.softmax_backward.check(softmax_backward)
+
+# %% [markdown]
+# Stuck? `checks.softmax_backward.hint(1)` (then 2, 3), or `checks.softmax_backward.solution()`.
+# The training code below calls the course's copy, `helpers.training.softmax_backward`, so it
+# runs whether or not you have answered. Masked entries have $A = 0$, so their $dS$ is 0 too:
+# the future gets no gradient.
+#
+# ### The whole backward pass, checked
 #
 # Hand-written gradients are easy to get wrong, so we check them against **finite
 # differences**: nudge one weight by $\pm\varepsilon$ and see how the loss moves,
@@ -191,19 +247,26 @@ for ax, A, title in (
                  xlabel="key (attended to)", ylabel="query (attending)")
 plt.show()
 
-# %% [markdown]
-# Notice: before training each row spreads its weight over the keys it may see, with no
-# pattern. After training almost all of each query's weight sits one cell left of the
-# diagonal: "cat" looks at "the", "sat" at "cat", and the second "the" (position 4) at "on",
-# not at the first "the": the layer found the *position* before it, not a word. Grey cells are
-# the future, masked out. (Row 0 has only itself to look at; it has no target.)
-
 # %%
-A_learned = run.weights[-1]
+A_untrained, A_learned = run.weights[0], run.weights[-1]
+print("untrained: weight on column 0, rows 1-4:      ", np.round(A_untrained[1:5, 0], 2))
+print("untrained: weight on the previous position, rows 1-5:",
+      np.round([A_untrained[i, i - 1] for i in range(1, n)], 2))
 previous = [A_learned[i, i - 1] for i in range(1, n)]
-print("weight on the previous position, rows 1-5:", np.round(previous, 2))
+print("trained:   weight on the previous position, rows 1-5:", np.round(previous, 2))
 print("every row's largest weight is on the previous position:",
       bool(np.all(A_learned.argmax(axis=1)[1:] == np.arange(n - 1))))
+
+# %% [markdown]
+# Notice: before training the weights lean towards column 0, the first "the": rows 1–4 put
+# 0.61, 0.56, 0.46 and 0.35 of their weight there, while row 5 ("mat") spreads its weight.
+# That is a leaning of the random starting weights, not the previous position (only in row 1
+# do the two coincide; rows 2–5 give the previous position 0.26, 0.08, 0.13, 0.08). After
+# training the largest weight of every row sits one cell left of the diagonal, from 0.75
+# (row 3) to 0.94 (row 1): "cat" looks at "the", "sat" at "cat", and the second "the"
+# (position 4) at "on", not at the first "the": the layer found the *position* before it, not
+# a word. Grey cells are the future, masked out. (Row 0 has only itself to look at; it has no
+# target.)
 
 # %% [markdown]
 # ## Without positions it cannot be done
@@ -258,15 +321,15 @@ step_slider = widgets.SelectionSlider(options=run.steps, value=60, description="
 
 
 def update(change=None):
-    j = run.steps.index(step_slider.value)
-    A = run.weights[j]
+    snap = run.steps.index(step_slider.value)  # which saved snapshot
+    A = run.weights[snap]
     heat.set_data(np.ma.masked_array(A, mask=future))
     for text, (r, c) in zip(cell_texts, visible):
         text.set_text(f"{A[r, c]:.2f}")
         text.set_color("black" if A[r, c] > 0.6 else "white")
-    heat_ax.set_title(f"step {run.steps[j]}: rows = query, columns = key")
-    step_line.set_xdata([run.steps[j]] * 2)
-    dot.set_data([run.steps[j]], [100 * run.test_accuracy[j]])
+    heat_ax.set_title(f"step {run.steps[snap]}: rows = query, columns = key")
+    step_line.set_xdata([run.steps[snap]] * 2)
+    dot.set_data([run.steps[snap]], [100 * run.test_accuracy[snap]])
     live.refresh()
 
 
@@ -279,23 +342,55 @@ show(widgets.VBox([step_slider, live.image]), bytes(live.image.value),
 # %%
 print("step | held-out accuracy | weight of 'sat' on 'cat' | rows looking one position back")
 for step in (0, 30, 60, 80, 100, 130, 150, 300):
-    j = run.steps.index(step)
-    A = run.weights[j]
+    snap = run.steps.index(step)
+    A = run.weights[snap]
     locked = [i for i in range(1, n) if A[i].argmax() == i - 1]
-    print(f"{step:4d} | {100 * run.test_accuracy[j]:15.1f} % | {A[2, 1]:24.2f} | {locked}")
+    print(f"{step:4d} | {100 * run.test_accuracy[snap]:15.1f} % | {A[2, 1]:24.2f} | {locked}")
 
 # %% [markdown]
 # Notice: between steps 30 and 150 the weight of one row after another moves to the cell just
 # left of the diagonal, and the accuracy climbs with it, from 57 % at step 30 to over 99 % by
 # step 130. "sat" (row 2) locks on last: "cat" becomes its largest weight only at step 80, and
-# passes 0.8 at step 130. After that training only sharpens the pattern.
+# reaches 0.80 at step 130. After that training only sharpens the pattern.
+
+# %% [markdown]
+# ## Challenge ★★★ — `attention_backward(Q, K, V, dO)`
+#
+# `helpers.training.loss_and_grads` backpropagates through attention inside the training code.
+# Write that part on its own: for one head without a mask, $O = \text{softmax}(QK^\top /
+# \sqrt{d_k})\,V$ with `Q` $(n_q, d_k)$, `K` $(n_k, d_k)$, `V` $(n_k, d_v)$, and `dO`
+# $(n_q, d_v)$ the gradient of the loss with respect to $O$, return `(dQ, dK, dV)`, each the
+# shape of its input. You may call your `softmax_backward`. The check compares all three with
+# finite differences, for $n_q = n_k$ and for $n_q \ne n_k$ (cross-attention, lesson 06),
+# where a missing transpose shows.
+
+# %%
+def attention_backward(Q, K, V, dO):
+    ### BEGIN SOLUTION
+    s = 1 / np.sqrt(Q.shape[-1])  # the scale
+    A = helpers.softmax(Q @ K.T * s, axis=-1)  # forward again: (n_q, n_k)
+    dA = dO @ V.T  # O = A V  ->  dA = dO V^T, (n_q, n_k)
+    dV = A.T @ dO  #          ->  dV = A^T dO, (n_k, d_v)
+    dS = softmax_backward(A, dA)  # (n_q, n_k)
+    dQ = dS @ K * s  # S = s Q K^T  ->  dQ = s dS K, (n_q, d_k)
+    dK = dS.T @ Q * s  #             ->  dK = s dS^T Q, (n_k, d_k)
+    return dQ, dK, dV
+    ### END SOLUTION
+
+
+checks.attention_backward.check(attention_backward)
+
+# %% [markdown]
+# Stuck? `checks.attention_backward.hint(1)` (then 2, 3), or
+# `checks.attention_backward.solution()`.
 
 # %% [markdown]
 # ## Summary
 #
 # - An attention layer learns by gradient descent like any other layer; its backward pass is
-#   five lines (read-out, $AV$, softmax, $QK^\top$, projections), and finite differences
-#   confirm them to about $10^{-9}$.
+#   five lines (read-out, $AV$, softmax, $QK^\top$, projections). The only one that is not a
+#   matrix product is the softmax's, $dS = A \odot (dA - \text{rowsum}(dA \odot A))$ (your
+#   `softmax_backward`), and finite differences confirm them all to the error printed above.
 # - Trained on "output the previous token", one causal attention layer goes from below chance
 #   to 100 % held-out accuracy; without positional encodings it cannot, because nothing else
 #   tells the keys' positions apart.

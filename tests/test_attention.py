@@ -254,3 +254,100 @@ def test_bad_input_raises_a_value_error_naming_the_sizes_or_values(call, words):
         call()
     for word in words:
         assert word in str(error.value), (word, str(error.value))
+
+
+# ------------------------------------------------------------ issue 12: errors that name it
+
+RNG = np.random.default_rng(12)
+Q3, K3, V3 = (RNG.standard_normal((2, 3, 4)) for _ in range(3))  # (b, n, d_k)
+
+
+def test_batch_shapes_that_do_not_broadcast_name_q_k_v_and_their_shapes():
+    K_bad = RNG.standard_normal((3, 3, 4))  # 3 sequences against Q's 2
+    with pytest.raises(
+        ValueError, match=r"leading \(batch/head\) dimensions of Q \(2,\), K \(3,\)"
+    ):
+        scaled_dot_product_attention(Q3, K_bad, K_bad)
+    with pytest.raises(ValueError, match=r"V \(3,\) do not broadcast"):
+        scaled_dot_product_attention(Q3, K3, RNG.standard_normal((3, 3, 4)))
+
+
+@pytest.mark.parametrize(
+    "scale, words",
+    [
+        ("0.5", "scale must be one real number.*str"),
+        (np.array([0.5, 0.5]), "scale must be one real number.*ndarray"),
+        ([0.5], "scale must be one real number.*list"),
+        (0.5 + 1j, "scale must be a real number, got the complex"),
+        (np.complex128(0.5), "scale must be a real number"),
+        (True, r"scale must be a number, got True \(a bool\)"),
+        (np.True_, r"scale must be a number, got .*True \(a bool\)"),
+    ],
+)
+def test_a_scale_that_is_not_one_real_number_is_a_type_error_naming_scale(scale, words):
+    with pytest.raises(TypeError, match=words):
+        scaled_dot_product_attention(Q3, K3, V3, scale=scale)
+    with pytest.raises(ValueError, match=words):  # the course's promise: bad input, ValueError
+        scaled_dot_product_attention(Q3, K3, V3, scale=scale)
+
+
+def test_scale_accepts_numpy_scalars_and_zero_dimensional_arrays():
+    expected = scaled_dot_product_attention(Q3, K3, V3, scale=0.5)[1]
+    for scale in (np.float32(0.5), np.float64(0.5), np.array(0.5), 1 / 2):
+        np.testing.assert_allclose(
+            scaled_dot_product_attention(Q3, K3, V3, scale=scale)[1], expected
+        )
+
+
+def test_overflow_suggests_float64_only_when_the_input_is_not_already_float64():
+    big = 1e200
+    with pytest.raises(ValueError, match="overflowed to inf/NaN in float64") as info:
+        scaled_dot_product_attention(Q3 * big, K3 * big, V3)
+    assert "float64:" in str(info.value) and "compute in float64" not in str(info.value)
+    assert "scale Q and K" in str(info.value)
+    Q32, K32 = (Q3 * 1e20).astype(np.float32), (K3 * 1e20).astype(np.float32)
+    with pytest.raises(ValueError, match="in float32: .*or compute in float64"):
+        scaled_dot_product_attention(Q32, K32, V3.astype(np.float32))
+
+
+def test_a_mask_row_left_empty_is_reported_as_the_mask_not_as_overflow():
+    mask = np.ones((3, 3), bool)
+    mask[1] = False
+    with pytest.raises(ValueError, match=r"mask leaves query row \(0, 1\)"):
+        scaled_dot_product_attention(Q3, K3, V3, mask=mask)
+
+
+@pytest.mark.parametrize(
+    "x, axis, error, words",
+    [
+        (np.array([]), -1, ValueError, r"x has no entries along axis -1 \(shape \(0,\)\)"),
+        (np.zeros((3, 0)), 1, ValueError, "x has no entries along axis 1"),
+        (np.zeros((2, 3)), 1.5, TypeError, "axis must be a whole number.*1.5.*float"),
+        (np.zeros((2, 3)), "rows", TypeError, "axis must be a whole number.*'rows'"),
+        (np.zeros((2, 3)), True, TypeError, "axis must be a whole number.*True.*bool"),
+        (np.zeros((2, 3)), 2, ValueError, r"axis=2 does not exist: x has shape \(2, 3\)"),
+        (np.zeros((2, 3)), -3, ValueError, "axis=-3 does not exist"),
+        (None, -1, TypeError, "x is None"),
+        ("abc", -1, TypeError, "x must be an array of numbers, got the string"),
+        (np.array([1.0, np.nan]), -1, ValueError, "x contains NaN"),
+    ],
+)
+def test_softmax_errors_name_x_or_axis(x, axis, error, words):
+    with pytest.raises(error, match=words):
+        softmax(x, axis=axis)
+
+
+def test_softmax_of_rows_with_no_columns_along_another_axis_is_empty_not_an_error():
+    assert softmax(np.zeros((0, 3)), axis=-1).shape == (0, 3)
+
+
+@pytest.mark.parametrize(
+    "n, words",
+    [(4.0, r"n must be a whole number \(an int\), got 4.0 .*integer division //"),
+     (True, r"n must be a whole number, got True \(a bool\)"),
+     ("4", "n must be a whole number.*'4'"),
+     (-1, "n must be at least 0, got n=-1")],
+)  # fmt: skip
+def test_causal_mask_names_n(n, words):
+    with pytest.raises(ValueError, match=words):
+        causal_mask(n)

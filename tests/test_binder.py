@@ -206,3 +206,15 @@ def test_every_binder_link_in_the_readme_uses_one_repository_and_ref():
         for link in BINDER_LINK.findall(README)
     }
     assert len(prefixes) == 1, f"Binder links point at different repositories/refs: {prefixes}"
+
+
+def test_postbuild_fetches_lesson_09s_model():
+    """Binder has no `make setup`: postBuild fetches and verifies the real model's files."""
+    text = (ROOT / "postBuild").read_text()
+    code = [line.strip() for line in text.splitlines() if not line.lstrip().startswith("#")]
+    assert "python -m helpers.pretrained" in code, "postBuild does not fetch lesson 09's model"
+    install = code.index("python -m pip install --no-cache-dir --no-deps -e .")
+    assert code.index("python -m helpers.pretrained") > install, "fetch before helpers install"
+    pins = requirement_pins((ROOT / "requirements.txt").read_text().splitlines())
+    assert {"safetensors", "tokenizers"} <= set(pins), "the model's readers are not pinned"
+    assert "torch" not in pins, "PyTorch must never be a dependency of the course"

@@ -173,3 +173,53 @@ def test_score_matrix_bytes_counts_batch_heads_n_squared_and_itemsize():
         score_matrix_bytes(-1)
     with pytest.raises(ValueError, match="not a NumPy dtype"):
         score_matrix_bytes(4, dtype="float33")
+
+
+# ------------------------------------------------------------ issue 12: never a silent NaN
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_overflowing_scores_raise_the_same_clear_error_as_the_plain_function(causal, dtype):
+    rng = np.random.default_rng(3)
+    Q, K, V = (rng.standard_normal((5, 4)) for _ in range(3))
+    big = 1e200 if dtype == np.float64 else 1e20
+    Qb, Kb, Vb = (Q * big).astype(dtype), (K * big).astype(dtype), V.astype(dtype)
+    mask = helpers.causal_mask(5) if causal else None
+    with pytest.raises(ValueError) as plain:
+        helpers.scaled_dot_product_attention(Qb, Kb, Vb, mask=mask)
+    with pytest.raises(ValueError) as blockwise:
+        blockwise_attention(Qb, Kb, Vb, block_size=2, causal=causal)
+    for info in (plain, blockwise):
+        assert f"overflowed to inf/NaN in {np.dtype(dtype)}" in str(info.value)
+        assert ("compute in float64" in str(info.value)) == (dtype != np.float64)
+    with pytest.raises(ValueError, match="overflowed"):
+        list(online_softmax_steps(Qb, Kb, Vb, block_size=2, causal=causal))
+
+
+def test_the_overflow_error_names_the_query_row_in_a_later_causal_block():
+    Q = np.ones((6, 2))
+    Q[4] = 1e200  # only query 4 overflows; with causal blocks of 2 it sits in rows 4: of block 2
+    K = np.full((6, 2), 1e200)
+    with pytest.raises(ValueError, match=r"query row \(4,\)"):
+        blockwise_attention(Q, K, np.ones((6, 2)), block_size=2, causal=True)
+
+
+def test_l_is_the_running_sum_and_ell_its_old_name():
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.standard_normal((4, 3)) for _ in range(3))
+    for step in online_softmax_steps(Q, K, V, block_size=2):
+        assert step.ell is step.l
+
+
+@pytest.mark.parametrize(
+    "block_size, error, words",
+    [(2.0, TypeError, r"block_size must be a whole number \(an int\).*//"),
+     (True, TypeError, "block_size must be a whole number, got True"),
+     (0, ValueError, "block_size must be at least 1, got block_size=0"),
+     ("2", TypeError, "block_size must be a whole number.*'2'")],
+)  # fmt: skip
+def test_block_size_errors_name_block_size(block_size, error, words):
+    Q = np.ones((3, 2))
+    with pytest.raises(error, match=words):
+        blockwise_attention(Q, Q, Q, block_size=block_size)

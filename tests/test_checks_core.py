@@ -179,3 +179,219 @@ def test_unpack_pair_names_the_usual_slips_by_their_shapes():
     # Equal shapes cannot tell the order: the values come back for the exercise to compare.
     square = np.ones((3, 3))
     assert _core.unpack_pair((square, output), "f(x)", (3, 3), (3, 3))[0] is square
+
+
+# ----------------------------------------------------------------------------------------------
+# Issue 11: the checks hold against any answer.
+
+
+@pytest.fixture
+def short_limits(monkeypatch):
+    monkeypatch.setattr(_core, "TIME_LIMIT_SECONDS", 0.3)
+    monkeypatch.setattr(_core, "CHECK_TIME_LIMIT_SECONDS", 1.2)
+
+
+def _no_timer_left():
+    import signal
+    import sys
+
+    return signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0) and sys.gettrace() is None
+
+
+def test_a_complex_answer_is_rejected_with_its_own_mistake_id():
+    def positional_encoding(n_positions, d_model):
+        return ex.reference(n_positions, d_model) + 5j
+
+    result = ex.check(positional_encoding)
+    assert result.passed is False and result.mistake == "positional_encoding.complex"
+    assert "complex numbers" in result.message
+    with pytest.raises(_core.Mistake) as caught:
+        _core.as_result_array([1 + 2j, 3], "f(x)", (2,))
+    assert caught.value.id == "complex"
+    with pytest.raises(_core.Mistake) as caught:
+        _core.compare(np.ones(3) + 0j, np.ones(3), {}, "differs.")
+    assert caught.value.id == "complex"
+    assert not _core.close(np.ones(3) + 1e-9j, np.ones(3))
+
+
+@pytest.mark.parametrize("raised", [SystemExit, SystemExit(3), KeyboardInterrupt, GeneratorExit])
+def test_system_exit_and_other_base_exceptions_become_results(raised):
+    def positional_encoding(n_positions, d_model):
+        raise raised
+
+    result = ex.check(positional_encoding)
+    assert result.passed is False and result.mistake == "positional_encoding.raised"
+    name = raised.__name__ if isinstance(raised, type) else type(raised).__name__
+    assert f"raised {name}" in result.message
+
+
+def test_exit_in_an_answer_does_not_escape():
+    def positional_encoding(n_positions, d_model):
+        exit()
+
+    result = ex.check(positional_encoding)
+    assert result.passed is False and "SystemExit" in result.message
+
+
+def test_a_loop_that_catches_exception_around_a_sleep_is_stopped(short_limits):
+    import time
+
+    def positional_encoding(n_positions, d_model):
+        while True:
+            try:
+                time.sleep(1)
+            except Exception:
+                pass
+
+    start = time.perf_counter()
+    result = ex.check(positional_encoding)
+    assert time.perf_counter() - start < 1.5
+    assert result.passed is False and result.mistake == "positional_encoding.timeout"
+    assert _no_timer_left()
+
+
+def test_even_a_bare_except_loop_is_stopped(short_limits):
+    import time
+
+    def positional_encoding(n_positions, d_model):
+        while True:
+            try:
+                time.sleep(1)
+            except:  # noqa: E722 (the point of the test)
+                pass
+
+    start = time.perf_counter()
+    result = ex.check(positional_encoding)
+    assert time.perf_counter() - start < 1.5
+    assert result.mistake == "positional_encoding.timeout" and _no_timer_left()
+
+
+def test_a_sleeping_array_conversion_runs_inside_the_limit(short_limits):
+    import time
+
+    class Slow:
+        def __array__(self, dtype=None, copy=None):
+            time.sleep(30)
+
+    start = time.perf_counter()
+    result = ex.check(lambda n, d: Slow())
+    assert time.perf_counter() - start < 1.5
+    assert result.passed is False and result.mistake == "positional_encoding.timeout"
+
+
+def test_a_slow_object_anywhere_is_stopped_by_the_whole_check_limit(short_limits):
+    import time
+
+    class SlowFloat:
+        def __float__(self):
+            time.sleep(30)
+
+    start = time.perf_counter()
+    result = ex.check(lambda n, d: [[SlowFloat()] * d] * n)
+    assert time.perf_counter() - start < 2.0
+    assert result.passed is False and result.mistake == "positional_encoding.timeout"
+    assert _no_timer_left()
+
+
+def test_a_long_call_into_compiled_code_is_named_when_it_returns(monkeypatch):
+    monkeypatch.setattr(_core, "TIME_LIMIT_SECONDS", 0.05)
+    monkeypatch.setattr(_core, "_LATE_SECONDS", 0.2)
+
+    def positional_encoding(n_positions, d_model):
+        return sum(range(60_000_000))  # one C call: no signal handler runs until it returns
+
+    result = ex.check(positional_encoding)
+    assert result.mistake == "positional_encoding.timeout"
+    assert "cannot be interrupted inside the notebook" in result.message
+    assert "make grade" in result.message
+
+
+def test_seterr_raise_in_an_earlier_cell_does_not_break_the_checks_own_math():
+    def softmax(z):
+        e = np.exp(z - z.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    before = np.geterr()
+    np.seterr(all="raise")
+    try:
+        assert checks.softmax.check(softmax).passed is True
+        assert np.geterr()["over"] == "raise"  # the learner's own setting stays theirs
+    finally:
+        np.seterr(**before)
+
+
+def test_a_warnings_filter_set_to_error_does_not_break_the_checks():
+    import warnings
+
+    def softmax(z):
+        return np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = checks.softmax.check(softmax)
+    assert result.passed is False and "checker itself failed" not in result.message
+
+
+def test_an_exception_whose_str_raises_is_reported_not_raised():
+    class Unprintable(Exception):
+        def __str__(self):
+            raise RuntimeError("no message for you")
+
+    def positional_encoding(n_positions, d_model):
+        raise Unprintable()
+
+    result = ex.check(positional_encoding)
+    assert result.passed is False and result.mistake == "positional_encoding.raised"
+    assert "Unprintable" in result.message and "cannot be shown" in result.message
+    assert "checker itself" not in result.message
+
+
+def test_rng_state_and_print_options_set_in_an_answer_are_undone():
+    import random
+
+    def positional_encoding(n_positions, d_model):
+        np.random.seed(0)
+        random.seed(0)
+        np.set_printoptions(precision=1, threshold=5)
+        return ex.reference(n_positions, d_model)
+
+    np.random.seed(123)
+    random.seed(123)
+    expected = (np.random.random(), random.random())
+    np.random.seed(123)
+    random.seed(123)
+    options = np.get_printoptions()
+    assert ex.check(positional_encoding).passed is True
+    assert (np.random.random(), random.random()) == expected
+    assert np.get_printoptions() == options
+
+
+def test_a_prediction_survives_hostile_guesses():
+    prediction = next(p for p in checks.catalogue() if isinstance(p, _core.Prediction))
+
+    class Hostile(str):
+        def strip(self, *args):
+            raise SystemExit
+
+        def __str__(self):
+            raise ValueError
+
+    assert prediction.check(Hostile("x")).passed is False
+
+
+def test_every_check_appends_one_json_line_when_grading(tmp_path, monkeypatch):
+    import json
+
+    log = tmp_path / "log.jsonl"
+    monkeypatch.setenv(_core.GRADE_LOG_VARIABLE, str(log))
+    ex.check(lambda n, d: np.zeros((d, n)) if n != d else np.ones((n, d)))
+    ex.check(ex.reference)
+    prediction = next(p for p in checks.catalogue() if isinstance(p, _core.Prediction))
+    prediction.check(None)
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["exercise"], r["passed"], r["mistake"]) for r in records] == [
+        ("positional_encoding", False, "positional_encoding.transposed"),
+        ("positional_encoding", True, None),
+        (prediction.name, None, None),
+    ]
+    assert {r["lesson"] for r in records[:2]} == {"01"} and records[0]["phase"] == "notebook"

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from helpers import checks
-from helpers.checks.lesson01 import _variant
+from helpers.checks.lesson01 import _shift_variant, _variant
 
 check = checks.positional_encoding.check
 
@@ -32,20 +32,21 @@ def test_correct_implementations_pass(answer):
 
 
 @pytest.mark.parametrize(
-    "kwargs, words",
+    "kwargs, words, mistake",
     [
-        (dict(swap=True), "sin and cos are swapped"),
-        (dict(exponent="i"), "exponent is off"),
-        (dict(base=1000.0), "base is off"),
-        (dict(halves=True), "two halves"),
-        (dict(base=np.e), "e instead of 10000"),
-        (dict(exponent="k"), "each cos column has its own frequency"),
-        (dict(start=1), "positions start at 1"),
+        (dict(swap=True), "sin and cos are swapped", "sin_cos_swapped"),
+        (dict(exponent="i"), "exponent is off", "exponent_i"),
+        (dict(base=1000.0), "base is off", "wrong_base"),
+        (dict(halves=True), "two halves", "halves"),
+        (dict(base=np.e), "e instead of 10000", "base_e"),
+        (dict(exponent="k"), "each cos column has its own frequency", "own_frequency_per_column"),
+        (dict(start=1), "positions start at 1", "positions_from_1"),
     ],
 )
-def test_each_mistake_gets_its_own_message(kwargs, words):
+def test_each_mistake_gets_its_own_message(kwargs, words, mistake):
     result = check(lambda n, d: _variant(n, d, **kwargs))
     assert result.passed is False and words in result.message
+    assert result.mistake == f"positional_encoding.{mistake}"
 
 
 def test_a_hard_coded_answer_fails():
@@ -80,12 +81,14 @@ def test_the_per_column_frequency_bug_is_named():
     for _ in range(5):  # fresh sizes every time
         result = check(per_column_frequency)
         assert result.passed is False and "own frequency" in result.message, result.message
+        assert result.mistake == "positional_encoding.own_frequency_per_column"
 
 
 def test_an_integer_array_is_named():
     for _ in range(5):
         result = check(integer_array)
         assert result.passed is False and "integer dtype" in result.message, result.message
+        assert result.mistake == "positional_encoding.integer_dtype"
 
 
 def test_an_unrecognised_difference_names_the_first_entry_that_differs():
@@ -112,5 +115,121 @@ def comparison_instead_of_assignment(n_positions, d_model):
 
 def test_an_array_left_at_zero_is_not_blamed_on_its_dtype():
     for _ in range(5):
-        message = check(comparison_instead_of_assignment).message
+        result = check(comparison_instead_of_assignment)
+        message = result.message
         assert "all zeros" in message and "integer dtype" not in message, message
+        assert result.mistake == "positional_encoding.all_zeros"
+
+
+def test_positional_encoding_is_one_star_with_three_hints():
+    ex = checks.positional_encoding
+    assert ex.stars == 1 and len(ex._hints) >= 3 and ex.lesson == "01"
+
+
+# ---------------------------------------------------------------------------------------------
+# The prediction: which columns tell positions 10 and 54 apart
+
+
+def test_the_far_positions_prediction_is_explained_either_way():
+    right = checks.pe_far_positions.check("slow")
+    wrong = checks.pe_far_positions.check("fast")
+    assert right.passed is True and "7 turns" in right.message
+    assert wrong.passed is False and wrong.mistake == "pe_far_positions.picked_fast"
+    assert "repeats every 2π" in wrong.message and "7 turns" in wrong.message
+    assert checks.pe_far_positions.check(None).passed is None
+
+
+# ---------------------------------------------------------------------------------------------
+# The challenge: pe_shift_matrix(k, d_model)
+
+shift = checks.pe_shift_matrix
+
+
+def _shift_loops(k, d_model):
+    M = [[0.0] * d_model for _ in range(d_model)]
+    for i in range(0, d_model, 2):
+        b = k / 10000 ** (i / d_model)
+        M[i][i], M[i][i + 1] = np.cos(b), -np.sin(b)
+        M[i + 1][i], M[i + 1][i + 1] = np.sin(b), np.cos(b)
+    return M  # a list of lists is fine
+
+
+def _shift_least_squares(k, d_model):
+    """Found, not derived: solve PE[pos] @ M = PE[pos + k] over many positions."""
+    from helpers import sinusoidal_positional_encoding
+
+    PE = sinusoidal_positional_encoding(k + 4 * d_model, d_model)
+    return np.linalg.lstsq(PE[: 4 * d_model], PE[k:], rcond=None)[0]
+
+
+def _shift_block_diag(k, d_model):
+    w = 1.0 / 10000 ** (np.arange(0, d_model, 2) / d_model)
+    c, s = np.cos(k * w), np.sin(k * w)
+    blocks = np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)  # (d/2, 2, 2)
+    M = np.zeros((d_model // 2, 2, d_model // 2, 2))
+    M[np.arange(d_model // 2), :, np.arange(d_model // 2), :] = blocks
+    return M.reshape(d_model, d_model)
+
+
+@pytest.mark.parametrize("answer", [shift.reference, _shift_loops, _shift_block_diag])
+def test_shift_matrix_correct_implementations_pass(answer):
+    for _ in range(3):
+        result = shift.check(answer)
+        assert result.passed is True, result.message
+
+
+SHIFT_MISTAKES = {
+    "block for column vectors": (
+        lambda k, d: _shift_variant(k, d, sign=-1.0, lower=1.0),
+        "a shift backwards",
+        "rotates_backwards",
+    ),
+    "no minus sign": (
+        lambda k, d: _shift_variant(k, d, lower=1.0),
+        r"\+sin in both corners",
+        "missing_minus",
+    ),
+    "k ignored": (
+        lambda k, d: shift.reference(1, d),
+        "shifts by 1 position whatever k",
+        "ignores_k",
+    ),
+    "identity": (lambda k, d: np.eye(d), "returned the identity", "identity"),
+    "exponent i": (
+        lambda k, d: _shift_variant(k, d, exponent="i"),
+        "the frequencies are off",
+        "exponent_i",
+    ),
+    "halves": (lambda k, d: _shift_variant(k, d, halves=True), "column i \\+ d_model/2", "halves"),
+}
+
+
+@pytest.mark.parametrize("name", SHIFT_MISTAKES)
+def test_shift_matrix_each_mistake_is_named(name):
+    import re
+
+    answer, pattern, mistake = SHIFT_MISTAKES[name]
+    for _ in range(3):
+        result = shift.check(answer)
+        assert result.passed is False and re.search(pattern, result.message), result.message
+        assert result.mistake == f"pe_shift_matrix.{mistake}"
+
+
+def test_shift_matrix_mistake_messages_are_distinct():
+    from check_tables import assert_mistakes_distinct
+
+    assert_mistakes_distinct(shift, {k: v[:2] for k, v in SHIFT_MISTAKES.items()})
+
+
+def test_shift_matrix_found_by_least_squares_passes_too():
+    assert shift.check(_shift_least_squares).passed is True
+
+
+def test_shift_matrix_stub_hints_and_an_unnamed_error():
+    def stub(k, d_model):
+        raise NotImplementedError
+
+    assert shift.check(stub).passed is None
+    assert shift.stars == 3 and len(shift._hints) >= 3
+    result = shift.check(lambda k, d: shift.reference(k, d) * 1.5)
+    assert result.passed is False and result.mistake is None and "M[0, 0]" in result.message

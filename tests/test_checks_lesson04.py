@@ -118,22 +118,22 @@ def _returns_nothing(z):
     e / e.sum(axis=-1, keepdims=True)  # noqa: B018 - the forgotten return is the point
 
 
-SOFTMAX_MISTAKES = {
-    _naive: "NaN or inf on large scores",
-    _global_max: "maximum of the whole matrix",
-    _min_shift: "you subtracted the row's minimum",
-    _mean_shift: "you subtracted the row's mean",
-    _axis0: "columns sum to 1",
-    _whole: "the whole matrix sums to 1",
-    _no_exp: "forget np.exp? Dividing the scores",
-    _no_exp_shifted: "forget np.exp? You subtracted the max",
-    _not_normalised: "do not sum to 1. After np.exp, divide",
-    _exp_only: "never divided by the sum",
-    _no_keepdims: "without keepdims=True",
-    _no_keepdims_max: "broadcasts the max of row j across column j",
-    _no_keepdims_either: "add keepdims=True to both",
-    _no_keepdims_no_max: "divide by the row sum with keepdims=True",
-    _returns_nothing: "returned None",
+SOFTMAX_MISTAKES = {  # answer: (words in its message, its stable mistake id)
+    _naive: ("NaN or inf on large scores", "overflow"),
+    _global_max: ("maximum of the whole matrix", "global_max"),
+    _min_shift: ("you subtracted the row's minimum", "min_shift"),
+    _mean_shift: ("you subtracted the row's mean", "mean_shift"),
+    _axis0: ("columns sum to 1", "columns_sum_to_one"),
+    _whole: ("the whole matrix sums to 1", "whole_matrix"),
+    _no_exp: ("forget np.exp? Dividing the scores", "no_exp"),
+    _no_exp_shifted: ("forget np.exp? You subtracted the max", "no_exp_shifted"),
+    _not_normalised: ("do not sum to 1. After np.exp, divide", "not_normalised"),
+    _exp_only: ("never divided by the sum", "exp_only"),
+    _no_keepdims: ("without keepdims=True", "no_keepdims_sum"),
+    _no_keepdims_max: ("broadcasts the max of row i across column i", "no_keepdims_max"),
+    _no_keepdims_either: ("add keepdims=True to both", "no_keepdims_either"),
+    _no_keepdims_no_max: ("divide by the row sum with keepdims=True", "no_keepdims_no_max"),
+    _returns_nothing: ("returned None", "returned_none"),
 }
 
 
@@ -141,9 +141,11 @@ SOFTMAX_MISTAKES = {
 def test_each_softmax_mistake_gets_its_own_message(mistake):
     with np.errstate(all="ignore"):
         result = checks.softmax.check(mistake)
+    words, mistake_id = SOFTMAX_MISTAKES[mistake]
     assert result.passed is False
-    assert SOFTMAX_MISTAKES[mistake] in result.message, result.message
-    others = [m for f, m in SOFTMAX_MISTAKES.items() if f is not mistake]
+    assert words in result.message, result.message
+    assert result.mistake == f"softmax.{mistake_id}", result.mistake
+    others = [m for f, (m, _) in SOFTMAX_MISTAKES.items() if f is not mistake]
     assert not any(m in result.message for m in others), result.message
 
 
@@ -168,6 +170,7 @@ def test_a_hard_coded_softmax_fails():
 
 
 # ------------------------------------------------------------------------------ attention
+# Batched inputs: Q (..., n_q, d_k), K (..., n_k, d_k), V (..., n_k, d_v).
 
 
 def _stable_softmax(s, axis=-1):
@@ -175,25 +178,47 @@ def _stable_softmax(s, axis=-1):
     return e / e.sum(axis=axis, keepdims=True)
 
 
+def _KT(K):
+    return np.swapaxes(K, -1, -2)
+
+
 def attention_loops(Q, K, V):
-    n_q, n_k, d_k = len(Q), len(K), Q.shape[1]
-    weights = np.zeros((n_q, n_k))
-    for i in range(n_q):
-        scores = [Q[i] @ K[j] / d_k**0.5 for j in range(n_k)]
-        weights[i] = _stable_softmax(np.array(scores))
-    output = np.array([sum(weights[i, j] * V[j] for j in range(n_k)) for i in range(n_q)])
+    lead, n_q, n_k, d_k = Q.shape[:-2], Q.shape[-2], K.shape[-2], Q.shape[-1]
+    weights = np.zeros((*lead, n_q, n_k))
+    output = np.zeros((*lead, n_q, V.shape[-1]))
+    for idx in np.ndindex(*lead):  # every example (and head) of the batch
+        for i in range(n_q):
+            scores = np.array([Q[idx][i] @ K[idx][j] / d_k**0.5 for j in range(n_k)])
+            weights[idx][i] = _stable_softmax(scores)
+            output[idx][i] = sum(weights[idx][i, j] * V[idx][j] for j in range(n_k))
     return output, weights
 
 
 def attention_einsum_float32(Q, K, V):
     Q, K, V = (np.asarray(a, np.float32) for a in (Q, K, V))
-    A = _stable_softmax(np.einsum("qd,kd->qk", Q, K) / np.float32(np.sqrt(Q.shape[-1])))
-    return np.einsum("qk,kv->qv", A, V), A
+    A = _stable_softmax(np.einsum("...qd,...kd->...qk", Q, K) / np.float32(np.sqrt(Q.shape[-1])))
+    return np.einsum("...qk,...kv->...qv", A, V), A
+
+
+def attention_reshape(Q, K, V):
+    """Flatten the leading axes into one batch, loop-free, then restore them."""
+    lead = Q.shape[:-2]
+    q, k, v = (a.reshape(-1, *a.shape[-2:]) for a in (Q, K, V))
+    A = _stable_softmax(q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1]))
+    return (A @ v).reshape(*lead, *(A @ v).shape[-2:]), A.reshape(*lead, *A.shape[-2:])
+
+
+def attention_with_helpers(Q, K, V):
+    import helpers
+
+    return helpers.scaled_dot_product_attention(Q, K, V)
 
 
 @pytest.mark.parametrize(
-    "answer", [lesson04._reference_attention, attention_loops, attention_einsum_float32]
-)
+    "answer",
+    [lesson04._reference_attention, attention_loops, attention_einsum_float32,
+     attention_reshape, attention_with_helpers],
+)  # fmt: skip
 def test_correct_attentions_pass(answer):
     result = checks.attention.check(answer)
     assert result.passed is True, result.message
@@ -211,26 +236,47 @@ def _d_k(Q):
     return Q.shape[-1]
 
 
-_no_scale = _attention_with(lambda Q, K: _stable_softmax(Q @ K.T))
-_by_d_k = _attention_with(lambda Q, K: _stable_softmax(Q @ K.T / _d_k(Q)))
-_by_n = _attention_with(lambda Q, K: _stable_softmax(Q @ K.T / len(K)))
-_transposed_scores = _attention_with(lambda Q, K: _stable_softmax(K @ Q.T / np.sqrt(_d_k(Q))))
-_wrong_axis = _attention_with(lambda Q, K: _stable_softmax(Q @ K.T / np.sqrt(_d_k(Q)), axis=0))
+_no_scale = _attention_with(lambda Q, K: _stable_softmax(Q @ _KT(K)))
+_by_d_k = _attention_with(lambda Q, K: _stable_softmax(Q @ _KT(K) / _d_k(Q)))
+_by_n = _attention_with(lambda Q, K: _stable_softmax(Q @ _KT(K) / K.shape[-2]))
+_transposed_scores = _attention_with(lambda Q, K: _stable_softmax(K @ _KT(Q) / np.sqrt(_d_k(Q))))
+_wrong_axis = _attention_with(lambda Q, K: _stable_softmax(Q @ _KT(K) / np.sqrt(_d_k(Q)), axis=-2))
+_batch_axis = _attention_with(
+    lambda Q, K: _stable_softmax(Q @ _KT(K) / np.sqrt(_d_k(Q)), axis=0 if Q.ndim > 2 else -1)
+)
+_k_dot_T = _attention_with(lambda Q, K: _stable_softmax(Q @ K.T / np.sqrt(_d_k(Q))))
+
+
+def _three_axes_only(Q, K, V):
+    A = _stable_softmax(np.einsum("bqd,bkd->bqk", Q, K) / np.sqrt(_d_k(Q)))
+    return A @ V, A
 
 
 def _naive_softmax_inside(Q, K, V):
-    e = np.exp(Q @ K.T / np.sqrt(_d_k(Q)))
+    e = np.exp(Q @ _KT(K) / np.sqrt(_d_k(Q)))
+    A = e / e.sum(axis=-1, keepdims=True)
+    return A @ V, A
+
+
+def _one_max_for_the_batch(Q, K, V):
+    s = Q @ _KT(K) / np.sqrt(_d_k(Q))
+    e = np.exp(s - s.max())
     A = e / e.sum(axis=-1, keepdims=True)
     return A @ V, A
 
 
 def _returns_scores(Q, K, V):
-    scores = Q @ K.T / np.sqrt(_d_k(Q))
+    scores = Q @ _KT(K) / np.sqrt(_d_k(Q))
     return _stable_softmax(scores) @ V, scores
 
 
+def _returns_raw_scores(Q, K, V):
+    scores = Q @ _KT(K)
+    return _stable_softmax(scores / np.sqrt(_d_k(Q))) @ V, scores
+
+
 def _returns_weights_twice(Q, K, V):
-    A = _stable_softmax(Q @ K.T / np.sqrt(_d_k(Q)))
+    A = _stable_softmax(Q @ _KT(K) / np.sqrt(_d_k(Q)))
     return A, A
 
 
@@ -254,65 +300,221 @@ def _transposed_output(Q, K, V):
 
 def _transposed_weights(Q, K, V):
     output, A = lesson04._reference_attention(Q, K, V)
-    return output, A.T
+    return output, _KT(A)
+
+
+def _output_from_transposed_weights(Q, K, V):
+    output, A = lesson04._reference_attention(Q, K, V)
+    return _KT(A) @ V, A
 
 
 def _returns_none(Q, K, V):
     lesson04._reference_attention(Q, K, V)
 
 
-ATTENTION_MISTAKES = {
-    _no_scale: "the weights are not scaled",
-    _by_d_k: "you divided the scores by d_k",
-    _by_n: "divided the scores by the sequence length",
-    _transposed_scores: "the scores are transposed: K Q^T",
-    _wrong_axis: "columns sum to 1, not the rows",
-    _naive_softmax_inside: "your weights contain NaN or inf",
-    _returns_scores: "holds the scores Q K^T / sqrt(d_k)",
-    _returns_weights_twice: "the first value has the weights' shape",
-    _returns_weights_then_output: "returned (weights, output)",
-    _returns_only_output: "only the output",
-    _returns_only_weights: "only the weights",
-    _transposed_output: "looks transposed",
-    _transposed_weights: "the weights are transposed",
-    _returns_none: "returned None",
-}
+ATTENTION_MISTAKES = {  # answer: (words in its message, its stable mistake id)
+    _no_scale: ("the weights are not scaled", "unscaled"),
+    _by_d_k: ("you divided the scores by d_k", "scale_dk"),
+    _by_n: ("divided the scores by the sequence length", "scale_n"),
+    _transposed_scores: ("K Q^T puts keys on the rows", "keys_on_rows"),
+    _wrong_axis: ("columns sum to 1, not the rows", "columns_sum_to_one"),
+    _batch_axis: ("sum to 1 across the batch", "batch_axis"),
+    _k_dot_T: ("K.T reverses *every* axis", "transpose_all_axes"),
+    _three_axes_only: ("works on 3-D inputs but raises on 2-D", "fixed_rank"),
+    _naive_softmax_inside: ("np.exp of scores around 800 overflows", "overflow"),
+    _one_max_for_the_batch: ("one maximum for the whole batch", "global_max"),
+    _returns_scores: ("holds the scores Q K^T / sqrt(d_k)", "returned_scores"),
+    _returns_raw_scores: ("holds the raw scores Q K^T;", "returned_raw_scores"),
+    _returns_weights_twice: ("the first value has the weights' shape", "weights_as_output"),
+    _returns_weights_then_output: ("returned (weights, output)", "swapped_pair"),
+    _returns_only_output: ("only the output", "returned_one"),
+    _returns_only_weights: ("only the weights", "returned_one"),
+    _transposed_output: ("your output has shape", "transposed"),
+    _transposed_weights: ("the weights are transposed", "weights_transposed"),
+    _output_from_transposed_weights: ("the output uses the transposed weights",
+                                      "output_transposed_weights"),
+    _returns_none: ("returned None", "returned_none"),
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("mistake", list(ATTENTION_MISTAKES), ids=lambda f: f.__name__)
 def test_each_attention_mistake_gets_its_own_message(mistake):
     with np.errstate(all="ignore"):
         result = checks.attention.check(mistake)
+    words, mistake_id = ATTENTION_MISTAKES[mistake]
     assert result.passed is False
-    assert ATTENTION_MISTAKES[mistake] in result.message, result.message
-    others = [m for f, m in ATTENTION_MISTAKES.items() if f is not mistake]
+    assert words in result.message, result.message
+    assert result.mistake == f"attention.{mistake_id}", (result.mistake, result.message)
+    others = [m for f, (m, _) in ATTENTION_MISTAKES.items() if f is not mistake]
     assert not any(m in result.message for m in others), result.message
 
 
-def test_attention_is_also_checked_with_fewer_queries_than_keys():
-    def square_only(Q, K, V):
-        if Q.shape[0] != K.shape[0]:
-            raise ValueError("I assumed n_q == n_k")
-        return lesson04._reference_attention(Q, K, V)
+def test_k_dot_T_is_named_also_where_it_raises(monkeypatch):
+    """On (b, h, n, d_k) inputs K.T cannot even be multiplied: the error is named the same."""
+    cases = lesson04._attention_cases
+    monkeypatch.setattr(
+        lesson04, "_attention_cases", lambda rng: [c for c in cases(rng) if c[1].ndim == 4]
+    )
+    result = checks.attention.check(_k_dot_T)
+    assert result.passed is False and result.mistake == "attention.transpose_all_axes"
+    assert "K.T reverses" in result.message and "raised ValueError" in result.message
 
-    result = checks.attention.check(square_only)
-    assert result.passed is False and "n_q == n_k" in result.message
+
+def test_attention_is_checked_with_0_to_3_leading_axes_and_fewer_queries_than_keys():
+    cases = lesson04._attention_cases(np.random.default_rng(0))
+    assert {Q.ndim for _, Q, _, _ in cases} == {2, 3, 4, 5}
+    assert any(Q.shape[-2] < K.shape[-2] for _, Q, K, _ in cases)
+    # the case where K.T runs silently: b = n_k = d_k
+    assert any(Q.ndim == 3 and Q.shape[0] == K.shape[-2] == K.shape[-1] for _, Q, K, _ in cases)
 
 
-def test_attention_is_also_checked_on_one_token():
-    def breaks_on_one_token(Q, K, V):
-        if len(Q) == 1:
-            return np.zeros((1, V.shape[1])), np.zeros((1, 1))
-        return lesson04._reference_attention(Q, K, V)
+def test_a_hard_coded_attention_fails():
+    Q = np.ones((2, 3, 4))
+    fixed = lesson04._reference_attention(Q, Q, Q)
+    assert checks.attention.check(lambda Q, K, V: fixed).passed is False
 
-    result = checks.attention.check(breaks_on_one_token)
-    assert result.passed is False and "one-token" in result.message
+
+# ------------------------------------------------------------------------------ prediction
+
+
+@pytest.mark.parametrize(
+    "guess, passed, mistake",
+    [("fall", True, None), ("rise", False, "picked_rise"), ("stay", False, "picked_stay"),
+     (None, None, None)],
+)  # fmt: skip
+def test_the_temperature_prediction_is_explained_either_way(guess, passed, mistake):
+    result = checks.cat_at_temperature_10.check(guess)
+    assert result.passed is passed
+    assert result.mistake == (f"cat_at_temperature_10.{mistake}" if mistake else None)
+    if guess is not None:
+        assert "flattens towards 1/n" in result.message
+
+
+def test_the_prediction_matches_the_running_example():
+    import helpers
+
+    tokens = helpers.tokenize(helpers.RUNNING_SENTENCE)
+    X = helpers.build_Z(tokens)
+    W = helpers.seeded_projections(helpers.D_MODEL, n_heads=helpers.N_HEADS, seed=0)
+    Q, K, V = (X @ W[name][0] for name in ("W_Q", "W_K", "W_V"))
+    cat = tokens.index("cat")
+    top = [
+        helpers.scaled_dot_product_attention(Q, K, V, scale=1 / (2.0 * T))[1][cat].max()
+        for T in (1.0, 10.0)
+    ]
+    assert top[1] < top[0]  # "fall"
+
+
+# ------------------------------------------------------------------------------ ★★★ T -> 0
+
+
+def zero_t_loops(Q, K, V):
+    scores = Q @ K.T
+    weights = np.zeros(scores.shape)
+    for i, row in enumerate(scores):
+        top = [j for j, s in enumerate(row) if s == row.max()]
+        for j in top:
+            weights[i, j] = 1 / len(top)
+    return weights @ V, weights
+
+
+def zero_t_tiny_temperature(Q, K, V):
+    import helpers
+
+    weights = helpers.softmax(Q @ K.T / np.sqrt(Q.shape[-1]) / 1e-6)  # stable, so T can be tiny
+    return weights @ V, weights
+
+
+def zero_t_einsum_isclose(Q, K, V):
+    s = np.einsum("qd,kd->qk", Q, K) / np.sqrt(Q.shape[-1])
+    top = np.isclose(s, s.max(-1, keepdims=True)).astype(float)
+    weights = top / np.einsum("qk->q", top)[:, None]
+    return np.einsum("qk,kv->qv", weights, V), weights
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [lesson04._reference_zero_temperature, zero_t_loops, zero_t_tiny_temperature,
+     zero_t_einsum_isclose],
+)  # fmt: skip
+def test_correct_zero_temperature_limits_pass(answer):
+    result = checks.zero_temperature_attention.check(answer)
+    assert result.passed is True, result.message
+
+
+def _zero_t_argmax(Q, K, V):
+    s = Q @ K.T
+    weights = np.eye(K.shape[0])[s.argmax(axis=-1)]
+    return weights @ V, weights
+
+
+def _zero_t_small_but_finite(Q, K, V):
+    weights = _stable_softmax(Q @ K.T / np.sqrt(Q.shape[-1]) / 0.3)
+    return weights @ V, weights
+
+
+def _zero_t_argmin(Q, K, V):
+    s = Q @ K.T
+    low = s == s.min(axis=-1, keepdims=True)
+    weights = low / low.sum(axis=-1, keepdims=True)
+    return weights @ V, weights
+
+
+def _zero_t_uniform(Q, K, V):
+    weights = np.full((Q.shape[0], K.shape[0]), 1 / K.shape[0])
+    return weights @ V, weights
+
+
+def _zero_t_ordinary(Q, K, V):
+    return lesson04._reference_attention(Q, K, V)
+
+
+def _zero_t_over_queries(Q, K, V):
+    s = Q @ K.T
+    top = (s == s.max(axis=0, keepdims=True)).astype(float)
+    weights = top / np.maximum(top.sum(axis=-1, keepdims=True), 1)
+    return weights @ V, weights
+
+
+def _zero_t_ties_not_shared(Q, K, V):
+    s = Q @ K.T
+    weights = (s == s.max(axis=-1, keepdims=True)).astype(float)
+    return weights @ V, weights
+
+
+ZERO_T_MISTAKES = {
+    _zero_t_argmax: ("np.argmax picks only the first", "one_of_ties"),
+    _zero_t_small_but_finite: ("still positive, as at any finite temperature",
+                               "finite_temperature"),
+    _zero_t_argmin: ("the keys with the *lowest* score", "lowest_score"),
+    _zero_t_uniform: ("that is the limit T -> infinity", "uniform"),
+    _zero_t_ordinary: ("the ordinary attention weights, at T = 1", "temperature_one"),
+    _zero_t_over_queries: ("the top score of each column", "argmax_over_queries"),
+    _zero_t_ties_not_shared: ("a row with two tied keys sums to 2", "ties_not_normalised"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("mistake", list(ZERO_T_MISTAKES), ids=lambda f: f.__name__)
+def test_each_zero_temperature_mistake_gets_its_own_message(mistake):
+    result = checks.zero_temperature_attention.check(mistake)
+    words, mistake_id = ZERO_T_MISTAKES[mistake]
+    assert result.passed is False
+    assert words in result.message, result.message
+    assert result.mistake == f"zero_temperature_attention.{mistake_id}", result.message
+
+
+def test_the_zero_temperature_inputs_hold_exact_ties():
+    for _, Q, K, _ in lesson04._zero_t_cases(np.random.default_rng(0)):
+        s = Q @ K.T
+        assert (s == s.max(axis=-1, keepdims=True)).sum(axis=-1).max() >= 2
 
 
 # ------------------------------------------------------------------------------ both
 
 
-@pytest.mark.parametrize("exercise", [checks.softmax, checks.attention])
+@pytest.mark.parametrize(
+    "exercise", [checks.softmax, checks.attention, checks.zero_temperature_attention]
+)
 def test_stub_is_not_attempted_yet(exercise):
     def stub(*args):
         raise NotImplementedError("replace this line with your answer")
@@ -333,9 +535,11 @@ def test_an_answer_that_raises_is_reported_with_its_line():
     assert "e.summ(axis=-1, keepdims=True)" in result.message and "at line" in result.message
 
 
-@pytest.mark.parametrize("exercise", [checks.softmax, checks.attention])
+@pytest.mark.parametrize(
+    "exercise", [checks.softmax, checks.attention, checks.zero_temperature_attention]
+)
 def test_hints_and_solution_are_shown(exercise):
-    assert "Hint 1 of 3" in repr(exercise.hint(1))
+    assert "Hint 1 of 3" in repr(exercise.hint(1)) and exercise.stars in (1, 2, 3)
     solution = repr(exercise.solution())
     assert f"def {exercise.name}(" in solution
     namespace = {"np": np}

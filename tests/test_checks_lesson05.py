@@ -36,25 +36,35 @@ def test_correct_causal_masks_pass(answer):
 
 
 @pytest.mark.parametrize(
-    ("answer", "words"),
+    ("answer", "words", "mistake_id"),
     [
-        (lambda n: np.triu(np.ones((n, n), dtype=bool)), "upper triangle"),
-        (lambda n: np.tril(np.ones((n, n), dtype=bool), k=-1), "leaves the diagonal out"),
-        (lambda n: np.triu(np.ones((n, n), dtype=bool), k=1), "is inverted"),
-        (lambda n: np.ones((n, n), dtype=bool), "True everywhere"),
-        (lambda n: np.tril(np.ones((n, n))), "right pattern, but dtype float64"),
-        (lambda n: np.tril(np.ones((n, n), dtype=int)), "right pattern, but dtype int"),
-        (lambda n: np.tril(np.full((n, n), 2.0)), "values other than 0 and 1"),
-        (lambda n: np.triu(np.full((n, n), -np.inf), k=1), "additive mask M"),
-        (lambda n: np.where(np.tril(np.ones((n, n), bool)), 0.0, -1e9), "additive mask M"),
-        (lambda n: None, "returned None"),
-        (lambda n: np.tril(np.ones((n, n + 1), dtype=bool)), "expected ("),
+        (lambda n: np.triu(np.ones((n, n), dtype=bool)), "upper triangle", "upper_triangle"),
+        (lambda n: np.tril(np.ones((n, n), dtype=bool), k=-1), "leaves the diagonal out",
+         "diagonal_left_out"),
+        (lambda n: np.triu(np.ones((n, n), dtype=bool), k=1), "is inverted", "inverted"),
+        (lambda n: np.ones((n, n), dtype=bool), "True everywhere", "all_true"),
+        (lambda n: np.tril(np.ones((n, n))), "right pattern, but dtype float64", "not_boolean"),
+        (lambda n: np.tril(np.ones((n, n), dtype=int)), "right pattern, but dtype int",
+         "not_boolean"),
+        (lambda n: np.tril(np.full((n, n), 2.0)), "values other than 0 and 1", "not_01"),
+        (lambda n: np.triu(np.full((n, n), -np.inf), k=1), "additive mask M", "additive_mask"),
+        (lambda n: np.where(np.tril(np.ones((n, n), bool)), 0.0, -1e9), "additive mask M",
+         "additive_mask"),
+        (lambda n: None, "returned None", "returned_none"),
+        (lambda n: np.tril(np.ones((n, n + 1), dtype=bool)), "expected (", "wrong_shape"),
     ],
-)
-def test_each_causal_mask_mistake_gets_its_own_message(answer, words):
+)  # fmt: skip
+def test_each_causal_mask_mistake_gets_its_own_message(answer, words, mistake_id):
     result = causal_mask.check(answer)
     assert result.passed is False
     assert words in result.message, result.message
+    assert result.mistake == f"causal_mask.{mistake_id}", result.mistake
+
+
+def test_the_inverted_mask_states_pytorchs_two_conventions_right():
+    message = causal_mask.check(lambda n: np.triu(np.ones((n, n), dtype=bool), k=1)).message
+    assert "F.scaled_dot_product_attention) True = may attend" in message
+    assert "nn.MultiheadAttention's boolean masks mean the opposite" in message
 
 
 def test_a_mask_wrong_in_one_cell_is_located():
@@ -140,6 +150,7 @@ MISTAKES = [
     (wrong(lambda s, Q, K, V, m: stable_softmax(np.where(m, s, 0.0))), "multiplying"),
     (wrong(lambda s, Q, K, V, m: stable_softmax(s)), "ignore the mask"),
     (wrong(lambda s, Q, K, V, m: stable_softmax(np.where(m, -np.inf, s))), "blocked the True"),
+    (wrong(lambda s, Q, K, V, m: stable_softmax(np.where(m, s, -5.0))), "finite value"),
     (
         wrong(
             lambda s, Q, K, V, m: stable_softmax(
@@ -169,7 +180,7 @@ MISTAKES = [
         "sqrt(d_v)",
     ),
     (wrong(lambda s, Q, K, V, m: naive_softmax(np.where(m, s, -np.inf))), "overflows"),
-    (renormalise_after_softmax, "underflows to 0"),
+    (renormalise_after_softmax, "every allowed weight underflows"),
     (lambda Q, K, V, m: lesson05._reference_masked_attention(Q, K, V, m)[0], "only the output"),
     (lambda Q, K, V, m: lesson05._reference_masked_attention(Q, K, V, m)[1], "only the weights"),
     (
@@ -201,11 +212,21 @@ MISTAKES = [
 ]
 
 
-@pytest.mark.parametrize(("answer", "words"), MISTAKES)
-def test_each_masked_attention_mistake_gets_its_own_message(answer, words):
+MISTAKE_IDS = [
+    "after_no_renorm", "times_zero", "times_zero", "no_mask", "inverted", "finite_fill",
+    "own_causal", "axis0", "no_scale", "scale_dk", "scale_dv", "overflow",
+    "after_renorm_underflow", "returned_one", "returned_one", "swapped_pair", "returned_none",
+    "transposed", "transposed", "output_transposed_weights",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("answer", "words", "mistake_id"),
+                         [(*m, i) for m, i in zip(MISTAKES, MISTAKE_IDS, strict=True)])  # fmt: skip
+def test_each_masked_attention_mistake_gets_its_own_message(answer, words, mistake_id):
     result = masked_attention.check(answer)
     assert result.passed is False
     assert words in result.message, result.message
+    assert result.mistake == f"masked_attention.{mistake_id}", (result.mistake, result.message)
 
 
 def filled_with(fill):
@@ -252,6 +273,7 @@ def test_blocked_weights_must_be_exactly_0():
 
     result = masked_attention.check(almost)
     assert result.passed is False and "instead of exactly 0" in result.message, result.message
+    assert result.mistake == "masked_attention.not_exactly_zero"
 
 
 def test_no_mistake_is_named_as_another():
@@ -296,3 +318,453 @@ def test_solution_and_hints_are_shown():
     assert "def masked_attention(" in masked_attention.solution().text
     assert "def causal_mask(" in causal_mask.solution().text
     assert "tril" in causal_mask.hint(3).text
+
+
+# ---------------------------------------------------------------------------------------------
+# causal_build_it(seed): the lesson text's cell made causal
+
+causal_build_it = lesson05.causal_build_it
+_X3 = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
+
+
+def _cell(seed, weights_from_scores, out_from_full=False):
+    """The lesson text's cell for ``seed``, with the weights computed by the given rule."""
+    np.random.seed(seed)
+    Wq = np.random.randn(4, 4) * 0.5
+    Wk = np.random.randn(4, 4) * 0.5
+    Wv = np.random.randn(4, 4) * 0.5
+    Q, K, V = _X3 @ Wq, _X3 @ Wk, _X3 @ Wv
+    scores = Q @ K.T / np.sqrt(4)
+    with np.errstate(all="ignore"):
+        A = weights_from_scores(scores)
+    return A, (stable_softmax(scores) if out_from_full else A) @ V
+
+
+TRIL3 = np.tril(np.ones((3, 3), dtype=bool))
+
+
+def build_it_loops(seed):
+    def rows(s):
+        A = np.zeros((3, 3))
+        for i in range(3):
+            e = np.exp(s[i, : i + 1] - s[i, : i + 1].max())
+            A[i, : i + 1] = e / e.sum()
+        return A
+
+    return _cell(seed, rows)
+
+
+def build_it_additive(seed):
+    return _cell(seed, lambda s: stable_softmax(s + np.triu(np.full((3, 3), -np.inf), k=1)))
+
+
+def build_it_helpers(seed):
+    import helpers
+
+    def rule(s):
+        return helpers.softmax(np.where(helpers.causal_mask(3), s, -np.inf))
+
+    return _cell(seed, rule)
+
+
+def build_it_renormalised(seed):
+    def rule(s):
+        late = stable_softmax(s) * TRIL3
+        return late / late.sum(axis=1, keepdims=True)
+
+    return _cell(seed, rule)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [lesson05._reference_causal_build_it, build_it_loops, build_it_additive, build_it_helpers,
+     build_it_renormalised],
+)  # fmt: skip
+def test_correct_causal_cells_pass(answer):
+    result = causal_build_it.check(answer)
+    assert result.passed is True, result.message
+
+
+BUILD_IT_MISTAKES = {
+    "no_mask": (lambda seed: _cell(seed, stable_softmax), "this is the cell unchanged"),
+    "upper_triangle": (
+        lambda seed: _cell(seed, lambda s: stable_softmax(np.where(TRIL3.T, s, -np.inf))),
+        "keeps the upper triangle",
+    ),
+    "diagonal_left_out": (
+        lambda seed: _cell(
+            seed, lambda s: stable_softmax(np.where(np.tril(TRIL3, -1), s, -np.inf))
+        ),
+        "leaves the diagonal out",
+    ),
+    "after_no_renorm": (
+        lambda seed: _cell(seed, lambda s: stable_softmax(s) * TRIL3),
+        "without renormalising",
+    ),
+    "times_zero": (
+        lambda seed: _cell(seed, lambda s: stable_softmax(s * TRIL3)),
+        "multiplied the blocked scores by 0",
+    ),
+    "out_from_unmasked": (
+        lambda seed: _cell(seed, lambda s: stable_softmax(np.where(TRIL3, s, -np.inf)), True),
+        "out still comes from the unmasked weights",
+    ),
+    "ignores_seed": (lambda seed: lesson05._reference_causal_build_it(0), "numbers of seed 0"),
+    "swapped_pair": (lambda seed: lesson05._reference_causal_build_it(seed)[::-1], "(out, A)"),
+    "returned_one": (lambda seed: lesson05._reference_causal_build_it(seed)[0], "return both"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("mistake_id", list(BUILD_IT_MISTAKES))
+def test_each_causal_cell_mistake_gets_its_own_message(mistake_id):
+    answer, words = BUILD_IT_MISTAKES[mistake_id]
+    result = causal_build_it.check(answer)
+    assert result.passed is False
+    assert words in result.message, result.message
+    assert result.mistake == f"causal_build_it.{mistake_id}", result.message
+
+
+def test_the_causal_cell_check_leaves_the_global_random_state_alone():
+    np.random.seed(123)
+    expected = np.random.rand()
+    np.random.seed(123)
+    causal_build_it.check(lesson05._reference_causal_build_it)
+    assert np.random.rand() == expected
+
+
+def test_the_lesson_cells_row_0_becomes_1_0_0():
+    A, out = lesson05._reference_causal_build_it(0)
+    assert np.allclose(A[0], [1, 0, 0]) and np.allclose(A.sum(axis=1), 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# padding_mask(lengths, n)
+
+padding_mask = lesson05.padding_mask
+
+
+def padding_loops(lengths, n):
+    mask = np.zeros((len(lengths), n), dtype=bool)
+    for s, length in enumerate(lengths):
+        for j in range(length):
+            mask[s, j] = True
+    return mask
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lesson05._reference_padding_mask,
+        padding_loops,
+        lambda lengths, n: np.less.outer(np.arange(n), lengths).T,
+        lambda lengths, n: np.array([np.arange(n) < length for length in lengths]).reshape(-1, n),
+        lambda lengths, n: __import__("helpers").padding_mask(lengths, n),
+    ],
+)
+def test_correct_padding_masks_pass(answer):
+    result = padding_mask.check(answer)
+    assert result.passed is True, result.message
+
+
+PADDING_MISTAKES = {
+    "inverted": (lambda L, n: np.arange(n) >= L[:, None], "inverted"),
+    "includes_first_pad": (lambda L, n: np.arange(n) <= L[:, None], "one True too many"),
+    "drops_last_token": (lambda L, n: np.arange(n) < L[:, None] - 1, "one True too few"),
+    "left_padded": (lambda L, n: np.arange(n) >= n - L[:, None], "left padding"),
+    "all_true": (lambda L, n: np.ones((len(L), n), bool), "ignores the lengths"),
+    "one_length": (
+        lambda L, n: np.tile(np.arange(n) < L[0], (len(L), 1)),
+        "first sentence's length",
+    ),
+    "not_boolean": (lambda L, n: (np.arange(n) < L[:, None]).astype(int), "dtype int64"),
+    "transposed": (lambda L, n: (np.arange(n) < L[:, None]).T, "looks transposed"),
+    "additive_mask": (
+        lambda L, n: np.where(np.arange(n) < L[:, None], 0.0, -np.inf),
+        "additive mask",
+    ),
+}
+
+
+@pytest.mark.parametrize("mistake_id", list(PADDING_MISTAKES))
+def test_each_padding_mask_mistake_gets_its_own_message(mistake_id):
+    answer, words = PADDING_MISTAKES[mistake_id]
+    result = padding_mask.check(answer)
+    assert result.passed is False
+    assert words in result.message, result.message
+    assert result.mistake == f"padding_mask.{mistake_id}", result.message
+
+
+def test_a_hard_coded_padding_mask_fails():
+    fixed = np.array([[True, True, False], [True, False, False]])
+    assert padding_mask.check(lambda lengths, n: fixed).passed is False
+
+
+# ---------------------------------------------------------------------------------------------
+# batched_masked_attention(Q, K, V, lengths, causal)
+
+batched = lesson05.batched_masked_attention
+
+
+def _batched(rule):
+    """An answer whose mask is rule(real (b, n), tril (n, n), causal), broadcast to (b, n, n)."""
+
+    def answer(Q, K, V, lengths, causal):
+        b, n, d_k = Q.shape
+        real = np.arange(n)[None, :] < np.asarray(lengths)[:, None]
+        tril = np.tril(np.ones((n, n), dtype=bool))
+        mask = rule(real, tril, causal)
+        scores = np.einsum("bqd,bkd->bqk", Q, K) / np.sqrt(d_k)
+        with np.errstate(all="ignore"):
+            w = stable_softmax(np.where(mask, scores, -np.inf))
+        return w @ V, w
+
+    return answer
+
+
+batched_vectorised = _batched(
+    lambda real, tril, causal: real[:, None, :] & (tril if causal else True)
+)
+
+
+def batched_loops(Q, K, V, lengths, causal):
+    b, n, d_k = Q.shape
+    weights = np.zeros((b, n, n))
+    for s in range(b):
+        for i in range(n):
+            keys = [j for j in range(n) if j < lengths[s] and (j <= i or not causal)]
+            scores = np.array([Q[s, i] @ K[s, j] for j in keys]) / np.sqrt(d_k)
+            e = np.exp(scores - scores.max())
+            weights[s, i, keys] = e / e.sum()
+    return weights @ V, weights
+
+
+def batched_helpers(Q, K, V, lengths, causal):
+    import helpers
+
+    n = Q.shape[1]
+    mask = helpers.padding_mask(lengths, n)[:, None, :]  # (b, 1, n): broadcasts over queries
+    if causal:
+        mask = mask & helpers.causal_mask(n)
+    return helpers.scaled_dot_product_attention(Q, K, V, mask=mask)
+
+
+def batched_additive_float_mask(Q, K, V, lengths, causal):
+    n = Q.shape[1]
+    allowed = (np.arange(n) < lengths[:, None])[:, None, :] & (
+        np.tril(np.ones((n, n), bool)) if causal else True
+    )
+    M = np.where(allowed, 0.0, -1e9)  # an additive float mask, -1e9 for blocked keys
+    w = stable_softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]) + M)
+    return w @ V, w
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [lesson05._reference_batched_masked_attention, batched_vectorised, batched_loops,
+     batched_helpers, batched_additive_float_mask],
+)  # fmt: skip
+def test_correct_batched_masked_attentions_pass(answer):
+    result = batched.check(answer)
+    assert result.passed is True, result.message
+
+
+def _k_dot_T(Q, K, V, lengths, causal):
+    n = Q.shape[1]
+    mask = (np.arange(n) < lengths[:, None])[:, None, :] & (
+        np.tril(np.ones((n, n), bool)) if causal else True
+    )
+    with np.errstate(all="ignore"):
+        w = stable_softmax(np.where(mask, Q @ K.T / np.sqrt(Q.shape[-1]), -np.inf))
+    return w @ V, w
+
+
+def _zeroed_rows(Q, K, V, lengths, causal):
+    out, w = lesson05._reference_batched_masked_attention(Q, K, V, lengths, causal)
+    real = np.arange(Q.shape[1])[None, :] < lengths[:, None]
+    return out * real[:, :, None], w * real[:, :, None]
+
+
+def _unscaled(Q, K, V, lengths, causal):
+    return lesson05._reference_batched_masked_attention(Q * np.sqrt(Q.shape[-1]), K, V, lengths,
+                                                        causal)  # fmt: skip
+
+
+def _times_zero(Q, K, V, lengths, causal):
+    n = Q.shape[1]
+    mask = (np.arange(n) < lengths[:, None])[:, None, :] & (
+        np.tril(np.ones((n, n), bool)) if causal else True
+    )
+    w = stable_softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]) * mask)
+    return w @ V, w
+
+
+BATCHED_MISTAKES = {
+    "ignores_padding": (_batched(lambda real, tril, causal: tril if causal else np.ones_like(tril)),
+                        "padded keys get weight"),
+    "ignores_causal": (_batched(lambda real, tril, causal: real[:, None, :]),
+                       "queries still see later keys"),
+    "always_causal": (_batched(lambda real, tril, causal: real[:, None, :] & tril),
+                      "your weights are causal anyway"),
+    "masks_padded_queries": (
+        _batched(lambda real, tril, causal: real[:, None, :] & real[:, :, None]
+                 & (tril if causal else True)),
+        "the padded query rows are NaN",
+    ),
+    "padding_on_query_axis": (
+        _batched(lambda real, tril, causal: real[:, :, None] & (tril if causal else True)),
+        "runs along the query axis",
+    ),
+    "includes_first_pad": (
+        _batched(lambda real, tril, causal: np.concatenate(
+            [real[:, :1], real[:, :-1] | real[:, 1:]], axis=1)[:, None, :]
+            & (tril if causal else True)),
+        "first padding position",
+    ),
+    "one_length": (_batched(lambda real, tril, causal: real[:1, None, :]
+                            & (tril if causal else True)), "the first sentence's length"),
+    "zeroed_padded_rows": (_zeroed_rows, "you zeroed the padded query rows"),
+    "unscaled": (_unscaled, "the scores are not scaled"),
+    "times_zero": (_times_zero, "multiplied blocked scores by 0"),
+    "transpose_all_axes": (_k_dot_T, "K.T reverses every axis"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("mistake_id", list(BATCHED_MISTAKES))
+def test_each_batched_masked_attention_mistake_gets_its_own_message(mistake_id):
+    answer, words = BATCHED_MISTAKES[mistake_id]
+    result = batched.check(answer)
+    assert result.passed is False
+    assert words in result.message, result.message
+    assert result.mistake == f"batched_masked_attention.{mistake_id}", result.message
+
+
+def test_a_padded_query_row_attends_to_its_sentences_real_tokens():
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.normal(size=(2, 5, 3)) for _ in range(3))
+    lengths = np.array([5, 2])
+    out, w = lesson05._reference_batched_masked_attention(Q, K, V, lengths, True)
+    assert np.all(np.isfinite(w)) and np.allclose(w.sum(-1), 1)
+    assert np.all(w[1, :, 2:] == 0)  # no query of sentence 1 sees its padding
+    for i in (3, 4):  # padded query rows: a softmax over the sentence's two real keys
+        assert np.allclose(w[1, i, :2], stable_softmax(K[1, :2] @ Q[1, i] / np.sqrt(3)))
+
+
+# ---------------------------------------------------------------------------------------------
+# the prediction, and the ★★★ decode_step challenge
+
+
+@pytest.mark.parametrize("guess, passed", [("no", True), ("yes", False), (None, None)])
+def test_the_causal_toggle_prediction_is_explained_either_way(guess, passed):
+    result = lesson05.last_row_with_causal_off.check(guess)
+    assert result.passed is passed
+    if guess is not None:
+        assert "blocks nothing in its row" in result.message
+
+
+decode_step = lesson05.decode_step
+
+
+def decode_concatenate(x_t, K_cache, V_cache, W_Q, W_K, W_V):
+    import helpers
+
+    q = x_t @ W_Q
+    K_cache = np.concatenate([K_cache, (x_t @ W_K)[None, :]])
+    V_cache = np.concatenate([V_cache, (x_t @ W_V)[None, :]])
+    out, _ = helpers.scaled_dot_product_attention(q[None, :], K_cache, V_cache)
+    return out, K_cache, V_cache  # out of shape (1, d_v) is accepted too
+
+
+def decode_loops_einsum(x_t, K_cache, V_cache, W_Q, W_K, W_V):
+    q = np.einsum("m,md->d", x_t, W_Q)
+    K_cache = np.append(K_cache, [x_t @ W_K], axis=0)
+    V_cache = np.append(V_cache, [x_t @ W_V], axis=0)
+    s = np.array([q @ k for k in K_cache]) / np.sqrt(len(q))
+    w = np.exp(s - s.max())
+    w = w / w.sum()
+    return np.einsum("k,kv->v", w, V_cache), K_cache, V_cache
+
+
+@pytest.mark.parametrize(
+    "answer", [lesson05._reference_decode_step, decode_concatenate, decode_loops_einsum]
+)
+def test_correct_decode_steps_pass(answer):
+    result = decode_step.check(answer)
+    assert result.passed is True, result.message
+
+
+def _decode_with(out_rule):
+    """An answer that grows the cache right but computes out_t = out_rule(q, k_t, K, V)."""
+
+    def answer(x_t, K_cache, V_cache, W_Q, W_K, W_V):
+        q, k_t = x_t @ W_Q, x_t @ W_K
+        K_new, V_new = np.vstack([K_cache, k_t]), np.vstack([V_cache, x_t @ W_V])
+        return out_rule(q, k_t, K_cache, V_cache, K_new, V_new), K_new, V_new
+
+    return answer
+
+
+def _attend(q, K, V, scale=True):
+    s = K @ q / (np.sqrt(len(q)) if scale else 1.0)
+    w = np.exp(s - s.max())
+    return (w / w.sum()) @ V
+
+
+def _no_grow(x_t, K_cache, V_cache, W_Q, W_K, W_V):
+    out, _, _ = lesson05._reference_decode_step(x_t, K_cache, V_cache, W_Q, W_K, W_V)
+    return out, K_cache, V_cache
+
+
+def _holds_x(x_t, K_cache, V_cache, W_Q, W_K, W_V):
+    X_cache = np.array([*K_cache, x_t])  # the token itself, not its key
+    V_new = np.array([*V_cache, x_t @ W_V])
+    return V_new.mean(axis=0), X_cache, V_new
+
+
+def _bad_contents(x_t, K_cache, V_cache, W_Q, W_K, W_V):
+    out, K_new, V_new = lesson05._reference_decode_step(x_t, K_cache, V_cache, W_Q, W_K, W_V)
+    return out, K_new[::-1], V_new[::-1]
+
+
+DECODE_MISTAKES = {
+    "attends_before_append": (
+        _decode_with(lambda q, k, K, V, K2, V2: _attend(q, K, V) if len(K) else V2[-1]),
+        "attends to the keys before this token only",
+    ),
+    "only_new_token": (_decode_with(lambda q, k, K, V, K2, V2: V2[-1]), "own value"),
+    "first_key_only": (_decode_with(lambda q, k, K, V, K2, V2: V2[0]), "all the weight goes"),
+    "unscaled": (_decode_with(lambda q, k, K, V, K2, V2: _attend(q, K2, V2, False)),
+                 "not scaled"),
+    "mean_of_values": (_decode_with(lambda q, k, K, V, K2, V2: V2.mean(axis=0)), "plain mean"),
+    "key_as_query": (_decode_with(lambda q, k, K, V, K2, V2: _attend(k, K2, V2)),
+                     "the query is x_t @ W_Q"),
+    "cache_not_grown": (_no_grow, "still holds"),
+    "cache_holds_x": (_holds_x, "the tokens x_t themselves"),
+    "cache_contents": (_bad_contents, "appended as the last row"),
+    "returned_one": (lambda *args: lesson05._reference_decode_step(*args)[0], "three values"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("mistake_id", list(DECODE_MISTAKES))
+def test_each_decode_step_mistake_gets_its_own_message(mistake_id):
+    answer, words = DECODE_MISTAKES[mistake_id]
+    result = decode_step.check(answer)
+    assert result.passed is False
+    assert words in result.message, result.message
+    assert result.mistake == f"decode_step.{mistake_id}", result.message
+
+
+@pytest.mark.parametrize(
+    "exercise",
+    [causal_mask, masked_attention, causal_build_it, padding_mask, batched, decode_step],
+    ids=lambda e: e.name,
+)
+def test_every_exercise_has_stars_three_hints_and_a_runnable_solution(exercise):
+    assert exercise.stars in (1, 2, 3) and len(exercise._hints) >= 3
+    namespace = {"np": np}
+    exec(exercise.solution().text, namespace)
+    assert exercise.check(namespace[exercise.name]).passed is True
+
+    def stub(*args):
+        raise NotImplementedError
+
+    assert exercise.check(stub).passed is None

@@ -1,137 +1,190 @@
-"""Lesson 06 checks: the reference passes, each catalogued mistake gets its own message."""
+"""Lesson 06 checks: correct answers pass, each catalogued mistake is named by its stable id."""
+
+import re
 
 import numpy as np
 import pytest
+from check_tables import assert_mistakes_distinct
 
 import helpers
+from helpers import checks
 from helpers.checks import lesson06
 
-cross_attention = lesson06.cross_attention
-multi_head_attention = lesson06.multi_head_attention
+cross_attention = checks.cross_attention
+multi_head_attention = checks.multi_head_attention
+multi_query_attention = checks.multi_query_attention
 ref_cross = lesson06._reference_cross_attention
+ref_mha = lesson06._reference_multi_head_attention
 
 
 def softmax_rows(s, axis=-1):
-    e = np.exp(s - s.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(s - s.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+
+def assert_named(exercise, answer, mistake, pattern):
+    result = exercise.check(answer)
+    assert result.passed is False and result.mistake == f"{exercise.name}.{mistake}", result
+    assert re.search(pattern, result.message), result.message
 
 
 # ---------------------------------------------------------------------------------------------
-# cross_attention(X_q, X_kv, W_Q, W_K, W_V)
+# The prediction
 
 
-def loop_cross(X_q, X_kv, W_Q, W_K, W_V):
-    K, V = X_kv @ W_K, X_kv @ W_V
-    outs, weights = [], []
-    for x in X_q:  # one query at a time
-        q = x @ W_Q
-        w = softmax_rows(np.array([q @ k for k in K]) / np.sqrt(len(q)))
-        weights.append(w)
-        outs.append(w @ V)
-    return np.array(outs), np.array(weights)
+def test_the_shape_prediction_explains_each_answer():
+    assert checks.cross_attention_shape.check("4x6").passed is True
+    wrong = checks.cross_attention_shape.check("6x4")
+    assert wrong.passed is False and wrong.mistake == "cross_attention_shape.picked_6x4"
+    assert "one row per query" in wrong.message
+    assert checks.cross_attention_shape.check(None).passed is None
 
 
-def via_helpers(X_q, X_kv, W_Q, W_K, W_V):
-    import helpers
-
-    return helpers.scaled_dot_product_attention(X_q @ W_Q, X_kv @ W_K, X_kv @ W_V)
+# ---------------------------------------------------------------------------------------------
+# cross_attention(X_q, X_kv, W_Q, W_K, W_V, kv_lengths)
 
 
-def einsum_float32(X_q, X_kv, W_Q, W_K, W_V):
+def cross_loops(X_q, X_kv, W_Q, W_K, W_V, kv_lengths):
+    """Sequence by sequence, query by query, over the real keys only; padded weights are 0."""
+    b, n_q, n_k = len(X_q), X_q.shape[1], X_kv.shape[1]
+    out, weights = np.zeros((b, n_q, W_V.shape[1])), np.zeros((b, n_q, n_k))
+    for i in range(b):
+        L = int(kv_lengths[i])
+        K, V = X_kv[i, :L] @ W_K, X_kv[i, :L] @ W_V
+        for q in range(n_q):
+            query = X_q[i, q] @ W_Q
+            w = softmax_rows(K @ query / np.sqrt(len(query)))
+            weights[i, q, :L] = w
+            out[i, q] = w @ V
+    return out, weights
+
+
+def cross_via_helpers(X_q, X_kv, W_Q, W_K, W_V, kv_lengths):
+    mask = np.arange(X_kv.shape[1]) < np.asarray(kv_lengths)[:, None]  # (b, n_k)
+    return helpers.scaled_dot_product_attention(
+        X_q @ W_Q, X_kv @ W_K, X_kv @ W_V, mask=mask[:, None, :]
+    )
+
+
+def cross_einsum_finite_fill(X_q, X_kv, W_Q, W_K, W_V, kv_lengths):
     Q, K, V = X_q @ W_Q, X_kv @ W_K, X_kv @ W_V
-    w = softmax_rows(np.einsum("qd,kd->qk", Q, K) / np.float32(np.sqrt(Q.shape[1])))
-    return np.einsum("qk,kv->qv", w, V).astype(np.float32), w.astype(np.float32)
+    s = np.einsum("bqd,bkd->bqk", Q, K) / np.sqrt(Q.shape[-1])
+    pad = np.arange(K.shape[1])[None, None, :] >= np.asarray(kv_lengths)[:, None, None]
+    w = softmax_rows(np.where(pad, -1e9, s))  # a large negative fill works too
+    return np.einsum("bqk,bkv->bqv", w, V), w
 
 
-@pytest.mark.parametrize("answer", [ref_cross, loop_cross, via_helpers, einsum_float32])
+@pytest.mark.parametrize(
+    "answer", [ref_cross, cross_loops, cross_via_helpers, cross_einsum_finite_fill]
+)
 def test_correct_cross_attention_passes(answer):
-    result = cross_attention.check(answer)
-    assert result.passed is True, result.message
+    for _ in range(2):
+        result = cross_attention.check(answer)
+        assert result.passed is True, result.message
 
 
-def scaled(factor_fn, axis=-1):
-    def answer(X_q, X_kv, W_Q, W_K, W_V):
+def cross_variant(how):
+    def answer(X_q, X_kv, W_Q, W_K, W_V, kv_lengths):
         Q, K, V = X_q @ W_Q, X_kv @ W_K, X_kv @ W_V
-        w = softmax_rows(Q @ K.T * factor_fn(Q, X_q), axis=axis)
+        scale = {"unscaled": 1, "scale_d_model": X_q.shape[-1]}.get(how, Q.shape[-1])
+        s = Q @ np.swapaxes(K, 1, 2) / np.sqrt(scale)
+        pos = np.arange(K.shape[1])
+        real = {
+            "off_by_one": pos[None, :] <= kv_lengths[:, None],
+            "inverted_mask": pos[None, :] >= kv_lengths[:, None],
+        }.get(how, pos[None, :] < kv_lengths[:, None])
+        if how == "no_padding_mask":
+            w = softmax_rows(s)
+        elif how == "zeroed_after_softmax":
+            w = softmax_rows(s) * real[:, None, :]
+        else:
+            w = softmax_rows(np.where(real[:, None, :], s, -np.inf))
         return w @ V, w
 
     return answer
 
 
-CROSS_MISTAKES = [
-    (lambda Xq, Xkv, WQ, WK, WV: ref_cross(Xkv, Xq, WQ, WK, WV), "roles are swapped"),
-    (lambda Xq, Xkv, WQ, WK, WV: ref_cross(Xq, Xq, WQ, WK, WV), "self-attention on X_q"),
-    (scaled(lambda Q, X: 1.0), "not scaled"),
-    (scaled(lambda Q, X: 1 / Q.shape[1]), "divided by d_k"),
-    (scaled(lambda Q, X: 1 / np.sqrt(X.shape[1])), "sqrt(d_model)"),
-    (scaled(lambda Q, X: 1 / np.sqrt(Q.shape[1]), axis=0), "normalises each column"),
-    (lambda *a: ref_cross(*a)[0], "only the output"),
-    (lambda *a: ref_cross(*a)[1], "only the weights"),
-    (lambda *a: ref_cross(*a)[::-1], "(weights, output)"),
-    (lambda *a: None, "returned None"),
-    (lambda *a: (ref_cross(*a)[0], ref_cross(*a)[1].T), "weights are transposed"),
-    (lambda *a: (ref_cross(*a)[0].T, ref_cross(*a)[1]), "looks transposed"),
-    (
-        lambda Xq, Xkv, WQ, WK, WV: (
-            ref_cross(Xq, Xkv, WQ, WK, WV)[1] @ (Xkv @ WK),
-            ref_cross(Xq, Xkv, WQ, WK, WV)[1],
-        ),
-        "mixes the keys",
-    ),
-    (lambda *a: (2 * ref_cross(*a)[0], ref_cross(*a)[1]), "not weights @"),
-]
+CROSS_MISTAKES = {
+    "no_padding_mask": (cross_variant("no_padding_mask"), r"padded keys get weight"),
+    "zeroed_after_softmax": (cross_variant("zeroed_after_softmax"), r"after the softmax"),
+    "off_by_one": (cross_variant("off_by_one"), r"one padded key too"),
+    "inverted_mask": (cross_variant("inverted_mask"), r"wrong way round"),
+    "unscaled": (cross_variant("unscaled"), r"not scaled"),
+    "scale_d_model": (cross_variant("scale_d_model"), r"sqrt\(d_model\)"),
+    "roles_swapped": (lambda Xq, Xkv, WQ, WK, WV, L: ref_cross(Xkv, Xq, WQ, WK, WV, L),
+                      r"roles are swapped"),
+    "self_attention": (
+        lambda Xq, Xkv, WQ, WK, WV, L: ref_cross(Xq, Xq, WQ, WK, WV, np.full(len(L), Xq.shape[1])),
+        r"self-attention on X_q"),
+    "transposed": (lambda *a: (ref_cross(*a)[0], np.swapaxes(ref_cross(*a)[1], 1, 2)),
+                   r"weights are transposed"),
+}  # fmt: skip
 
 
-@pytest.mark.parametrize(("answer", "words"), CROSS_MISTAKES)
-def test_each_cross_attention_mistake_gets_its_own_message(answer, words):
-    result = cross_attention.check(answer)
-    assert result.passed is False
-    assert words in result.message, result.message
+@pytest.mark.parametrize("mistake", list(CROSS_MISTAKES))
+def test_each_cross_attention_mistake_is_named(mistake):
+    answer, pattern = CROSS_MISTAKES[mistake]
+    assert_named(cross_attention, answer, mistake, pattern)
 
 
-def test_no_cross_attention_mistake_is_named_as_another():
-    messages = [cross_attention.check(answer).message for answer, _ in CROSS_MISTAKES]
-    for i, message in enumerate(messages):
-        for j, (_, words) in enumerate(CROSS_MISTAKES):
-            if i != j:
-                assert words not in message, (CROSS_MISTAKES[i][1], message)
+def test_cross_attention_mistake_messages_are_distinct():
+    assert_mistakes_distinct(cross_attention, CROSS_MISTAKES)
+
+
+def test_cross_attention_pair_slips_are_named():
+    assert cross_attention.check(lambda *a: ref_cross(*a)[0]).mistake == (
+        "cross_attention.returned_one"
+    )
+    assert cross_attention.check(lambda *a: ref_cross(*a)[::-1]).mistake == (
+        "cross_attention.swapped_pair"
+    )
+    result = cross_attention.check(lambda *a: (2 * ref_cross(*a)[0], ref_cross(*a)[1]))
+    assert result.passed is False and "not weights @" in result.message
+
+
+def test_cross_attention_with_k_dot_t_on_a_batch_reports_the_line():
+    def with_dot_T(X_q, X_kv, W_Q, W_K, W_V, kv_lengths):
+        Q, K = X_q @ W_Q, X_kv @ W_K
+        return Q @ K.T, None  # K.T reverses every axis of a batch
+
+    result = cross_attention.check(with_dot_T)
+    assert result.passed is False and result.mistake == "cross_attention.dot_t_on_batch"
+    assert "np.swapaxes" in result.message
 
 
 # ---------------------------------------------------------------------------------------------
-# multi_head_attention(X, W_Q, W_K, W_V, W_O)
+# multi_head_attention(X, W_Q, W_K, W_V, W_O): any leading axes, d_v != d_k
 
 
-def mha_batched(X, W_Q, W_K, W_V, W_O):
-    Q, K, V = X @ W_Q, X @ W_K, X @ W_V  # (h, n, d_k): broadcast over the head axis
-    A = softmax_rows(Q @ K.transpose(0, 2, 1) / np.sqrt(Q.shape[-1]))  # (h, n, n)
-    heads = A @ V  # (h, n, d_v)
-    concat = heads.transpose(1, 0, 2).reshape(X.shape[0], -1)  # (n, h * d_v)
+def mha_einsum(X, W_Q, W_K, W_V, W_O):
+    Q = np.einsum("...nd,hdk->...hnk", X, W_Q)
+    K = np.einsum("...nd,hdk->...hnk", X, W_K)
+    V = np.einsum("...nd,hdv->...hnv", X, W_V)
+    A = softmax_rows(np.einsum("...hqk,...hnk->...hqn", Q, K) / np.sqrt(Q.shape[-1]))
+    heads = A @ V  # (..., h, n, d_v)
+    concat = np.swapaxes(heads, -3, -2).reshape(*X.shape[:-1], -1)  # (..., n, h * d_v)
     return concat @ W_O, A
 
 
 def mha_per_head_blocks_of_W_O(X, W_Q, W_K, W_V, W_O):
-    """concat @ W_O == sum_j head_j @ (head j's rows of W_O)."""
+    """concat @ W_O == sum_a head_a @ (head a's rows of W_O)."""
     out, weights = 0.0, []
     d_v = W_V.shape[-1]
-    for j in range(len(W_Q)):
-        o, w = ref_cross(X, X, W_Q[j], W_K[j], W_V[j])
-        out = out + o @ W_O[j * d_v : (j + 1) * d_v]
-        weights.append(w)
-    return out, np.array(weights)
-
-
-def mha_float32(X, W_Q, W_K, W_V, W_O):
-    out, A = mha_batched(*(np.asarray(a, np.float32) for a in (X, W_Q, W_K, W_V, W_O)))
-    return out.astype(np.float32), A.astype(np.float32)
+    for a in range(len(W_Q)):
+        Q, K, V = X @ W_Q[a], X @ W_K[a], X @ W_V[a]
+        A = softmax_rows(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))
+        out = out + (A @ V) @ W_O[a * d_v : (a + 1) * d_v]
+        weights.append(A)
+    return out, np.stack(weights, axis=-3)
 
 
 @pytest.mark.parametrize(
     "answer",
     [
-        lesson06._reference_multi_head_attention,
-        mha_batched,
+        ref_mha,
+        mha_einsum,
         mha_per_head_blocks_of_W_O,
-        mha_float32,
         lambda X, W_Q, W_K, W_V, W_O: helpers.multi_head_attention(X, W_Q, W_K, W_V, W_O),
     ],
 )
@@ -142,86 +195,172 @@ def test_correct_multi_head_attention_passes(answer):
 
 def test_the_shown_solution_agrees_with_the_course_helper():
     rng = np.random.default_rng(0)
-    X = rng.standard_normal((6, 8))
+    X = rng.standard_normal((3, 6, 8))
     W = helpers.seeded_projections(8, n_heads=2, seed=0)
-    got = lesson06._reference_multi_head_attention(X, **W)
-    want = helpers.multi_head_attention(X, **W)
+    got, want = ref_mha(X, **W), helpers.multi_head_attention(X, **W)
     assert all(np.allclose(a, b) for a, b in zip(got, want))
 
 
-def _mha_parts(X, W_Q, W_K, W_V, shared=False, factor=None):
-    """Each head's outputs and weights, as lists: the pieces the wrong answers combine."""
-    heads, weights = [], []
-    for j in range(len(W_Q)):
-        k = 0 if shared else j
-        Q, K, V = X @ W_Q[k], X @ W_K[k], X @ W_V[k]
-        A = softmax_rows(Q @ K.T * (factor(Q, X) if factor else 1 / np.sqrt(Q.shape[1])))
-        heads.append(A @ V)
-        weights.append(A)
-    return heads, weights
-
-
-def mha_wrong(combine=None, **parts):
+def mha_variant(combine="concat", shared=False, scale="d_k", stack_axis=-3):
     def answer(X, W_Q, W_K, W_V, W_O):
-        heads, weights = _mha_parts(X, W_Q, W_K, W_V, **parts)
-        if combine is None:
-            return np.concatenate(heads, axis=1) @ W_O, np.stack(weights)
-        return combine(heads, weights, W_O)
+        heads, weights = [], []
+        for a in range(len(W_Q)):
+            k = 0 if shared else a
+            Q, K, V = X @ W_Q[k], X @ W_K[k], X @ W_V[k]
+            d = {"d_k": Q.shape[-1], "none": 1, "d_model": X.shape[-1]}[scale]
+            A = softmax_rows(Q @ np.swapaxes(K, -1, -2) / np.sqrt(d))
+            heads.append(A @ V)
+            weights.append(A)
+        W = np.stack(weights, axis=stack_axis)
+        if combine == "concat":
+            return np.concatenate(heads, axis=-1) @ W_O, W
+        if combine == "reversed":
+            return np.concatenate(heads[::-1], axis=-1) @ W_O, W
+        if combine == "reshape":
+            H = np.stack(heads, axis=-3)  # (..., h, n, d_v)
+            return H.reshape(*X.shape[:-1], -1) @ W_O, W
+        if combine == "divided":
+            return np.concatenate(heads, axis=-1) @ W_O / len(heads), W
+        if combine == "no_w_o":
+            return np.concatenate(heads, axis=-1), W
+        if combine == "mean":
+            return np.mean(heads, axis=0), W
+        if combine == "rows":
+            return np.concatenate(heads, axis=-2) @ W_O[: heads[0].shape[-1]], W
+        if combine == "mean_weights":
+            return np.concatenate(heads, axis=-1) @ W_O, np.mean(weights, axis=0)
+        if combine == "one_weights":
+            return np.concatenate(heads, axis=-1) @ W_O, weights[0]
+        raise ValueError(combine)
 
     return answer
 
 
-MHA_MISTAKES = [
-    (mha_wrong(lambda H, A, W_O: (np.concatenate(H, axis=1), np.stack(A))), "you forgot W_O"),
-    (mha_wrong(lambda H, A, W_O: (np.concatenate(H[::-1], axis=1) @ W_O, np.stack(A))),
-     "wrong order"),
-    (mha_wrong(lambda H, A, W_O: (np.stack(H).reshape(len(H[0]), -1) @ W_O, np.stack(A))),
-     "straight to (n, h * d_v)"),
-    (mha_wrong(lambda H, A, W_O: (np.concatenate(H, axis=0), np.stack(A))), "as extra rows"),
-    (mha_wrong(lambda H, A, W_O: (np.mean(H, axis=0), np.stack(A))), "did you average"),
-    (mha_wrong(lambda H, A, W_O: (
-        sum(h @ W_O[j * len(h[0]) : (j + 1) * len(h[0])] for j, h in enumerate(H)) / len(H),
-        np.stack(A))), "averaged the heads' contributions"),
-    (mha_wrong(lambda H, A, W_O: (np.concatenate(H, axis=1) @ W_O, np.mean(A, axis=0))),
-     "average over the heads"),
-    (mha_wrong(lambda H, A, W_O: (np.concatenate(H, axis=1) @ W_O, A[0])), "weights have shape"),
-    (mha_wrong(shared=True), "same weights"),
-    (mha_wrong(factor=lambda Q, X: 1.0), "not scaled"),
-    (mha_wrong(factor=lambda Q, X: 1 / np.sqrt(X.shape[1])), "sqrt(d_model)"),
-    (lambda *a: None, "returned None"),
-    (lambda *a: lesson06._reference_multi_head_attention(*a)[0], "only the output"),
-    (lambda *a: lesson06._reference_multi_head_attention(*a)[1], "only the weights"),
-    (lambda *a: lesson06._reference_multi_head_attention(*a)[::-1], "(weights, output)"),
-    (lambda *a: (2 * lesson06._reference_multi_head_attention(*a)[0],
-                 lesson06._reference_multi_head_attention(*a)[1]), "output is not concat"),
-]  # fmt: skip
+MHA_MISTAKES = {
+    "unscaled": (mha_variant(scale="none"), r"not scaled"),
+    "scale_d_model": (mha_variant(scale="d_model"), r"sqrt\(d_model\)"),
+    "shared_projections": (mha_variant(shared=True), r"same weights"),
+    "heads_reversed": (mha_variant("reversed"), r"wrong order"),
+    "reshape_without_transpose": (mha_variant("reshape"), r"straight to"),
+    "averaged_heads": (mha_variant("divided"), r"averaged the heads' contributions"),
+    "no_w_o": (mha_variant("no_w_o"), r"you forgot W_O"),
+    "output_one_head_width": (mha_variant("mean"), r"did you average"),
+    "heads_as_rows": (mha_variant("rows"), r"as extra rows"),
+    "weights_averaged": (mha_variant("mean_weights"), r"average over the heads"),
+    "one_head_weights": (mha_variant("one_weights"), r"one head's; return"),
+    "head_axis_first": (mha_variant(stack_axis=0), r"in front of the batch axes"),
+}
 
 
-@pytest.mark.parametrize(("answer", "words"), MHA_MISTAKES)
-def test_each_multi_head_attention_mistake_gets_its_own_message(answer, words):
-    result = multi_head_attention.check(answer)
-    assert result.passed is False
-    assert words in result.message, result.message
+@pytest.mark.parametrize("mistake", list(MHA_MISTAKES))
+def test_each_multi_head_attention_mistake_is_named(mistake):
+    answer, pattern = MHA_MISTAKES[mistake]
+    for _ in range(2):
+        assert_named(multi_head_attention, answer, mistake, pattern)
 
 
-def test_no_multi_head_attention_mistake_is_named_as_another():
-    messages = [multi_head_attention.check(answer).message for answer, _ in MHA_MISTAKES]
-    for i, message in enumerate(messages):
-        for j, (_, words) in enumerate(MHA_MISTAKES):
-            if i != j:
-                assert words not in message, (MHA_MISTAKES[i][1], message)
+def test_multi_head_attention_mistake_messages_are_distinct():
+    assert_mistakes_distinct(multi_head_attention, MHA_MISTAKES)
+
+
+def test_a_two_dimensional_only_answer_is_caught_on_the_batch():
+    def two_d_only(X, W_Q, W_K, W_V, W_O):
+        heads, weights = [], []
+        for a in range(len(W_Q)):
+            Q, K, V = X @ W_Q[a], X @ W_K[a], X @ W_V[a]
+            A = softmax_rows(Q @ K.T / np.sqrt(Q.shape[-1]))  # K.T: fine in 2-D only
+            heads.append(A @ V)
+            weights.append(A)
+        return np.concatenate(heads, axis=-1) @ W_O, np.stack(weights)
+
+    result = multi_head_attention.check(two_d_only)
+    assert result.passed is False and result.mistake == "multi_head_attention.dot_t_on_batch"
+    assert "np.swapaxes(K, -1, -2)" in result.message
 
 
 # ---------------------------------------------------------------------------------------------
-# Both exercises: stubs, exceptions, hard-coded answers, hints and solutions
+# multi_query_attention(X, W_Q, W_K, W_V, W_O): the challenge
+
+
+def mqa_broadcast(X, W_Q, W_K, W_V, W_O):
+    Q = X @ W_Q  # (h, n, d_k): X broadcasts over the head axis
+    K, V = X @ W_K, X @ W_V  # shared: (n, d_k), (n, d_v)
+    A = softmax_rows(Q @ K.T / np.sqrt(K.shape[-1]))  # (h, n, n)
+    heads = A @ V  # (h, n, d_v)
+    return np.concatenate(list(heads), axis=-1) @ W_O, A
+
+
+def mqa_via_multi_head(X, W_Q, W_K, W_V, W_O):
+    """Multi-query is multi-head with every head's K and V projections the same."""
+    h = len(W_Q)
+    return helpers.multi_head_attention(X, W_Q, np.stack([W_K] * h), np.stack([W_V] * h), W_O)
+
+
+@pytest.mark.parametrize(
+    "answer", [lesson06._reference_multi_query_attention, mqa_broadcast, mqa_via_multi_head]
+)
+def test_correct_multi_query_attention_passes(answer):
+    result = multi_query_attention.check(answer)
+    assert result.passed is True, result.message
+
+
+def mqa_variant(how):
+    def answer(X, W_Q, W_K, W_V, W_O):
+        K, V = X @ W_K, X @ W_V
+        Ws = [W_Q[0]] * len(W_Q) if how == "one_query_head" else list(W_Q)
+        scale = 1 if how == "unscaled" else np.sqrt(K.shape[-1])
+        A = np.stack([softmax_rows(X @ W @ K.T / scale) for W in Ws])
+        heads = A @ V
+        h, n, d_v = heads.shape
+        if how == "no_w_o":
+            return np.concatenate(list(heads), axis=-1), A
+        if how == "heads_reversed":
+            return np.concatenate(list(heads[::-1]), axis=-1) @ W_O, A
+        if how == "reshape_without_transpose":
+            return heads.reshape(n, h * d_v) @ W_O, A
+        if how == "averaged_heads":
+            return np.concatenate(list(heads), axis=-1) @ W_O / h, A
+        if how == "one_head_weights":
+            return np.concatenate(list(heads), axis=-1) @ W_O, A[0]
+        return np.concatenate(list(heads), axis=-1) @ W_O, A
+
+    return answer
+
+
+MQA_MISTAKES = {
+    how: (mqa_variant(how), pattern)
+    for how, pattern in {
+        "one_query_head": r"used W_Q\[0\] for all",
+        "unscaled": r"not scaled",
+        "no_w_o": r"forgot W_O",
+        "heads_reversed": r"wrong order",
+        "reshape_without_transpose": r"straight to",
+        "averaged_heads": r"divided by h",
+        "one_head_weights": r"one head's; return",
+    }.items()
+}
+
+
+@pytest.mark.parametrize("mistake", list(MQA_MISTAKES))
+def test_each_multi_query_mistake_is_named(mistake):
+    answer, pattern = MQA_MISTAKES[mistake]
+    assert_named(multi_query_attention, answer, mistake, pattern)
+
+
+def test_multi_query_mistake_messages_are_distinct():
+    assert_mistakes_distinct(multi_query_attention, MQA_MISTAKES)
+
+
+# ---------------------------------------------------------------------------------------------
+# Every exercise: stubs, exceptions, hard-coded answers, hints and solutions
 
 
 def test_a_stub_is_not_attempted_yet():
     def stub(*args):
         raise NotImplementedError("replace this line with your answer")
 
-    assert cross_attention.check(stub).passed is None
-    assert multi_head_attention.check(stub).passed is None
+    for exercise in (cross_attention, multi_head_attention, multi_query_attention):
+        assert exercise.check(stub).passed is None
 
 
 def test_an_exception_in_the_answer_is_reported_with_its_line():
@@ -240,12 +379,10 @@ def test_a_hard_coded_answer_fails():
     assert multi_head_attention.check(lambda *a: fixed).passed is False
 
 
-def test_solutions_and_hints_are_shown():
-    assert "def cross_attention(" in cross_attention.solution().text
-    assert "X_kv @ W_K" in cross_attention.solution().text
-    assert "def multi_head_attention(" in multi_head_attention.solution().text
-    assert "@ W_O" in multi_head_attention.solution().text
-    assert "np.concatenate" in multi_head_attention.hint(3).text
-    namespace = {"np": np}
-    exec(multi_head_attention.solution().text, namespace)
-    assert multi_head_attention.check(namespace["multi_head_attention"]).passed is True
+def test_solutions_run_and_pass():
+    for exercise in (cross_attention, multi_head_attention, multi_query_attention):
+        namespace = {"np": np}
+        exec(exercise.solution().text, namespace)
+        assert exercise.check(namespace[exercise.name]).passed is True
+        assert len(exercise._hints) >= 3 and exercise.lesson == "06"
+    assert multi_query_attention.stars == 3

@@ -1,10 +1,20 @@
-"""Lesson 07's check accepts every correct byte count and names each catalogued mistake."""
+"""Lesson 07's checks accept every correct answer and name each catalogued mistake by its id."""
+
+import math
+import re
 
 import numpy as np
 import pytest
+from check_tables import assert_mistakes_distinct
 
+import helpers
 from helpers import checks
+from helpers.blockwise import online_softmax_steps
 from helpers.blockwise import score_matrix_bytes as helpers_score_matrix_bytes
+from helpers.checks import lesson07
+
+# ---------------------------------------------------------------------------------------------
+# score_matrix_bytes(n, h, batch, dtype)
 
 check = checks.score_matrix_bytes.check
 
@@ -17,39 +27,49 @@ def numpy_int(n, h, batch, dtype):
     return np.int64(batch) * h * n**2 * np.empty(0, dtype).itemsize  # a NumPy integer
 
 
-def whole_float(n, h, batch, dtype):
-    return float(batch * h * n * n * itemsize(dtype))  # exact for these sizes
+def with_math_prod(n, h, batch, dtype):
+    return math.prod([batch, h, n, n, np.dtype(dtype).itemsize])
 
 
 @pytest.mark.parametrize(
     "answer",
-    [checks.score_matrix_bytes.reference, helpers_score_matrix_bytes, numpy_int, whole_float],
+    [checks.score_matrix_bytes.reference, helpers_score_matrix_bytes, numpy_int, with_math_prod],
 )
-def test_correct_implementations_pass(answer):
+def test_correct_byte_counts_pass(answer):
     result = check(answer)
-    assert result.passed is True, result.message
+    assert result.passed is True and result.mistake is None, result.message
 
 
 @pytest.mark.parametrize(
-    ("answer", "words"),
+    ("answer", "mistake", "words"),
     [
-        (lambda n, h, b, dt: b * n * n * itemsize(dt), "forgot the heads"),
-        (lambda n, h, b, dt: h * n * n * itemsize(dt), "forgot the batch"),
-        (lambda n, h, b, dt: n * n * itemsize(dt), "forgot both the heads and the batch"),
-        (lambda n, h, b, dt: b * h * n * itemsize(dt), "n squared"),
-        (lambda n, h, b, dt: b * h * n * n * itemsize(dt) * 8, "bits, not bytes"),
-        (lambda n, h, b, dt: b * h * n * n * 4, "not always 4"),
-        (lambda n, h, b, dt: b * h * n * n * 8, "not always 8"),
-        (lambda n, h, b, dt: b * h * n * n, "counted numbers, not bytes"),
-        (lambda n, h, b, dt: b * h * n * n * itemsize(dt) / 2**20, "MiB"),
-        (lambda n, h, b, dt: b * h * n * n * itemsize(dt) / 1e6, "MB"),
-        (lambda n, h, b, dt: b * h * n * n * itemsize(dt) / 2**30, "looks like GiB"),
-        (lambda n, h, b, dt: b * h * n * n * itemsize(dt) / 1e9, "looks like GB"),
+        (lambda n, h, b, dt: b * n * n * itemsize(dt), "no_heads", "forgot the heads"),
+        (lambda n, h, b, dt: h * n * n * itemsize(dt), "no_batch", "forgot the batch"),
+        (lambda n, h, b, dt: n * n * itemsize(dt), "no_heads_no_batch", "forgot both"),
+        (lambda n, h, b, dt: b * h * n * itemsize(dt), "n_not_squared", "n squared"),
+        (lambda n, h, b, dt: b * h * n * n * itemsize(dt) * 8, "bits", "bits, not bytes"),
+        (lambda n, h, b, dt: b * h * n * n * 4, "always_4", "not always 4"),
+        (lambda n, h, b, dt: b * h * n * n * 8, "always_8", "not always 8"),
+        (lambda n, h, b, dt: b * h * n * n, "numbers_not_bytes", "counted numbers, not bytes"),
+        (lambda n, h, b, dt: b * h * n * n * itemsize(dt) / 2**20, "mib", "looks like MiB"),
+        (lambda n, h, b, dt: b * h * n * n * itemsize(dt) / 1e6, "mb", "looks like MB"),
+        (lambda n, h, b, dt: b * h * n * n * itemsize(dt) / 2**30, "gib", "looks like GiB"),
+        (lambda n, h, b, dt: b * h * n * n * itemsize(dt) / 1e9, "gb", "looks like GB"),
+        (lambda n, h, b, dt: float(b * h * n * n * itemsize(dt)), "float_not_int", "return an int"),
+        (lambda n, h, b, dt: b * h * n * n * itemsize(dt) + 0.5, "not_whole", "not a whole number"),
+        (lambda n, h, b, dt: b * h * n * (n + 1) * itemsize(dt), "wrong_count", "expected"),
     ],
 )
-def test_each_mistake_gets_its_own_message(answer, words):
+def test_each_byte_count_mistake_is_named(answer, mistake, words):
     result = check(answer)
-    assert result.passed is False and words in result.message, result.message
+    assert result.passed is False and result.mistake == f"score_matrix_bytes.{mistake}"
+    assert words in result.message, result.message
+
+
+def test_a_float_byte_count_is_refused_as_the_text_says():
+    """The lesson says "return an int"; a float that happens to be whole is not accepted."""
+    result = check(lambda n, h, b, dt: b * h * n * n * itemsize(dt) * 1.0)
+    assert result.passed is False and "return an int" in result.message
 
 
 def test_a_hard_coded_answer_fails():
@@ -57,9 +77,8 @@ def test_a_hard_coded_answer_fails():
 
 
 def test_wrong_return_types_are_explained():
-    assert "return` statement" in check(lambda n, h, b, dt: None).message
-    assert "one number of bytes" in check(lambda n, h, b, dt: [n, h]).message
-    assert "whole number" in check(lambda n, h, b, dt: b * h * n * n * itemsize(dt) + 0.5).message
+    assert check(lambda n, h, b, dt: None).mistake == "score_matrix_bytes.returned_none"
+    assert check(lambda n, h, b, dt: [n, h]).mistake == "score_matrix_bytes.not_numbers"
 
 
 def test_a_stub_is_not_attempted_yet():
@@ -79,14 +98,400 @@ def test_reference_agrees_with_helpers():
         assert checks.score_matrix_bytes.reference(*args) == helpers_score_matrix_bytes(*args)
 
 
-def test_mistakes_stay_distinct_on_every_case():
-    """No two catalogued mistakes (or a mistake and the answer) coincide on the check's sizes."""
-    from helpers.checks.lesson07 import _cases, _mistakes, _reference
+def test_the_doubling_prediction_is_four():
+    assert checks.score_memory_doubling.check(4).passed is True
+    wrong = checks.score_memory_doubling.check(2)
+    assert wrong.passed is False and "(2n)^2" in wrong.message
+    assert checks.score_memory_doubling.check(None).passed is None
 
-    for seed in range(200):
-        for n, h, batch, dtype in _cases(np.random.default_rng(seed)):
-            if (n, h, batch) == (100_000, 1, 1):
-                continue  # the long-context case checks the number itself, not the mistakes
-            right = _reference(n, h, batch, dtype)
-            values = [v for v, _ in _mistakes(n, h, batch, itemsize(dtype)) if v != right]
-            assert len(set(values)) == len(values), (n, h, batch, dtype)
+
+# ---------------------------------------------------------------------------------------------
+# online_softmax_update(m, l, acc, scores, V_block)
+
+update_check = checks.online_softmax_update.check
+
+
+def update_guarded(m, l, acc, scores, V_block):
+    m_new = np.maximum(m, scores.max(axis=1))
+    safe = np.where(m_new == -np.inf, 0, m_new)
+    c = np.exp(m - safe)
+    p = np.exp(scores - safe[:, None])
+    return m_new, c * l + p.sum(axis=1), c[:, None] * acc + p @ V_block
+
+
+def update_loops(m, l, acc, scores, V_block):
+    """Row by row, with Python scalars and an explicit case for a row that has seen nothing."""
+    m, l, acc = m.copy(), l.copy(), acc.copy()
+    for i in range(len(m)):
+        m_new = max(m[i], scores[i].max())
+        if m_new == -np.inf:
+            continue  # nothing seen yet: the state stays (-inf, 0, 0)
+        c = math.exp(m[i] - m_new)
+        p = np.exp(scores[i] - m_new)
+        l[i] = l[i] * c + p.sum()
+        acc[i] = acc[i] * c + p @ V_block
+        m[i] = m_new
+    return m, l, acc
+
+
+def update_einsum_nan_to_num(m, l, acc, scores, V_block):
+    m_new = np.maximum(m, scores.max(-1))
+    with np.errstate(invalid="ignore"):
+        c = np.nan_to_num(np.exp(m - m_new))  # NaN (nothing seen yet) -> 0
+        p = np.nan_to_num(np.exp(scores - m_new[:, None]))
+    return (
+        m_new,
+        l * c + p.sum(-1),
+        np.einsum("q,qd->qd", c, acc) + np.einsum("qb,bd->qd", p, V_block),
+    )
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lesson07._reference_online_softmax_update,
+        update_guarded,
+        update_loops,
+        update_einsum_nan_to_num,
+    ],
+)
+def test_correct_online_softmax_updates_pass(answer):
+    for _ in range(3):  # fresh inputs each time
+        result = update_check(answer)
+        assert result.passed is True, result.message
+
+
+def _m_new(m, scores):
+    return np.maximum(m, scores.max(-1))
+
+
+def _shift(m_new):
+    return np.where(np.isneginf(m_new), 0.0, m_new)
+
+
+def forgot_rescale_l(m, l, acc, scores, V_block):
+    m_new = _m_new(m, scores)
+    c, p = np.exp(m - _shift(m_new)), np.exp(scores - _shift(m_new)[:, None])
+    return m_new, l + p.sum(-1), acc * c[:, None] + p @ V_block
+
+
+def forgot_rescale_acc(m, l, acc, scores, V_block):
+    m_new = _m_new(m, scores)
+    c, p = np.exp(m - _shift(m_new)), np.exp(scores - _shift(m_new)[:, None])
+    return m_new, l * c + p.sum(-1), acc + p @ V_block
+
+
+def forgot_rescale_both(m, l, acc, scores, V_block):
+    m_new = _m_new(m, scores)
+    p = np.exp(scores - _shift(m_new)[:, None])
+    return m_new, l + p.sum(-1), acc + p @ V_block
+
+
+def inverted_correction(m, l, acc, scores, V_block):
+    m_new = _m_new(m, scores)
+    c, p = np.exp(_shift(m_new) - m), np.exp(scores - _shift(m_new)[:, None])
+    return m_new, l * c + p.sum(-1), acc * c[:, None] + p @ V_block
+
+
+def block_max(m, l, acc, scores, V_block):
+    m_b = scores.max(-1)  # this block's max only
+    c, p = np.exp(m - m_b), np.exp(scores - m_b[:, None])
+    return m_b, l * c + p.sum(-1), acc * c[:, None] + p @ V_block
+
+
+def m_not_updated(m, l, acc, scores, V_block):
+    m_new = _m_new(m, scores)
+    c, p = np.exp(m - _shift(m_new)), np.exp(scores - _shift(m_new)[:, None])
+    return m, l * c + p.sum(-1), acc * c[:, None] + p @ V_block
+
+
+def exp_old_max(m, l, acc, scores, V_block):
+    p = np.exp(scores - m[:, None])
+    return _m_new(m, scores), l + p.sum(-1), acc + p @ V_block
+
+
+def normalised_acc(m, l, acc, scores, V_block):
+    m_new, l, acc = update_guarded(m, l, acc, scores, V_block)
+    return m_new, l, acc / l[:, None]
+
+
+def no_max_subtracted(m, l, acc, scores, V_block):
+    p = np.exp(scores)
+    return _m_new(m, scores), l + p.sum(-1), acc + p @ V_block
+
+
+def nan_on_masked_row(m, l, acc, scores, V_block):
+    m_new = np.maximum(m, scores.max(-1))
+    c, p = np.exp(m - m_new), np.exp(scores - m_new[:, None])  # -inf - (-inf) = NaN
+    return m_new, l * c + p.sum(-1), acc * c[:, None] + p @ V_block
+
+
+def swapped_m_l(m, l, acc, scores, V_block):
+    m_new, l, acc = update_guarded(m, l, acc, scores, V_block)
+    return l, m_new, acc
+
+
+UPDATE_MISTAKES = {
+    "forgot_rescale_l": (forgot_rescale_l, r"rescale acc but not l"),
+    "forgot_rescale_acc": (forgot_rescale_acc, r"rescale l but not acc"),
+    "forgot_rescale_both": (forgot_rescale_both, r"neither l nor acc"),
+    "inverted_correction": (inverted_correction, r"exp\(m_new - m_old\)"),
+    "block_max": (block_max, r"this block's max, not the running max"),
+    "m_not_updated": (m_not_updated, r"return the old m"),
+    "exp_old_max": (exp_old_max, r"with the old m and never rescale"),
+    "normalised_acc": (normalised_acc, r"your acc is divided by l"),
+    "no_max_subtracted": (no_max_subtracted, r"without subtracting the max"),
+    "nan_on_masked_row": (nan_on_masked_row, r"-inf - \(-inf\)"),
+    "swapped_m_l": (swapped_m_l, r"you returned l, m, acc"),
+}
+
+
+@pytest.mark.parametrize("mistake", list(UPDATE_MISTAKES))
+def test_each_online_softmax_mistake_is_named(mistake):
+    answer, pattern = UPDATE_MISTAKES[mistake]
+    for _ in range(3):  # on fresh inputs every time
+        result = update_check(answer)
+        assert result.passed is False, mistake
+        assert result.mistake == f"online_softmax_update.{mistake}", result.message
+        assert re.search(pattern, result.message), result.message
+
+
+def test_online_softmax_mistake_messages_are_distinct():
+    assert_mistakes_distinct(checks.online_softmax_update, UPDATE_MISTAKES)
+
+
+def test_online_softmax_return_slips_are_named():
+    three = update_check(lambda m, l, acc, s, V: (m, l))
+    assert three.mistake == "online_softmax_update.not_a_triple"
+    assert update_check(lambda m, l, acc, s, V: None).mistake == (
+        "online_softmax_update.returned_none"
+    )
+    acc_shape = update_check(lambda m, l, acc, s, V: (m, l, acc.T))
+    assert acc_shape.passed is False and "acc" in acc_shape.message
+
+
+def test_the_helpers_online_softmax_steps_agree_with_the_reference_update():
+    rng = np.random.default_rng(3)
+    Q, K, V = rng.standard_normal((5, 4)), rng.standard_normal((9, 4)), rng.standard_normal((9, 3))
+    m, l, acc = np.full(5, -np.inf), np.zeros(5), np.zeros((5, 3))
+    for step in online_softmax_steps(Q, K, V, block_size=4):
+        scores = Q @ K[step.start : step.stop].T / 2.0
+        m, l, acc = lesson07._reference_online_softmax_update(
+            m, l, acc, scores, V[step.start : step.stop]
+        )
+        np.testing.assert_allclose(m, step.m)
+        np.testing.assert_allclose(l, step.ell)
+        np.testing.assert_allclose(acc, step.acc)
+
+
+# ---------------------------------------------------------------------------------------------
+# blockwise_attention(Q, K, V, block_size)
+
+blockwise_check = checks.blockwise_attention.check
+
+
+def blockwise_per_query(Q, K, V, block_size):
+    """One query at a time, the running state as Python floats."""
+    out = []
+    for q in Q:
+        m, l, acc = -np.inf, 0.0, np.zeros(V.shape[1])
+        for start in range(0, len(K), block_size):
+            s = K[start : start + block_size] @ q / np.sqrt(len(q))
+            m_new = max(m, s.max())
+            c, p = np.exp(m - m_new), np.exp(s - m_new)
+            l, acc, m = l * c + p.sum(), acc * c + p @ V[start : start + block_size], m_new
+        out.append(acc / l)
+    return np.array(out)
+
+
+def blockwise_with_array_split(Q, K, V, block_size):
+    pieces = max(1, -(-len(K) // block_size))
+    state = (np.full(len(Q), -np.inf), np.zeros(len(Q)), np.zeros((len(Q), V.shape[1])))
+    for K_b, V_b in zip(np.array_split(K, pieces), np.array_split(V, pieces)):
+        scores = np.einsum("qd,kd->qk", Q, K_b) / np.sqrt(Q.shape[-1])
+        state = update_guarded(*state, scores, V_b)
+    return state[2] / state[1][:, None]
+
+
+def blockwise_from_helpers_steps(Q, K, V, block_size):
+    *_, last = online_softmax_steps(Q, K, V, block_size=block_size)
+    return last.output
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lesson07._reference_blockwise_attention,
+        blockwise_per_query,
+        blockwise_with_array_split,
+        blockwise_from_helpers_steps,
+    ],
+)
+def test_correct_blockwise_attention_passes(answer):
+    result = blockwise_check(answer)
+    assert result.passed is True, result.message
+
+
+def blockwise_variant(scale="d_k", stop="all", reset=False, first_only=False, divide=True):
+    def answer(Q, K, V, block_size):
+        d = {"d_k": Q.shape[1], "none": 1, "d_v": V.shape[1]}[scale]
+        n_blocks = len(K) // block_size if stop == "full_blocks_only" else -(-len(K) // block_size)
+        state = (np.full(len(Q), -np.inf), np.zeros(len(Q)), np.zeros((len(Q), V.shape[1])))
+        for k in range(n_blocks):
+            if reset:
+                state = (np.full(len(Q), -np.inf), np.zeros(len(Q)), np.zeros((len(Q), V.shape[1])))
+            start = 0 if first_only else k * block_size
+            K_b, V_b = K[start : start + block_size], V[start : start + block_size]
+            state = update_guarded(*state, Q @ K_b.T / np.sqrt(d), V_b)
+        return state[2] / state[1][:, None] if divide else state[2]
+
+    return answer
+
+
+def naive_full_matrix(Q, K, V, block_size):
+    return helpers.scaled_dot_product_attention(Q, K, V)[0]
+
+
+BLOCKWISE_MISTAKES = {
+    "unscaled": (blockwise_variant(scale="none"), r"not scaled"),
+    "scale_d_v": (blockwise_variant(scale="d_v"), r"sqrt\(d_v\)"),
+    "last_block_dropped": (blockwise_variant(stop="full_blocks_only"), r"last, shorter block"),
+    "only_last_block": (blockwise_variant(reset=True), r"last block only"),
+    "first_block_repeated": (blockwise_variant(first_only=True), r"uses the first block"),
+    "not_normalised": (blockwise_variant(divide=False), r"without dividing by l"),
+    "full_matrix": (naive_full_matrix, r"as much as the whole"),
+}
+
+
+@pytest.mark.parametrize("mistake", list(BLOCKWISE_MISTAKES))
+def test_each_blockwise_mistake_is_named(mistake):
+    answer, pattern = BLOCKWISE_MISTAKES[mistake]
+    result = blockwise_check(answer)
+    assert result.passed is False and result.mistake == f"blockwise_attention.{mistake}"
+    assert re.search(pattern, result.message), result.message
+
+
+def test_blockwise_mistake_messages_are_distinct():
+    assert_mistakes_distinct(checks.blockwise_attention, BLOCKWISE_MISTAKES)
+
+
+def test_blockwise_that_calls_an_unfinished_update_names_it():
+    def online_softmax_update(m, l, acc, scores, V_block):
+        raise NotImplementedError
+
+    def blockwise_attention(Q, K, V, block_size):
+        return online_softmax_update(None, None, None, Q @ K.T, V)
+
+    result = blockwise_check(blockwise_attention)
+    assert result.passed is False and result.mistake == "blockwise_attention.calls_unfinished"
+    assert "online_softmax_update" in result.message
+
+
+# ---------------------------------------------------------------------------------------------
+# causal_blockwise_attention(Q, K, V, block_size): the challenge
+
+causal_check = checks.causal_blockwise_attention.check
+
+
+def causal_row_by_row(Q, K, V, block_size):
+    """Query blocks of block_size; for each, key blocks up to its own; masks by position."""
+    n = len(Q)
+    out, tiles = np.zeros((n, V.shape[1])), 0
+    for q0 in range(0, n, block_size):
+        rows = np.arange(q0, min(q0 + block_size, n))
+        state = (
+            np.full(len(rows), -np.inf),
+            np.zeros(len(rows)),
+            np.zeros((len(rows), V.shape[1])),
+        )
+        for k0 in range(0, q0 + 1, block_size):
+            cols = np.arange(k0, min(k0 + block_size, n))
+            s = Q[rows] @ K[cols].T / np.sqrt(Q.shape[1])
+            s[cols[None, :] > rows[:, None]] = -np.inf
+            state = update_loops(*state, s, V[cols])
+            tiles += 1
+        out[rows] = state[2] / state[1][:, None]
+    return out, tiles
+
+
+def causal_with_helpers_per_block(Q, K, V, block_size):
+    """Each query block: helpers' blockwise attention over the keys up to its last query."""
+    n, b = len(Q), block_size
+    out, tiles = [], 0
+    for q0 in range(0, n, b):
+        q1 = min(q0 + b, n)
+        mask = np.arange(q1)[None, :] <= np.arange(q0, q1)[:, None]
+        out.append(helpers.scaled_dot_product_attention(Q[q0:q1], K[:q1], V[:q1], mask=mask)[0])
+        tiles += -(-q1 // b)
+    return np.concatenate(out), tiles
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [lesson07._reference_causal_blockwise, causal_row_by_row, causal_with_helpers_per_block],
+)
+def test_correct_causal_blockwise_passes(answer):
+    result = causal_check(answer)
+    assert result.passed is True, result.message
+
+
+def causal_variant(mask="causal", k_stop="own", scale=True, count="honest"):
+    def answer(Q, K, V, b):
+        n = len(Q)
+        out, tiles = np.zeros((n, V.shape[1])), 0
+        for q0 in range(0, n, b):
+            q1 = min(q0 + b, n)
+            stop = {"own": q1, "before": q0, "all": n}[k_stop]
+            state = (np.full(q1 - q0, -np.inf), np.zeros(q1 - q0), np.zeros((q1 - q0, V.shape[1])))
+            for k0 in range(0, stop, b):
+                k1 = min(k0 + b, n)
+                s = Q[q0:q1] @ K[k0:k1].T / (np.sqrt(Q.shape[1]) if scale else 1)
+                offset = {"causal": 0, "strict": -1, "next": 1, "none": None}[mask]
+                if offset is not None:
+                    s = np.where(
+                        np.arange(k0, k1)[None, :] > np.arange(q0, q1)[:, None] + offset, -np.inf, s
+                    )
+                state = update_guarded(*state, s, V[k0:k1])
+                tiles += 1
+            with np.errstate(all="ignore"):
+                out[q0:q1] = state[2] / state[1][:, None]
+        return out, tiles
+
+    return answer
+
+
+CAUSAL_MISTAKES = {
+    "no_mask": (causal_variant(mask="none", k_stop="all"), r"attention with no mask"),
+    "diagonal_unmasked": (causal_variant(mask="none"), r"inside the diagonal tile"),
+    "skips_diagonal": (causal_variant(k_stop="before"), r"skip the diagonal tiles too"),
+    "strict_mask": (causal_variant(mask="strict"), r"hides the diagonal"),
+    "sees_next_key": (causal_variant(mask="next"), r"see key i \+ 1"),
+    "unscaled": (causal_variant(scale=False), r"not scaled"),
+    "computed_every_tile": (causal_variant(k_stop="all"), r"you computed all"),
+    "tile_count": (lambda Q, K, V, b: (causal_variant()(Q, K, V, b)[0], 1), r"you report 1"),
+    "not_a_pair": (lambda Q, K, V, b: causal_variant()(Q, K, V, b)[0], r"return two values"),
+}
+
+
+@pytest.mark.parametrize("mistake", list(CAUSAL_MISTAKES))
+def test_each_causal_blockwise_mistake_is_named(mistake):
+    answer, pattern = CAUSAL_MISTAKES[mistake]
+    result = causal_check(answer)
+    assert result.passed is False and result.mistake == f"causal_blockwise_attention.{mistake}"
+    assert re.search(pattern, result.message), result.message
+
+
+def test_causal_blockwise_mistake_messages_are_distinct():
+    assert_mistakes_distinct(checks.causal_blockwise_attention, CAUSAL_MISTAKES)
+
+
+def test_every_lesson_07_exercise_meets_the_bar():
+    for exercise in (
+        checks.score_matrix_bytes,
+        checks.online_softmax_update,
+        checks.blockwise_attention,
+        checks.causal_blockwise_attention,
+    ):
+        assert exercise.lesson == "07" and len(exercise._hints) >= 3
+    assert checks.causal_blockwise_attention.stars == 3
+    assert checks.online_softmax_update.stars == checks.blockwise_attention.stars == 2

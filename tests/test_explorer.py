@@ -381,3 +381,104 @@ def test_any_sequence_of_actions_shows_the_math(words, actions):
     np.testing.assert_allclose(ex.weights.sum(axis=1), 1.0)
     np.testing.assert_allclose(shown_cell_colours(ex), expected_cell_colours(expected, ex.causal))
     assert f'data-query="{ex.query}"' in ex._bars.value
+
+
+# ------------------------------------------------------------ issue 12: masked keys and text
+
+
+def masked_marks(svg: str) -> list[int]:
+    return [int(j) for j in re.findall(r'<g class="masked-key" data-key="(\d+)">', svg)]
+
+
+def bar_rects(svg: str) -> list[tuple[float, float]]:
+    """(y, height) of the bars: the rects with a stroke (the grid lines are lines)."""
+    return [
+        (float(y), float(h))
+        for y, h in re.findall(
+            r'<rect x="[\d.]+" y="([\d.]+)" width="[\d.]+" height="([\d.]+)" fill="#[0-9a-f]+" '
+            r'stroke="#444"',
+            svg,
+        )
+    ]
+
+
+@pytest.mark.parametrize("query", [0, 2, 5])
+def test_masked_keys_are_drawn_at_zero_with_a_marker_not_as_full_bars(query):
+    ex = AttentionExplorer(causal=True, query=query)
+    svg = ex._bars.value
+    n = len(TOKENS)
+    assert masked_marks(svg) == list(range(query + 1, n))  # one cross per future key
+    assert len(bar_rects(svg)) == query + 1  # bars only for the keys that take part
+    assert f'fill="{helpers.plots.MASKED_GREY}"' not in svg  # no grey full-height bar
+    assert ("masked (future) key: weight exactly 0" in svg) == (query < n - 1)
+    zero_line = 60 + 200  # top + plot height: the crosses sit on it
+    for j in masked_marks(svg):
+        path = re.search(rf'data-key="{j}"><path d="M([\d.]+) ([\d.]+)L[\d.]+ ([\d.]+)', svg)
+        assert abs((float(path.group(2)) + float(path.group(3))) / 2 - zero_line) < 0.2
+    ex.set_causal(False)
+    assert masked_marks(ex._bars.value) == [] and len(bar_rects(ex._bars.value)) == n
+
+
+def test_the_static_figure_draws_masked_keys_at_zero_with_a_marker():
+    ex = AttentionExplorer(causal=True, query=2)
+    bar_ax = ex._static_figure(dpi=40).axes[1]
+    heights = [patch.get_height() for patch in bar_ax.patches]
+    np.testing.assert_allclose(heights, ex.weights[2, :3])  # bars for keys 0..2 only
+    (marks,) = [line for line in bar_ax.lines if line.get_marker() == "x"]
+    np.testing.assert_array_equal(marks.get_xdata(), [3, 4, 5])
+    np.testing.assert_array_equal(marks.get_ydata(), [0, 0, 0])
+    assert "weight exactly 0" in bar_ax.get_legend().get_texts()[0].get_text()
+    np.testing.assert_array_equal(ex.weights[2, 3:], 0.0)  # what the marker claims
+    no_mask = AttentionExplorer(causal=False, query=2)._static_figure(dpi=40).axes[1]
+    assert len(no_mask.patches) == 6 and no_mask.get_legend() is None
+
+
+def test_a_lone_surrogate_is_dropped_and_leaves_the_explorer_consistent():
+    ex = AttentionExplorer()
+    ex.set_sentence("the cat \ud83d sat")
+    assert ex.tokens == ["the", "cat", "sat"]
+    assert ex.weights.shape == (3, 3) and len(ex._token_buttons) == 3
+    assert ex._text_control.value == "the cat  sat"  # what the browser gets: valid Unicode
+    ex._text_control.value.encode("utf-8")
+    ex.static_png(dpi=30)
+    ex2 = AttentionExplorer("a \ud83d\ude00 b")  # a surrogate *pair* is one character
+    assert ex2.tokens == ["a", "😀", "b"]
+
+
+def test_the_text_box_with_a_lone_surrogate_updates_everything():
+    ex = AttentionExplorer()
+    ex._text_control.value = "x \udc00 y z"  # as if typed in the browser
+    assert ex.tokens == ["x", "y", "z"] and ex.weights.shape == (3, 3)
+    assert 'data-n="3"' in ex._heatmap.value
+
+
+def test_a_failed_sentence_change_leaves_the_previous_sentence_whole():
+    ex = AttentionExplorer()
+    with pytest.raises(TypeError, match="sentence must be a string"):
+        ex.set_sentence(123)
+    assert ex.tokens == TOKENS and ex.weights.shape == (6, 6)
+    assert ex._text_control.value == helpers.RUNNING_SENTENCE
+
+
+def test_a_huge_word_is_capped_in_titles_buttons_and_alt_text_and_stays_fast():
+    import time
+
+    word = "a" * 100_000
+    ex = AttentionExplorer(f"the {word} sat", causal=True, query=1)
+    assert ex.tokens[1] == word  # the math keeps the whole word
+    cap = explorer_module.WORD_CHARS
+    assert len(ex.alt_text()) < 300 and "a" * cap not in ex.alt_text()
+    assert len(ex.message) < 300
+    assert len(ex._token_buttons[1].description) == cap
+    assert len(ex._heatmap.value) + len(ex._bars.value) < 20_000
+    start = time.perf_counter()
+    fig = ex._static_figure(dpi=40)
+    png = ex.static_png(dpi=40)
+    assert time.perf_counter() - start < 5  # was 10-19 s: the whole word in the title
+    assert len(fig.axes[1].get_title()) < 80 and png.startswith(b"\x89PNG")
+
+
+def test_accented_words_are_one_token():
+    ex = AttentionExplorer("le café est prêt")
+    assert ex.tokens == ["le", "café", "est", "prêt"]
+    assert ">café<" in ex._heatmap.value

@@ -17,9 +17,9 @@ def running_example(n_heads=2, seed=0):
 def loop_reference(X_q, X_kv, W, mask=None):
     """One head at a time, with the single-head function, then concat and W_O."""
     outs, weights = [], []
-    for j in range(W["W_Q"].shape[0]):
+    for head in range(W["W_Q"].shape[0]):
         o, a = helpers.scaled_dot_product_attention(
-            X_q @ W["W_Q"][j], X_kv @ W["W_K"][j], X_kv @ W["W_V"][j], mask=mask
+            X_q @ W["W_Q"][head], X_kv @ W["W_K"][head], X_kv @ W["W_V"][head], mask=mask
         )
         outs.append(o)
         weights.append(a)
@@ -131,3 +131,60 @@ def test_cross_attention_rows_are_convex_combinations_of_the_other_sequence(n_q,
     X_q2[1:] += 5.0
     out2, _ = multi_head_attention(X_q2, **W, X_kv=X_kv)
     np.testing.assert_array_equal(out2[0], out[0])
+
+
+# ------------------------------------------------------------ issue 12: errors that name it
+
+
+def test_nan_in_x_names_the_users_argument_not_an_internal_array():
+    Z, W = running_example()
+    X = Z.copy()
+    X[2, 3] = np.nan
+    with pytest.raises(
+        ValueError, match=r"^X_q contains 1 NaN/inf value\(s\), the first at index \(2, 3\)"
+    ):
+        multi_head_attention(X, **W)
+    with pytest.raises(ValueError, match=r"^X_kv contains 1 NaN/inf"):
+        multi_head_attention(Z, **W, X_kv=X)
+    W_bad = dict(W, W_K=W["W_K"].copy())
+    W_bad["W_K"][1, 0, 0] = np.inf
+    with pytest.raises(
+        ValueError, match=r"^W_K contains 1 NaN/inf value\(s\), the first at index \(1, 0, 0\)"
+    ):
+        multi_head_attention(Z, **W_bad)
+
+
+def test_a_wrong_shaped_mask_is_reported_with_its_shape_and_the_users_sizes():
+    Z, W = running_example()  # n = 6
+    with pytest.raises(ValueError) as info:
+        multi_head_attention(Z, **W, mask=helpers.causal_mask(5))
+    message = str(info.value)
+    assert message.startswith("mask of shape (5, 5) does not fit")
+    assert "(6, 6) = (..., n_q, n_k)" in message and "n_q = 6 rows of X_q" in message
+    assert "(1, 6, 6)" not in message and "(2, 6, 6)" not in message  # no internal head axis
+    with pytest.raises(ValueError, match="mask of shape \\(6,\\) does not fit"):
+        multi_head_attention(Z, **W, mask=np.ones(6, bool))
+    with pytest.raises(ValueError, match="mask must be boolean"):
+        multi_head_attention(Z, **W, mask=np.ones((6, 6)))
+
+
+def test_overflowing_projections_name_x_and_w():
+    Z, W = running_example()
+    with pytest.raises(ValueError, match=r"X_q @ W_Q overflowed to inf/NaN in float64"):
+        multi_head_attention(Z * 1e10, **dict(W, W_Q=W["W_Q"] * 1e300))  # 1e310 > 1.8e308
+
+
+def test_overflowing_scores_say_where_they_come_from():
+    Z, W = running_example()
+    with pytest.raises(
+        ValueError, match=r"overflowed.*in multi_head_attention: Q = X_q @ W_Q\[head\]"
+    ):
+        multi_head_attention(Z * 1e160, **W)
+
+
+def test_batch_dimensions_of_x_q_and_x_kv_that_do_not_broadcast_are_named():
+    Z, W = running_example()
+    with pytest.raises(
+        ValueError, match=r"leading \(batch\) dimensions of X_q \(2,\) and X_kv \(3,\)"
+    ):
+        multi_head_attention(np.stack([Z, Z]), **W, X_kv=np.stack([Z, Z, Z]))

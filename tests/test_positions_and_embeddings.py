@@ -89,3 +89,81 @@ def test_seeded_projections_have_the_head_shapes():
     np.testing.assert_array_equal(W["W_K"], helpers.seeded_projections(8, 2, seed=0)["W_K"])
     with pytest.raises(ValueError, match="multiple of n_heads=3"):
         helpers.seeded_projections(8, n_heads=3)
+
+
+# ------------------------------------------------------------ issue 12: errors that name it
+
+
+@pytest.mark.parametrize(
+    "args, error, words",
+    [((8, 2.0), TypeError, r"n_heads must be a whole number \(an int\), got 2.0 .*division //"),
+     ((8.0, 2), TypeError, r"d_model must be a whole number \(an int\), got 8.0"),
+     ((None, 2), TypeError, "d_model must be a whole number.*None"),
+     ((8, None), TypeError, "n_heads must be a whole number.*None"),
+     ((8, "2"), TypeError, "n_heads must be a whole number.*'2'"),
+     ((8, True), TypeError, r"n_heads must be a whole number, got True \(a bool\)"),
+     ((8, 0), ValueError, "n_heads must be at least 1, got n_heads=0"),
+     ((8, 3), ValueError, "d_model=8 must be a positive multiple of n_heads=3")],
+)  # fmt: skip
+def test_seeded_projections_names_the_argument(args, error, words):
+    with pytest.raises(error, match=words):
+        helpers.seeded_projections(*args)
+
+
+@pytest.mark.parametrize(
+    "n_heads, error, words",
+    [(2.0, TypeError, r"n_heads must be a whole number \(an int\), got 2.0.*//"),
+     (None, TypeError, "n_heads must be a whole number.*None"),
+     ("2", TypeError, "n_heads must be a whole number.*'2'"),
+     (True, TypeError, r"n_heads must be a whole number, got True \(a bool\)"),
+     (-2, ValueError, "n_heads must be at least 1")],
+)  # fmt: skip
+def test_split_heads_names_n_heads(n_heads, error, words):
+    with pytest.raises(error, match=words):
+        helpers.split_heads(np.ones((3, 8)), n_heads)
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [(lambda: helpers.token_embeddings(None), r"tokens must be a list of strings .*got NoneType"),
+     (lambda: helpers.token_embeddings(123), "tokens must be a list of strings .*got int"),
+     (lambda: helpers.token_embeddings(["the", 3]), r"tokens\[1\] is int 3"),
+     (lambda: helpers.token_embeddings("the cat"), "got one string; use tokenize"),
+     (lambda: helpers.token_embeddings(["the"], d_model=8.0), "d_model must be a whole number"),
+     (lambda: helpers.token_embeddings(["the"], seed="0"), "seed must be a whole number"),
+     (lambda: helpers.build_Z(None), "tokens must be a list of strings .*got NoneType"),
+     (lambda: helpers.tokenize(None), "text must be a string, got NoneType"),
+     (lambda: helpers.sinusoidal_positional_encoding(6.0, 8), "n_positions must be a whole"),
+     (lambda: helpers.sinusoidal_positional_encoding(6, None), "d_model must be a whole")],
+)  # fmt: skip
+def test_embedding_helpers_name_the_argument(call, words):
+    with pytest.raises(TypeError, match=words):
+        call()
+
+
+def test_tokens_may_be_a_tuple_or_an_array_of_strings():
+    tokens = helpers.tokenize(helpers.RUNNING_SENTENCE)
+    expected = helpers.token_embeddings(tokens)
+    np.testing.assert_array_equal(helpers.token_embeddings(tuple(tokens)), expected)
+    np.testing.assert_array_equal(helpers.token_embeddings(np.array(tokens)), expected)
+
+
+def test_tokenize_keeps_unicode_words_whole():
+    assert helpers.tokenize("Le café, naïve!") == ["le", "café", ",", "naïve", "!"]
+    assert helpers.tokenize("cafe\u0301") == ["café"]  # a combining accent: normalised (NFC)
+    assert helpers.tokenize("Straße über 猫") == ["straße", "über", "猫"]
+    assert helpers.tokenize("don't stop_it") == ["don't", "stop", "_", "it"]  # as before
+
+
+def test_tokenize_drops_lone_surrogates_and_joins_pairs():
+    assert helpers.tokenize("the cat \ud83d sat") == ["the", "cat", "sat"]
+    assert helpers.tokenize("a \ud83d\ude00 b") == ["a", "😀", "b"]
+    helpers.build_Z(helpers.tokenize("the cat \ud83d sat"))  # no UnicodeEncodeError
+
+
+def test_ascii_words_keep_their_vectors():
+    """The Unicode tokenizer changes nothing for ASCII sentences (crc32 of the same bytes)."""
+    import zlib
+
+    row = np.random.default_rng([0, zlib.crc32(b"cat")]).standard_normal(helpers.D_MODEL)
+    np.testing.assert_array_equal(helpers.token_embeddings(["cat"])[0], row)

@@ -85,10 +85,18 @@ def test_row_weights_survive_huge_unscaled_scores():
 @pytest.mark.parametrize(
     "call, text",
     [
-        (lambda: scaling.scale_factor(0, "sqrt"), "d_k must be a positive whole number"),
+        (lambda: scaling.scale_factor(0, "sqrt"), "d_k must be at least 1, got d_k=0"),
         (lambda: scaling.scale_factor(4, "log"), "scale must be one of"),
         (lambda: scaling.row_weights(np.ones(3), np.ones((5, 4))), "q of shape (d_k,)"),
-        (lambda: scaling.softmax_peakedness([4], scales=("half",)), "scale must be one of"),
+        (lambda: scaling.softmax_peakedness([4], scales=("half",)), "scales must be one of"),
+        (lambda: scaling.scale_factor(4, np.array([])), "scale must be one of the names"),
+        (lambda: scaling.scale_factor(4.0, "sqrt"), "d_k must be a whole number"),
+        (lambda: scaling.dot_product_variance([4, 2.0]), "d_ks[1] must be a whole number"),
+        (lambda: scaling.dot_product_variance(None), "d_ks must be a list"),
+        (lambda: scaling.random_dot_products(4, 2, 3, rng=0), "rng must be a numpy"),
+        (lambda: scaling.random_dot_products(4, -2, 3, np.random.default_rng()), "n_queries"),
+        (lambda: scaling.softmax_statistics([[np.nan, 1.0]]), "weights contains 1 NaN"),
+        (lambda: scaling.row_weights("abc", np.ones((5, 4))), "q must be an array of numbers"),
     ],
 )
 def test_bad_input_raises_a_teaching_error(call, text):

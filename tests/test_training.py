@@ -132,3 +132,26 @@ def test_training_is_deterministic(trained):
 def test_bad_input_raises_a_value_error_that_names_the_problem(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_softmax_backward_matches_finite_differences_and_masks_get_no_gradient():
+    rng = np.random.default_rng(4)
+    S = rng.normal(size=(2, 4, 4))
+    S = np.where(helpers.causal_mask(4), S, -np.inf)  # a causal mask: -inf above the diagonal
+    A, dA = helpers.softmax(S, axis=-1), rng.normal(size=(2, 4, 4))
+    numerical = np.zeros_like(S)
+    for index in np.ndindex(S.shape):
+        plus, minus = S.copy(), S.copy()
+        plus[index] += 1e-6
+        minus[index] -= 1e-6
+        loss_plus = (dA * helpers.softmax(plus, axis=-1)).sum()
+        loss_minus = (dA * helpers.softmax(minus, axis=-1)).sum()
+        numerical[index] = (loss_plus - loss_minus) / 2e-6
+    dS = T.softmax_backward(A, dA)
+    np.testing.assert_allclose(dS, numerical, atol=1e-8)
+    assert np.all(dS[:, ~helpers.causal_mask(4)] == 0)
+
+
+def test_softmax_backward_refuses_mismatched_shapes():
+    with pytest.raises(ValueError, match="same shape"):
+        T.softmax_backward(np.ones((2, 3)) / 3, np.ones((3, 2)))

@@ -104,4 +104,6 @@ echo "   a kernel ran print(6 * 7) through the server; its connection is encrypt
 
 echo "4. lesson 00 run top to bottom in that environment"
 jupyter nbconvert --to notebook --execute --stdout notebooks/00_start_here.ipynb >/dev/null
+echo "5. lesson 09's model, fetched by postBuild, loads offline and verified"
+python -c "from helpers.pretrained import load_minilm; print('  ', load_minilm().forward('the cat sat on the mat')[2].shape)"
 echo "Binder dry run passed."

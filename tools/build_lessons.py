@@ -12,6 +12,9 @@ From ``solutions/NN_topic.py`` (jupytext py:percent) it writes:
   prediction line ``guess = "fall"  ### ANSWER`` replaced by ``guess = None`` (not yet guessed);
 * ``notebooks/NN_topic.ipynb``: the learner's notebook, no outputs.
 
+Both notebooks carry ``metadata["course"] = {"lesson": "NN"}``: ``make grade`` recognises a
+submitted notebook's lesson by it (whatever the file is called).
+
 ``--check`` compares text and cell sources without executing anything; that the stored
 outputs reproduce is nbval's job (``make test``).
 """
@@ -86,8 +89,14 @@ def learner_text(solution_text: str, name: str = "lesson") -> str:
     return stripped
 
 
-def as_notebook(text: str) -> nbformat.NotebookNode:
-    """A py:percent text as a notebook, with the pairing and kernel the course uses."""
+def course_metadata(lesson: str) -> dict[str, str]:
+    """What ``make grade`` reads to know a notebook's lesson: ``{"lesson": "04"}``."""
+    return {"lesson": lesson}
+
+
+def as_notebook(text: str, lesson: str | None = None) -> nbformat.NotebookNode:
+    """A py:percent text as a notebook, with the pairing and kernel the course uses, and its
+    lesson number (two digits) in ``metadata["course"]`` when given."""
     nb = jupytext.reads(text, fmt="py:percent")
     # Cell ids from the cells' text, not random: a rebuild changes only the cells that changed.
     seen: dict[str, int] = {}
@@ -97,6 +106,8 @@ def as_notebook(text: str) -> nbformat.NotebookNode:
         cell.id = digest if seen[digest] == 1 else f"{digest}-{seen[digest]}"
     nb.metadata["kernelspec"] = KERNEL
     nb.metadata.setdefault("jupytext", {})["formats"] = PAIRING
+    if lesson is not None:
+        nb.metadata["course"] = course_metadata(lesson)
     return nb
 
 
@@ -119,10 +130,11 @@ def build(source: Path) -> None:
     learner_py = NOTEBOOKS / source.name
     NOTEBOOKS.mkdir(exist_ok=True)
     learner_py.write_text(learner_text(text, source.name))
+    lesson = source.name[:2]
     jupytext.write(
-        as_notebook(learner_py.read_text()), learner_py.with_suffix(".ipynb"), fmt="ipynb"
+        as_notebook(learner_py.read_text(), lesson), learner_py.with_suffix(".ipynb"), fmt="ipynb"
     )
-    solved = execute(as_notebook(text), SOLUTIONS)
+    solved = execute(as_notebook(text, lesson), SOLUTIONS)
     jupytext.write(solved, source.with_suffix(".ipynb"), fmt="ipynb")
     print(f"built {source.stem}: executed in {time.perf_counter() - start:.1f} s")
 
@@ -148,6 +160,10 @@ def stale_files(source: Path) -> list[str]:
     learner_nb = nbformat.read(learner_ipynb, as_version=4)
     if _cells(learner_nb) != _cells(as_notebook(expected_learner)):
         problems.append(f"{learner_ipynb.relative_to(ROOT)}: cells differ from the source")
+    for path, nb in ((learner_ipynb, learner_nb), (solved_ipynb, None)):
+        nb = nb if nb is not None else nbformat.read(path, as_version=4)
+        if nb.metadata.get("course") != course_metadata(source.name[:2]):
+            problems.append(f"{path.relative_to(ROOT)} lacks metadata course.lesson (make grade)")
     if any(c.get("outputs") for c in learner_nb.cells):
         problems.append(
             f"{learner_ipynb.relative_to(ROOT)} has outputs; the learner's copy has none"

@@ -19,6 +19,7 @@ from .embeddings import (
     token_embeddings,
     tokenize,
 )
+from .masks import padding_mask
 from .multihead import multi_head_attention
 from .positions import sinusoidal_positional_encoding
 from .projections import combine_heads, seeded_projections, split_heads
@@ -27,6 +28,7 @@ __all__ = [
     "scaled_dot_product_attention",
     "softmax",
     "causal_mask",
+    "padding_mask",
     "sinusoidal_positional_encoding",
     "multi_head_attention",
     "blockwise_attention",

@@ -3,15 +3,33 @@
 Conventions (the same in every lesson):
 
 * shapes follow the paper: ``Q (..., n_q, d_k)``, ``K (..., n_k, d_k)``, ``V (..., n_k, d_v)``;
-* a boolean mask says **True = may attend** (PyTorch's boolean ``attn_mask``);
-* masked weights are exactly 0, and bad input raises a ``ValueError`` that names the sizes.
+  query position i, key position j;
+* a boolean mask says **True = may attend** (query i may use key j where ``mask[i, j]``);
+* masked weights are exactly 0, and bad input raises an error that names the argument.
+
+The mask convention is the one of PyTorch's ``torch.nn.functional.scaled_dot_product_attention``,
+whose boolean ``attn_mask`` is documented as "a value of True indicates that the element
+*should* take part in attention". PyTorch's modules use the **opposite** convention:
+for ``nn.MultiheadAttention``'s boolean ``attn_mask`` "a True value indicates that the
+corresponding position is not allowed to attend", its ``key_padding_mask`` True means "the
+corresponding key value will be ignored", and ``nn.Transformer``'s masks say the same
+("positions with True are not allowed to attend"). To pass one of our masks to those
+modules, pass ``~mask``. (PyTorch 2.13's docstrings; float masks are added to the scores in all
+of them.)
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_float_array, check_qkv
+from ._validate import (
+    ArgumentTypeError,
+    as_bool_mask,
+    as_float_array,
+    check_qkv,
+    overflow_error,
+    whole_number,
+)
 
 __all__ = ["softmax", "causal_mask", "scaled_dot_product_attention"]
 
@@ -33,17 +51,37 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``x`` holds NaN or ``+inf``, or a slice along ``axis`` is entirely ``-inf``.
+        If ``x`` holds NaN or ``+inf``, has no entries along ``axis``, a slice along ``axis``
+        is entirely ``-inf``, or ``axis`` does not exist.
+    TypeError
+        If ``x`` does not hold real numbers or ``axis`` is not an int (the error is
+        also a ValueError, see :class:`helpers._validate.ArgumentTypeError`).
     """
     x = as_float_array(x, "x")
-    if np.isnan(x).any() or np.isposinf(x).any():
-        raise ValueError("softmax input contains NaN or +inf; scores must be finite (or -inf)")
     if x.ndim == 0:
-        raise ValueError("softmax needs at least a 1-D array, got a scalar")
+        raise ValueError("softmax needs x with at least 1 dimension, got a scalar")
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+        raise ArgumentTypeError(
+            f"axis must be a whole number such as -1 (the last axis), got {axis!r} of type "
+            f"{type(axis).__name__}"
+        )
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(
+            f"axis={axis} does not exist: x has shape {x.shape}, so axis must be in "
+            f"{-x.ndim}..{x.ndim - 1}"
+        )
+    if x.shape[axis] == 0:
+        raise ValueError(
+            f"x has no entries along axis {axis} (shape {x.shape}); a softmax needs at least "
+            "one score to give the weight to"
+        )
+    if np.isnan(x).any() or np.isposinf(x).any():
+        raise ValueError("x contains NaN or +inf; softmax scores must be finite (or -inf)")
     x_max = np.max(x, axis=axis, keepdims=True)
     if np.isneginf(x_max).any():
         raise ValueError(
-            "softmax: a slice along the axis is entirely -inf, so no entry can take any weight"
+            f"x has a slice along axis {axis} that is entirely -inf, so no entry can take any "
+            "weight"
         )
     e = np.exp(x - x_max)
     return e / np.sum(e, axis=axis, keepdims=True)
@@ -55,12 +93,9 @@ def causal_mask(n: int) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``n`` is negative or not a whole number.
+        If ``n`` is negative or not a whole number (``2.0`` too: use ``//`` or ``int``).
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise ValueError(f"causal_mask needs a whole number of positions, got {n!r}")
-    if n < 0:
-        raise ValueError(f"causal_mask needs n >= 0, got n={n}")
+    n = whole_number(n, "n")
     return np.tril(np.ones((n, n), dtype=bool))
 
 
@@ -83,9 +118,12 @@ def scaled_dot_product_attention(
         One value per key.
     mask : array_like of bool, optional
         Broadcastable to ``(..., n_q, n_k)``. **True = may attend**; False positions get
-        weight exactly 0. Every query row must keep at least one True.
+        weight exactly 0. Every query row must keep at least one True. Same convention as
+        ``torch.nn.functional.scaled_dot_product_attention``'s boolean ``attn_mask``; the
+        opposite of ``torch.nn.MultiheadAttention``'s (see the module docstring).
     scale : float, optional
-        Multiplies the scores; defaults to ``1 / sqrt(d_k)``.
+        Multiplies the scores; defaults to ``1 / sqrt(d_k)``. One finite positive real
+        number (not a bool, a string or an array).
 
     Returns
     -------
@@ -97,9 +135,10 @@ def scaled_dot_product_attention(
     Raises
     ------
     ValueError
-        On arrays with fewer than 2 dimensions, mismatched d_k or n_k, a mask that does
-        not broadcast or leaves a query row with no key, NaN or inf in the input, or a
-        scale that is not a finite positive number.
+        On arrays with fewer than 2 dimensions, mismatched d_k or n_k, leading (batch/head)
+        dimensions that do not broadcast, a mask that does not broadcast or leaves a query
+        row with no key, NaN or inf in the input, scores that overflow, or a scale that is
+        not a finite positive number. Each message names the argument at fault.
     """
     Q, K, V, scale = check_qkv(Q, K, V, scale)
     n_q = Q.shape[-2]
@@ -111,7 +150,8 @@ def scaled_dot_product_attention(
         scores *= scale
     if mask is not None:
         # -inf before the softmax: exp(-inf) = 0, so masked weights are exactly zero.
-        np.putmask(scores, ~_broadcast_mask(mask, scores.shape), -np.inf)
+        mask = _broadcast_mask(mask, scores.shape)
+        np.putmask(scores, ~mask, -np.inf)
     if n_q == 0:
         return np.matmul(scores, V), scores
     # The softmax, in place on the score buffer (the n x n matrix is the big allocation, so it
@@ -119,16 +159,14 @@ def scaled_dot_product_attention(
     # key left by the mask) or +inf/NaN (scores that overflowed): checking n_q maxima suffices.
     row_max = np.max(scores, axis=-1, keepdims=True)
     if not np.isfinite(row_max).all():
-        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(row_max[..., 0]))[0])
-        if np.isneginf(row_max).any():
+        if mask is not None and not mask.any(axis=-1).all():
+            empty = tuple(int(i) for i in np.argwhere(~mask.any(axis=-1))[0])
             raise ValueError(
-                f"mask leaves query row {bad} with no key it may attend to; every query needs "
-                "at least one True in its row"
+                f"mask leaves query row {empty} with no key it may attend to; every query "
+                "needs at least one True in its row"
             )
-        raise ValueError(
-            f"the scores of query row {bad} overflowed to inf/NaN in {scores.dtype}; scale the "
-            "inputs down (or use float64)"
-        )
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(row_max[..., 0]))[0])
+        raise overflow_error(bad, scores.dtype)
     scores -= row_max
     np.exp(scores, out=scores)
     scores /= np.sum(scores, axis=-1, keepdims=True)
@@ -138,12 +176,7 @@ def scaled_dot_product_attention(
 
 def _broadcast_mask(mask: np.ndarray, scores_shape: tuple[int, ...]) -> np.ndarray:
     """Check a boolean mask against the score shape and broadcast it."""
-    mask = np.asarray(mask)
-    if mask.dtype != bool:
-        raise ValueError(
-            f"mask must be boolean (True = may attend), got dtype {mask.dtype}; "
-            "use e.g. mask.astype(bool) or causal_mask(n)"
-        )
+    mask = as_bool_mask(mask)
     try:
         mask = np.broadcast_to(mask, scores_shape)
     except ValueError:

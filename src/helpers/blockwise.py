@@ -2,15 +2,15 @@
 
 Naive attention builds the whole ``(n_q, n_k)`` score matrix, so its memory grows as n².
 :func:`blockwise_attention` visits the keys one block at a time and keeps, for every query,
-only a running maximum ``m``, a running sum ``ell`` (ℓ) of exponentials and a running,
+only a running maximum ``m``, a running sum ``l`` (ℓ) of exponentials and a running,
 un-normalised output ``acc``. When a new block raises a row's maximum, the old sum and output
-are rescaled by ``exp(m_old - m_new)``; at the end ``acc / ell`` is exactly
+are rescaled by ``exp(m_old - m_new)``; at the end ``acc / l`` is exactly
 ``softmax(Q K^T * scale) V``. Only one ``(n_q, block_size)`` tile of scores exists at a time:
 memory O(n · block) instead of O(n²). This is the idea behind FlashAttention (Dao et al. 2022),
 which also tiles the queries and keeps the tiles in fast on-chip memory.
 
 :func:`online_softmax_steps` yields the state after every block, so a lesson can print
-``m``, ``ell`` and the partial output as they evolve; :func:`blockwise_attention` runs it to
+``m``, ``l`` and the partial output as they evolve; :func:`blockwise_attention` runs it to
 the end. :func:`score_matrix_bytes` says how many bytes the naive weights occupy.
 """
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_qkv
+from ._validate import check_qkv, overflow_error, whole_number
 
 __all__ = ["BlockStep", "online_softmax_steps", "blockwise_attention", "score_matrix_bytes"]
 
@@ -38,7 +38,7 @@ class BlockStep:
         The key positions of that block, ``K[..., start:stop, :]``.
     m : ndarray, shape (..., n_q)
         Running maximum of each query's scores over the keys seen so far.
-    ell : ndarray, shape (..., n_q)
+    l : ndarray, shape (..., n_q)
         Running sum of ``exp(score - m)`` over the keys seen so far (ℓ in the papers).
     acc : ndarray, shape (..., n_q, d_v)
         Running sum of ``exp(score - m) * v`` (un-normalised output).
@@ -48,31 +48,27 @@ class BlockStep:
     start: int
     stop: int
     m: np.ndarray
-    ell: np.ndarray
+    l: np.ndarray
     acc: np.ndarray
 
     @property
+    def ell(self) -> np.ndarray:
+        """The same as ``l`` (ℓ): the name this attribute had before the notation table."""
+        return self.l
+
+    @property
     def output(self) -> np.ndarray:
-        """``acc / ell``: attention over the keys seen so far, shape ``(..., n_q, d_v)``."""
-        return self.acc / self.ell[..., None]
+        """``acc / l``: attention over the keys seen so far, shape ``(..., n_q, d_v)``."""
+        return self.acc / self.l[..., None]
 
 
 def _check_inputs(Q, K, V, block_size, causal, scale):
     """Validate like :func:`helpers.scaled_dot_product_attention`, plus the block size."""
-    Q, K, V, scale = check_qkv(Q, K, V, scale)
-    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)):
-        raise ValueError(f"block_size must be a whole number of keys, got {block_size!r}")
-    if block_size < 1:
-        raise ValueError(f"block_size must be at least 1 key, got block_size={block_size}")
+    Q, K, V, scale = check_qkv(Q, K, V, scale)  # also: the leading dimensions broadcast
+    block_size = whole_number(block_size, "block_size", minimum=1)
     if not isinstance(causal, (bool, np.bool_)):
         raise ValueError(f"causal must be True or False, got {causal!r}")
-    try:
-        lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"the leading (batch/head) dimensions of Q {Q.shape[:-2]}, K {K.shape[:-2]} and "
-            f"V {V.shape[:-2]} do not broadcast"
-        ) from None
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     dtype = np.result_type(Q, K, V)
     return Q, K, V, lead, dtype, scale
 
@@ -90,7 +86,7 @@ def online_softmax_steps(
     For key block ``b`` with scores ``S_b = Q K_b^T * scale`` (shape ``(..., n_q, block)``)::
 
         m_new = max(m, rowmax(S_b))
-        ell   = ell * exp(m - m_new) + rowsum(exp(S_b - m_new))
+        l     = l * exp(m - m_new) + rowsum(exp(S_b - m_new))
         acc   = acc * exp(m - m_new) + exp(S_b - m_new) @ V_b
 
     Parameters
@@ -101,19 +97,19 @@ def online_softmax_steps(
     Yields
     ------
     BlockStep
-        ``m (..., n_q)``, ``ell (..., n_q)``, ``acc (..., n_q, d_v)`` after each block; its
+        ``m (..., n_q)``, ``l (..., n_q)``, ``acc (..., n_q, d_v)`` after each block; its
         ``output`` is the attention over the keys seen so far. The arrays are copies, so a
         step can be kept (for the fast path see :func:`blockwise_attention`).
     """
     Q, K, V, lead, dtype, scale = _check_inputs(Q, K, V, block_size, causal, scale)
-    for block, start, stop, m, ell, acc in _fold_blocks(Q, K, V, block_size, causal, scale):
-        yield BlockStep(block, start, stop, m.copy(), ell.copy(), acc.copy())
+    for block, start, stop, m, l, acc in _fold_blocks(Q, K, V, block_size, causal, scale):
+        yield BlockStep(block, start, stop, m.copy(), l.copy(), acc.copy())
 
 
 def _fold_blocks(Q, K, V, block_size, causal, scale):
-    """The online softmax on validated input; updates ``m, ell, acc`` in place, block by block.
+    """The online softmax on validated input; updates ``m, l, acc`` in place, block by block.
 
-    Yields ``(block, start, stop, m, ell, acc)`` after each block; the arrays are the live
+    Yields ``(block, start, stop, m, l, acc)`` after each block; the arrays are the live
     state (the next block overwrites them), which keeps the extra memory to one score tile
     plus a few ``(..., n_q, d_v)`` arrays.
     """
@@ -121,7 +117,7 @@ def _fold_blocks(Q, K, V, block_size, causal, scale):
     dtype = np.result_type(Q, K, V)
     n_q, n_k, d_v = Q.shape[-2], K.shape[-2], V.shape[-1]
     m = np.full((*lead, n_q), -np.inf, dtype=dtype)  # (..., n_q) running max
-    ell = np.zeros((*lead, n_q), dtype=dtype)  # (..., n_q) running sum of exp(score - m)
+    l = np.zeros((*lead, n_q), dtype=dtype)  # (..., n_q) running sum of exp(score - m)
     acc = np.zeros((*lead, n_q, d_v), dtype=dtype)  # (..., n_q, d_v) running sum of exp * v
     query_pos = np.arange(n_q)
     for block, start in enumerate(range(0, n_k, block_size)):
@@ -132,24 +128,32 @@ def _fold_blocks(Q, K, V, block_size, causal, scale):
         # after the first block and exp(m - m_new) below never meets -inf - (-inf).
         rows = slice(start, None) if causal else slice(None)
         # One (..., r, b) tile of scores, updated in place: the only score memory there is.
-        scores = np.matmul(Q[..., rows, :], np.swapaxes(K_b, -1, -2))  # (..., r, b)
-        scores *= scale
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below
+            scores = np.matmul(Q[..., rows, :], np.swapaxes(K_b, -1, -2))  # (..., r, b)
+            scores *= scale
         if causal:
             future = np.arange(start, stop)[None, :] > query_pos[rows, None]  # (r, b)
             np.copyto(scores, -np.inf, where=future)
         m_rows = m[..., rows]  # a view: writing to it updates m
         m_new = np.maximum(m_rows, scores.max(axis=-1))  # (..., r)
+        if not np.isfinite(m_new).all():
+            # Every row has a finite score in every tile it sees (causal: key `start` <= row),
+            # so a non-finite maximum means Q K^T * scale overflowed. Say so, as the plain
+            # function does, instead of letting exp(inf - inf) turn the output into NaN.
+            bad = [int(i) for i in np.argwhere(~np.isfinite(m_new))[0]]
+            bad[-1] += start if causal else 0
+            raise overflow_error(tuple(bad), scores.dtype)
         correction = np.exp(m_rows - m_new)  # (..., r); 0 on the first block
         scores -= m_new[..., None]
         p = np.exp(scores, out=scores)  # (..., r, b) = exp(S_b - m_new); masked entries -> 0
         m_rows[...] = m_new
-        ell_rows, acc_rows = ell[..., rows], acc[..., rows, :]  # views
-        ell_rows *= correction
-        ell_rows += p.sum(axis=-1)
+        l_rows, acc_rows = l[..., rows], acc[..., rows, :]  # views
+        l_rows *= correction
+        l_rows += p.sum(axis=-1)
         acc_rows *= correction[..., None]
         acc_rows += np.matmul(p, V_b)
         del scores, p  # free the tile before the caller looks at this step
-        yield block, start, stop, m, ell, acc
+        yield block, start, stop, m, l, acc
 
 
 def blockwise_attention(
@@ -191,15 +195,17 @@ def blockwise_attention(
     ------
     ValueError
         On arrays with fewer than 2 dimensions, mismatched d_k or n_k, no keys, leading
-        dimensions that do not broadcast, NaN or inf in the input, a ``block_size`` that is
-        not a positive whole number, a non-boolean ``causal``, or a bad ``scale``.
+        dimensions that do not broadcast, NaN or inf in the input, scores that overflow (as
+        :func:`helpers.scaled_dot_product_attention` does: never a silent NaN), a
+        ``block_size`` that is not a positive whole number, a non-boolean ``causal``, or a bad
+        ``scale``. Each message names the argument at fault.
     """
     Q, K, V, lead, dtype, scale = _check_inputs(Q, K, V, block_size, causal, scale)
     if Q.shape[-2] == 0:
         return np.zeros((*lead, 0, V.shape[-1]), dtype=dtype)
-    for *_, ell, acc in _fold_blocks(Q, K, V, block_size, causal, scale):  # noqa: B007
+    for *_, l, acc in _fold_blocks(Q, K, V, block_size, causal, scale):  # noqa: B007
         pass  # the state is updated in place; only the final one matters
-    acc /= ell[..., None]
+    acc /= l[..., None]
     return acc
 
 

@@ -15,10 +15,11 @@ The weights come from the course's math, never from code of its own:
 
 **Why it is fast.** Redrawing a matplotlib figure per click costs 55-136 ms. Here the two
 pictures are SVG in ``ipywidgets.HTML``: the heatmap's cells are one small palette PNG built
-in NumPy (a viridis look-up table, ``zlib``), the labels, numbers, highlight and bar chart are
-SVG text and rectangles. The per-head Q, K, V are computed once per sentence, the weights once
-per (head, mask, temperature), the cell PNG once per weight matrix; a click on a token only
-formats strings. ``benchmarks/bench_explorer.py`` measures it against the matplotlib way.
+in NumPy (a viridis look-up table, ``zlib``; see :func:`_palette_png` for why not Pillow), the
+labels, numbers, highlight and bar chart are SVG text and rectangles. The per-head Q, K, V
+are computed once per sentence, the weights once per (head, mask, temperature), the cell PNG
+once per weight matrix; a click on a token only formats strings.
+``benchmarks/bench_explorer.py`` measures it against the matplotlib way.
 
 **Readable without a kernel.** :meth:`AttentionExplorer.show` puts a matplotlib PNG of the
 current state in the same output as the widget (see :func:`helpers.live.show`).
@@ -30,6 +31,7 @@ import base64
 import html
 import io
 import math
+import numbers
 import struct
 import zlib
 from collections.abc import Iterator
@@ -42,8 +44,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from ._validate import ArgumentTypeError, whole_number
 from .attention import causal_mask, scaled_dot_product_attention
-from .embeddings import D_MODEL, RUNNING_SENTENCE, build_Z, tokenize
+from .embeddings import D_MODEL, RUNNING_SENTENCE, build_Z, tokenize, valid_text
 from .live import show as _show_live
 from .plots import MASKED_GREY, plot_heatmap
 from .projections import seeded_projections
@@ -53,6 +56,9 @@ __all__ = ["AttentionExplorer", "MAX_TOKENS", "TEMPERATURE_RANGE"]
 MAX_TOKENS = 64  # longer sentences are truncated, and the message says so
 TEMPERATURE_RANGE = (0.1, 10.0)  # the slider's ends (log scale)
 HIGHLIGHT = "#f03b20"  # the selected query's row and button: visible on every viridis colour
+# A masked key in the bar chart: no bar (its weight is exactly 0), this marker on the zero line.
+MASKED_MARKER = "x"
+MASKED_MARK_COLOUR = "#555555"
 
 # The colour scale is fixed at [0, 1] (weights are probabilities), so heads, masks and
 # temperatures can be compared by colour. Palette index 0..254 = viridis, 255 = masked grey.
@@ -66,19 +72,28 @@ _HEX = [f"#{r:02x}{g:02x}{b:02x}" for r, g, b in _PALETTE]
 _TEXT_ON = ["#000000" if i > 0.55 * _N_COLOURS else "#ffffff" for i in range(_N_COLOURS)]
 _FONT = "font-family:sans-serif"
 LABEL_CHARS = 12  # longer tokens are shortened to 11 characters and "…" on the axes
+# Longer tokens are shortened to 39 characters and "…" everywhere text shows them (buttons,
+# hover titles, figure titles, messages, alt text); the math keeps the whole word. A pasted
+# 100,000-character word would otherwise go into every one of them (static_png took 10-19 s).
+WORD_CHARS = 40
 
 
-def _short(token: str) -> str:
-    """``token`` cut to ``LABEL_CHARS`` characters, the last one "…", if it is longer."""
-    return token if len(token) <= LABEL_CHARS else token[: LABEL_CHARS - 1] + "…"
+def _short(token: str, limit: int = LABEL_CHARS) -> str:
+    """``token`` cut to ``limit`` characters, the last one "…", if it is longer."""
+    return token if len(token) <= limit else token[: limit - 1] + "…"
+
+
+def _word(token: str) -> str:
+    """``token`` as text shows it: at most ``WORD_CHARS`` characters."""
+    return _short(token, WORD_CHARS)
 
 
 def _axis_label(token: str) -> str:
-    """A token as an SVG axis label: escaped and shortened (the full word in a ``<title>``,
-    which the browser shows on hover)."""
+    """A token as an SVG axis label: escaped and shortened (the word, up to ``WORD_CHARS``
+    characters, in a ``<title>``, which the browser shows on hover)."""
     if len(token) <= LABEL_CHARS:
         return _esc(token)
-    return f"<title>{_esc(token)}</title>{_esc(_short(token))}"
+    return f"<title>{_esc(_word(token))}</title>{_esc(_short(token))}"
 
 
 def _causal_look(on: bool) -> dict[str, str]:
@@ -102,7 +117,17 @@ def _colour_index(weights: np.ndarray) -> np.ndarray:
 
 
 def _palette_png(indices: np.ndarray) -> bytes:
-    """A palette PNG (colour type 3, 8 bit) of a ``(height, width)`` uint8 index image."""
+    """A palette PNG (colour type 3, 8 bit) of a ``(height, width)`` uint8 index image.
+
+    Written by hand (the PNG format is four chunks: header, palette, zlib data, end) because
+    it is faster than Pillow here, and an update waits for it: ``benchmarks/bench_explorer.py``
+    measured the heatmap's cells at 75 against 133 us (n = 6 tokens, 264 x 264 pixels) and 227
+    against 455 us (n = 64, 384 x 384) on a quiet run; over six runs on the shared 2-core
+    machine Pillow took 1.0-2.6 times as long at n = 6 and 0.9-2.0 times at n = 64. Same
+    pixels, same zlib level 1: the compression is the same zlib call, and Pillow spends the
+    difference on building the image object, the palette and its plugin machinery. Pillow is
+    used where it is the simpler tool (:mod:`helpers.live` encodes RGBA frames).
+    """
     height, width = indices.shape
     raw = np.zeros((height, width + 1), dtype=np.uint8)  # filter byte 0 ("None") per row
     raw[:, 1:] = indices
@@ -169,13 +194,16 @@ class AttentionExplorer:
         query: int = 1,
         d_model: int = D_MODEL,
     ):
-        if isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)):
-            raise ValueError(f"n_heads must be a whole number, got {n_heads!r}")
-        if n_heads <= 0 or d_model <= 0 or d_model % n_heads:
+        n_heads = whole_number(n_heads, "n_heads", minimum=1)
+        d_model = whole_number(d_model, "d_model", minimum=1)
+        seed = whole_number(seed, "seed")
+        if d_model % n_heads:
             raise ValueError(
                 f"d_model={d_model} must be a positive multiple of n_heads={n_heads} "
                 "(each head gets d_k = d_model / h columns)"
             )
+        if not isinstance(causal, (bool, np.bool_)):
+            raise ArgumentTypeError(f"causal must be True or False, got {causal!r}")
         self.n_heads, self.d_model, self.seed = int(n_heads), int(d_model), int(seed)
         self.d_k = self.d_model // self.n_heads
         self._W = seeded_projections(self.d_model, self.n_heads, self.seed)  # (h, d_model, d_k)
@@ -184,7 +212,7 @@ class AttentionExplorer:
         self._query = 0
         self._holding = False  # True while the code (not the user) moves a control
         self._build_controls()
-        self._load_sentence(sentence)
+        sentence = self._load_sentence(sentence)
         self._move(self._text_control, "value", sentence)
         self._set_query(query, clip=True)
         self._redraw()
@@ -232,45 +260,44 @@ class AttentionExplorer:
         """The text of the message line (plain text)."""
         return self._message_text
 
-    def select_query(self, i: int) -> None:
-        """Show query ``i``'s distribution (what a click on token ``i`` does)."""
-        self._set_query(i)
+    def select_query(self, query: int) -> None:
+        """Show the distribution of query position ``query`` (what a click on its token does)."""
+        self._set_query(query)
         self._redraw(weights_changed=False)
 
-    def set_head(self, h: int) -> None:
-        """Show head ``h`` (0 .. n_heads - 1)."""
-        if isinstance(h, bool) or not isinstance(h, (int, np.integer)):
-            raise ValueError(f"head must be a whole number, got {h!r}")
-        if not 0 <= h < self.n_heads:
+    def set_head(self, head: int) -> None:
+        """Show head ``head`` (0 .. n_heads - 1; h = n_heads is the number of heads)."""
+        head = whole_number(head, "head")
+        if not 0 <= head < self.n_heads:
             raise ValueError(
-                f"head {h} does not exist: this explorer has heads 0..{self.n_heads - 1}"
+                f"head {head} does not exist: this explorer has heads 0..{self.n_heads - 1}"
             )
-        self._head = int(h)
+        self._head = head
         self._move(self._head_control, "value", self._head)
         self._recompute()
 
-    def set_causal(self, flag: bool) -> None:
+    def set_causal(self, causal: bool) -> None:
         """Mask the future (True) or let every query see every key (False)."""
-        self._causal = bool(flag)
+        if not isinstance(causal, (bool, np.bool_)):
+            raise ArgumentTypeError(f"causal must be True or False, got {causal!r}"[:200])
+        self._causal = bool(causal)
         with self._causal_control.hold_sync():  # value, label and icon: one message
             self._move(self._causal_control, "value", self._causal)
             for name, value in _causal_look(self._causal).items():
                 setattr(self._causal_control, name, value)
         self._recompute()
 
-    def set_temperature(self, t: float) -> None:
-        """Divide the scores by ``t`` too: below 1 sharper, above 1 flatter."""
-        self._temperature = self._valid_temperature(t)
+    def set_temperature(self, temperature: float) -> None:
+        """Divide the scores by ``temperature`` too: below 1 sharper, above 1 flatter."""
+        self._temperature = self._valid_temperature(temperature)
         self._move(self._temperature_control, "value", self._temperature)
         self._recompute()
 
-    def set_sentence(self, text: str) -> None:
-        """Tokenize ``text`` and show its attention (what typing in the box does)."""
-        if not isinstance(text, str):
-            raise ValueError(f"the sentence must be a string, got {type(text).__name__}")
-        self._move(self._text_control, "value", text)
+    def set_sentence(self, sentence: str) -> None:
+        """Tokenize ``sentence`` and show its attention (what typing in the box does)."""
         query = self._query
-        self._load_sentence(text)
+        sentence = self._load_sentence(sentence)  # raises before changing anything, or loads all
+        self._move(self._text_control, "value", sentence)  # as loaded (valid Unicode)
         self._set_query(query, clip=True)
         self._redraw()
 
@@ -288,12 +315,18 @@ class AttentionExplorer:
         return (
             f"Attention explorer: head {self._head} of {self.n_heads}, {mask}, temperature "
             f"{self._temperature:g}, over {len(self._tokens)} tokens; heatmap with rows = query, "
-            f"columns = key, and the weights of query {self._tokens[self._query]!r} "
+            f"columns = key, and the weights of query {_word(self._tokens[self._query])!r} "
             f"(position {self._query}) as bars."
         )
 
     def static_png(self, dpi: int = 90) -> bytes:
         """The current state drawn by matplotlib (labels, colour bar, bars), as PNG bytes."""
+        buffer = io.BytesIO()
+        self._static_figure(dpi).savefig(buffer, format="png")
+        return buffer.getvalue()
+
+    def _static_figure(self, dpi: int = 90) -> Figure:
+        """The figure :meth:`static_png` saves: heatmap on the left, the query's bars right."""
         n = len(self._tokens)
         size = min(max(0.5 * n + 1.5, 3.5), 9.0)
         width, height = 2 * size + 1.6, size + 0.9
@@ -329,40 +362,48 @@ class AttentionExplorer:
             )
             row = self._weights[self._query]
             colours = [_HEX[i] for i in _colour_index(row)]
-            if self._causal:
-                colours = [c if j <= self._query else MASKED_GREY for j, c in enumerate(colours)]
-            bar_ax.bar(np.arange(n), row, color=colours, edgecolor="#444444", linewidth=0.5)
-            if self._causal:
-                future = np.arange(self._query + 1, n)
-                bar_ax.bar(
+            seen = self._query + 1 if self._causal else n  # keys 0..seen-1 take part
+            bar_ax.bar(
+                np.arange(seen), row[:seen], color=colours[:seen], edgecolor="#444444", lw=0.5
+            )
+            future = np.arange(seen, n)
+            if len(future):
+                # A masked key's weight is exactly 0: no bar, a marker on the zero line.
+                bar_ax.plot(
                     future,
-                    np.ones(len(future)),
-                    color=MASKED_GREY,
-                    alpha=0.6,
-                    label="masked (future) key",
+                    np.zeros(len(future)),
+                    linestyle="none",
+                    marker=MASKED_MARKER,
+                    markersize=9,
+                    markeredgewidth=1.8,
+                    color=MASKED_MARK_COLOUR,
+                    clip_on=False,
+                    zorder=3,
+                    label="masked (future) key: weight exactly 0",
                 )
-                if len(future):
-                    bar_ax.legend(loc="upper right", fontsize=8)
+                bar_ax.legend(loc="upper right", fontsize=8)
             bar_ax.set_ylim(0, 1)
             bar_ax.set_xticks(np.arange(n), labels, rotation=45 if n > 6 else 0)
             bar_ax.set_xlabel("key")
             bar_ax.set_ylabel("attention weight")
-            bar_ax.set_title(f"query {self._tokens[self._query]!r} (position {self._query})")
+            bar_ax.set_title(f"query {_word(self._tokens[self._query])!r} (position {self._query})")
             if n <= 12:
-                for j, w in enumerate(row[: self._query + 1] if self._causal else row):
+                for j, w in enumerate(row[:seen]):
                     bar_ax.text(j, w + 0.02, f"{w:.2f}", ha="center", fontsize=8)
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png")
-        return buffer.getvalue()
+                for j in future:
+                    bar_ax.text(j, 0.035, "0", ha="center", fontsize=8, color=MASKED_MARK_COLOUR)
+        return fig
 
     # ------------------------------------------------------------------ state
 
     @staticmethod
     def _valid_temperature(t) -> float:
-        try:
-            t = float(t)
-        except (TypeError, ValueError):
-            raise ValueError(f"temperature must be a number, got {t!r}") from None
+        if isinstance(t, (bool, np.bool_)) or not isinstance(t, numbers.Real):
+            raise ArgumentTypeError(
+                f"temperature must be a number between {TEMPERATURE_RANGE[0]} and "
+                f"{TEMPERATURE_RANGE[1]}, got {t!r} of type {type(t).__name__}"[:300]
+            )
+        t = float(t)
         low, high = TEMPERATURE_RANGE
         if math.isfinite(t) and low * (1 - 1e-9) <= t <= high * (1 + 1e-9):
             t = min(max(t, low), high)  # the slider's ends may arrive as 0.09999999999999999
@@ -370,25 +411,34 @@ class AttentionExplorer:
             raise ValueError(f"temperature must be between {low} and {high}, got {t!r}")
         return t
 
-    def _load_sentence(self, text: str) -> None:
-        """Tokenize, build Z and the per-head Q, K, V once (cached until the next sentence)."""
+    def _load_sentence(self, text: str) -> str:
+        """Tokenize, build Z and the per-head Q, K, V once (cached until the next sentence).
+
+        Everything is computed first and stored at the end, so an error leaves the previous
+        sentence in place, whole. Returns the text as loaded: lone surrogates (half an emoji,
+        which cannot be sent to the browser) removed.
+        """
         if not isinstance(text, str):
-            raise ValueError(f"the sentence must be a string, got {type(text).__name__}")
-        tokens = tokenize(text)
-        self._truncated_from = len(tokens) if len(tokens) > MAX_TOKENS else None
-        self._tokens = tokens[:MAX_TOKENS]
-        self._labels = [_axis_label(t) for t in self._tokens]  # escaped, shortened
-        self._label_len = min(max((len(t) for t in self._tokens), default=0), LABEL_CHARS)
-        n = len(self._tokens)
-        Z = build_Z(self._tokens, self.d_model, self.seed)  # (n, d_model)
+            raise ArgumentTypeError(f"sentence must be a string, got {type(text).__name__}")
+        text = valid_text(text)
+        all_tokens = tokenize(text)
+        tokens = all_tokens[:MAX_TOKENS]
+        n = len(tokens)
+        Z = build_Z(tokens, self.d_model, self.seed)  # (n, d_model)
         # (h, n, d_k) each: one matmul per projection for all heads at once.
-        self._Q = np.einsum("nd,hdk->hnk", Z, self._W["W_Q"])
-        self._K = np.einsum("nd,hdk->hnk", Z, self._W["W_K"])
-        self._V = np.einsum("nd,hdk->hnk", Z, self._W["W_V"])
+        Q = np.einsum("nd,hdk->hnk", Z, self._W["W_Q"])
+        K = np.einsum("nd,hdk->hnk", Z, self._W["W_K"])
+        V = np.einsum("nd,hdk->hnk", Z, self._W["W_V"])
+        self._truncated_from = len(all_tokens) if len(all_tokens) > MAX_TOKENS else None
+        self._tokens = tokens
+        self._labels = [_axis_label(t) for t in tokens]  # escaped, shortened
+        self._label_len = min(max((len(t) for t in tokens), default=0), LABEL_CHARS)
+        self._Q, self._K, self._V = Q, K, V
         self._mask = causal_mask(n)
         self._weights_cache: dict[tuple[int, bool, float], tuple[np.ndarray, np.ndarray]] = {}
         self._png_cache: dict[tuple[int, bool, float], str] = {}
         self._build_token_buttons()
+        return text
 
     def _compute_weights(self) -> None:
         key = (self._head, self._causal, self._temperature)
@@ -397,11 +447,11 @@ class AttentionExplorer:
             self._output, self._weights = np.zeros((0, self.d_k)), np.zeros((0, 0))
             return
         if key not in self._weights_cache:
-            h = self._head
+            head = self._head
             self._weights_cache[key] = scaled_dot_product_attention(
-                self._Q[h],
-                self._K[h],
-                self._V[h],
+                self._Q[head],
+                self._K[head],
+                self._V[head],
                 mask=self._mask if self._causal else None,
                 scale=self.scale,
             )
@@ -410,8 +460,7 @@ class AttentionExplorer:
 
     def _set_query(self, i, clip: bool = False) -> None:
         n = len(self._tokens)
-        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
-            raise ValueError(f"query must be a whole number (a token position), got {i!r}")
+        i = whole_number(i, "query")  # a token position
         if clip:
             i = min(max(int(i), 0), max(n - 1, 0))
         elif not 0 <= i < n:
@@ -452,10 +501,11 @@ class AttentionExplorer:
         self._buttons_box = widgets.HBox(layout=widgets.Layout(flex_flow="row wrap"))
         self._token_buttons: list[widgets.Button] = []
         self._head_control = widgets.ToggleButtons(
-            options=[(f"head {j}", j) for j in range(self.n_heads)],
+            options=[(f"head {head}", head) for head in range(self.n_heads)],
             value=self._head,
             tooltips=[
-                f"head {j} of {self.n_heads}: its own W_Q, W_K, W_V" for j in range(self.n_heads)
+                f"head {head} of h = {self.n_heads}: its own W_Q, W_K, W_V"
+                for head in range(self.n_heads)
             ],
             style={"button_width": "72px"},
         )
@@ -518,8 +568,8 @@ class AttentionExplorer:
         buttons = []
         for i, token in enumerate(self._tokens):
             button = widgets.Button(
-                description=token,
-                tooltip=f"query position {i}: {token!r}",
+                description=_word(token),
+                tooltip=f"query position {i}: {_word(token)!r}",
                 layout=widgets.Layout(width="auto", min_width="32px", margin="1px"),
             )
             button.add_class("explorer-token")
@@ -556,7 +606,7 @@ class AttentionExplorer:
                 f"Your text has {self._truncated_from} tokens; the explorer shows the first "
                 f"{MAX_TOKENS}. "
             )
-        token = self._tokens[self._query]
+        token = _word(self._tokens[self._query])
         if self._causal:
             earlier = self._query
             where = (
@@ -691,7 +741,7 @@ class AttentionExplorer:
         rotate = n > 1 and 0.62 * font * longest > cell - 2
         # A rotated label reaches 0.5 * its length to the left of its column's centre: room.
         reach = int(0.5 * 0.62 * font * longest - cell / 2) + 6 if rotate else 0
-        left, top, plot_h = max(44, reach), 44, 200
+        left, top, plot_h = max(44, reach), 60, 200
         grid = n * cell
         bottom = (int(0.5 * font * longest) + 10 if rotate else font + 8) + 18
         width, height = max(left + grid + 16, 300), top + plot_h + bottom
@@ -706,6 +756,14 @@ class AttentionExplorer:
             f'<text x="4" y="33" font-size="12">its weights over the keys (sum = {row.sum():.2f})'
             "</text>",
         ]
+        seen = self._query + 1 if self._causal else n  # keys 0..seen-1 take part
+        if seen < n:
+            parts.append(
+                f'<g class="masked-legend">{_cross(10, 46, 4)}<text x="20" y="46" '
+                'font-size="11" dominant-baseline="middle" fill="#444">masked (future) key: '
+                "weight exactly 0</text></g>"
+            )
+        masked_marks = []  # drawn last, on top of the zero line
         for v in (0, 0.25, 0.5, 0.75, 1):
             y = top + (1 - v) * plot_h
             parts.append(
@@ -716,27 +774,25 @@ class AttentionExplorer:
         gap = 0.15 * cell if cell >= 8 else 0
         for j, w in enumerate(row):
             x = left + j * cell + gap
-            if self._causal and j > self._query:
-                parts.append(
-                    f'<rect x="{x:.1f}" y="{top}" width="{cell - 2 * gap:.1f}" height="{plot_h}" '
-                    f'fill="{MASKED_GREY}" opacity="0.6"/>'
-                )
+            if j >= seen:
+                # A masked key's weight is exactly 0: no bar, a cross on the zero line.
+                xc = left + j * cell + cell / 2
+                mark = _cross(xc, top + plot_h, max(2.5, min(5.0, 0.2 * cell)))
                 if cell >= 30:
-                    xc, yc = left + j * cell + cell / 2, top + plot_h / 2
-                    parts.append(
-                        f'<text x="{xc:.1f}" y="{yc:.1f}" font-size="11" fill="#444" '
-                        f'text-anchor="middle" dominant-baseline="middle" '
-                        f'transform="rotate(-90 {xc:.1f} {yc:.1f})">masked</text>'
+                    mark += (
+                        f'<text x="{xc:.1f}" y="{top + plot_h - 10}" font-size="10" fill="#444" '
+                        'text-anchor="middle">0</text>'
                     )
+                masked_marks.append(f'<g class="masked-key" data-key="{j}">{mark}</g>')
                 continue
-            h = w * plot_h
+            bar = w * plot_h  # the bar's height in pixels
             parts.append(
-                f'<rect x="{x:.1f}" y="{top + plot_h - h:.1f}" width="{cell - 2 * gap:.1f}" '
-                f'height="{h:.1f}" fill="{_HEX[indices[j]]}" stroke="#444" stroke-width="0.5"/>'
+                f'<rect x="{x:.1f}" y="{top + plot_h - bar:.1f}" width="{cell - 2 * gap:.1f}" '
+                f'height="{bar:.1f}" fill="{_HEX[indices[j]]}" stroke="#444" stroke-width="0.5"/>'
             )
             if cell >= 30:
-                inside = h > plot_h - 14  # no room above a tall bar: write inside it
-                y = top + plot_h - h + (12 if inside else -4)
+                inside = bar > plot_h - 14  # no room above a tall bar: write inside it
+                y = top + plot_h - bar + (12 if inside else -4)
                 colour = _TEXT_ON[indices[j]] if inside else "#000000"
                 parts.append(
                     f'<text x="{left + j * cell + cell / 2:.1f}" y="{y:.1f}" font-size="10" '
@@ -753,8 +809,18 @@ class AttentionExplorer:
             f'stroke="#444"/><text x="{left + grid / 2:.1f}" y="{height - 4}" font-size="12" '
             'text-anchor="middle">key</text>'
         )
+        parts.extend(masked_marks)
         parts.append("</svg>")
         return "".join(parts)
+
+
+def _cross(x: float, y: float, r: float) -> str:
+    """An SVG "×" of half-width ``r`` centred on ``(x, y)``: the mark of a masked key."""
+    return (
+        f'<path d="M{x - r:.1f} {y - r:.1f}L{x + r:.1f} {y + r:.1f}M{x - r:.1f} {y + r:.1f}'
+        f'L{x + r:.1f} {y - r:.1f}" stroke="{MASKED_MARK_COLOUR}" stroke-width="1.8" '
+        'fill="none"/>'
+    )
 
 
 def _key_label(token: str, x: float, y: float, font: int, rotate: bool) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._validate import whole_number
+
 __all__ = ["sinusoidal_positional_encoding"]
 
 
@@ -21,13 +23,11 @@ def sinusoidal_positional_encoding(n_positions: int, d_model: int) -> np.ndarray
     Raises
     ------
     ValueError
-        If ``n_positions`` is negative, or ``d_model`` is not a positive even number.
+        If ``n_positions`` is not a whole number >= 0, or ``d_model`` is not a positive even
+        whole number (``8.0`` is refused too: use ``//`` or ``int``).
     """
-    for name, value in (("n_positions", n_positions), ("d_model", d_model)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise ValueError(f"{name} must be a whole number, got {value!r}")
-    if n_positions < 0:
-        raise ValueError(f"n_positions must be >= 0, got n_positions={n_positions}")
+    n_positions = whole_number(n_positions, "n_positions")
+    d_model = whole_number(d_model, "d_model", minimum=1)
     if d_model <= 0 or d_model % 2:
         raise ValueError(
             f"d_model must be a positive even number (sin/cos come in pairs), got d_model={d_model}"

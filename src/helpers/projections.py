@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_float_array
+from ._validate import as_float_array, whole_number
 
 __all__ = ["seeded_projections", "split_heads", "combine_heads"]
 
@@ -15,8 +15,18 @@ def seeded_projections(d_model: int, n_heads: int = 1, seed: int = 0) -> dict[st
     ``d_k = d_model // n_heads``. Entries are normal with variance ``1/d_model``, so the
     projections of a unit-variance X have roughly unit-variance entries too. A stand-in for
     learned weights: seeded, not trained.
+
+    Raises
+    ------
+    ValueError
+        If ``d_model`` or ``n_heads`` is not a positive whole number (``2.0`` too: it usually
+        comes from ``d_model / d_k``; use ``//``), ``n_heads`` does not divide ``d_model``, or
+        ``seed`` is not a non-negative whole number.
     """
-    if n_heads <= 0 or d_model <= 0 or d_model % n_heads:
+    d_model = whole_number(d_model, "d_model", minimum=1)
+    n_heads = whole_number(n_heads, "n_heads", minimum=1)
+    seed = whole_number(seed, "seed")
+    if d_model % n_heads:
         raise ValueError(
             f"d_model={d_model} must be a positive multiple of n_heads={n_heads} "
             "(each head gets d_k = d_model / h columns)"
@@ -32,12 +42,22 @@ def seeded_projections(d_model: int, n_heads: int = 1, seed: int = 0) -> dict[st
 def split_heads(X: np.ndarray, n_heads: int) -> np.ndarray:
     """``(..., n, d_model)`` -> ``(..., n_heads, n, d_k)``.
 
-    Head j gets the block of columns ``j*d_k : (j+1)*d_k``.
+    Head a (``head`` in code, 0-based) gets the block of columns ``a*d_k : (a+1)*d_k``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not an array of numbers with at least 2 dimensions, ``n_heads`` is not a
+        positive whole number (``2.0`` too: use ``//``), or it does not divide d_model.
     """
     X = as_float_array(X, "X", min_ndim=2)
+    n_heads = whole_number(n_heads, "n_heads", minimum=1)
     *lead, n, d_model = X.shape
-    if n_heads <= 0 or d_model % n_heads:
-        raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+    if d_model % n_heads:
+        raise ValueError(
+            f"d_model={d_model} is not divisible by n_heads={n_heads}: X's last dimension "
+            "must split into h heads of d_k = d_model / h whole columns"
+        )
     d_k = d_model // n_heads
     return np.swapaxes(X.reshape(*lead, n, n_heads, d_k), -3, -2)
 

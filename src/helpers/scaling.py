@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._validate import ArgumentTypeError, as_float_array, require_finite, whole_number
 from .attention import softmax
 
 __all__ = [
@@ -37,11 +38,27 @@ def scale_factor(d_k: int, scale: str) -> float:
     ValueError
         If ``d_k`` is not a positive whole number or ``scale`` is not one of :data:`SCALES`.
     """
-    if isinstance(d_k, bool) or not isinstance(d_k, (int, np.integer)) or d_k <= 0:
-        raise ValueError(f"d_k must be a positive whole number, got {d_k!r}")
-    if scale not in SCALES:
-        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+    d_k = whole_number(d_k, "d_k", minimum=1)
+    _check_scale_name(scale)
     return {"none": 1.0, "sqrt": 1.0 / np.sqrt(d_k), "linear": 1.0 / d_k}[scale]
+
+
+def _check_scale_name(scale, name: str = "scale") -> None:
+    if not isinstance(scale, str):
+        raise ArgumentTypeError(
+            f"{name} must be one of the names {SCALES}, got {scale!r} of type "
+            f"{type(scale).__name__}"[:300]
+        )
+    if scale not in SCALES:
+        raise ValueError(f"{name} must be one of {SCALES}, got {scale!r}"[:300])
+
+
+def _check_d_ks(d_ks) -> list[int]:
+    if isinstance(d_ks, (str, bytes)) or not np.iterable(d_ks):
+        raise ArgumentTypeError(
+            f"d_ks must be a list of dimensions such as [1, 4, 16], got {type(d_ks).__name__}"
+        )
+    return [whole_number(d_k, f"d_ks[{i}]", minimum=1) for i, d_k in enumerate(d_ks)]
 
 
 def random_dot_products(
@@ -62,6 +79,13 @@ def random_dot_products(
         Source of the random vectors (seed it for reproducible numbers).
     """
     scale_factor(d_k, "none")  # validates d_k
+    n_queries = whole_number(n_queries, "n_queries")
+    n_keys = whole_number(n_keys, "n_keys")
+    if not isinstance(rng, np.random.Generator):
+        raise ArgumentTypeError(
+            f"rng must be a numpy.random.Generator, e.g. np.random.default_rng(0); got "
+            f"{type(rng).__name__}"
+        )
     q = rng.standard_normal((n_queries, d_k, 1))  # (n_queries, d_k, 1): one query per row
     k = rng.standard_normal((n_queries, n_keys, d_k))  # (n_queries, n_keys, d_k)
     return np.matmul(k, q)[..., 0]  # (n_queries, n_keys): score[i, j] = q_i · k_ij
@@ -88,7 +112,10 @@ def dot_product_variance(
     ndarray, shape (len(d_ks),)
         The sample variances; for ``scale="none"`` they estimate d_k itself.
     """
-    rng = np.random.default_rng(seed)
+    d_ks = _check_d_ks(d_ks)
+    n_samples = whole_number(n_samples, "n_samples", minimum=1)
+    rng = np.random.default_rng(whole_number(seed, "seed"))
+    _check_scale_name(scale)
     out = []
     for d_k in d_ks:
         s = random_dot_products(int(d_k), n_samples, 1, rng) * scale_factor(int(d_k), scale)
@@ -112,7 +139,14 @@ def softmax_statistics(weights: np.ndarray) -> dict[str, np.ndarray]:
         ``"grad_norm"``: Frobenius norm of the softmax Jacobian diag(p) - p pᵀ, how strongly
         the weights respond to a change of the scores (0 = one-hot: the gradient vanishes).
     """
-    p = np.asarray(weights, dtype=float)
+    p = as_float_array(weights, "weights", min_ndim=1)
+    require_finite(p, "weights")
+    if p.shape[-1] == 0:
+        raise ValueError(f"weights must hold at least one weight per row, got shape {p.shape}")
+    if (p < 0).any() or (p > 1 + 1e-9).any():
+        raise ValueError(
+            f"weights must be softmax weights in [0, 1], got values from {p.min():g} to {p.max():g}"
+        )
     safe = np.where(p > 0, p, 1.0)
     entropy = -np.sum(np.where(p > 0, p * np.log(safe), 0.0), axis=-1)
     jacobian = p[..., :, None] * np.eye(p.shape[-1]) - p[..., :, None] * p[..., None, :]
@@ -138,9 +172,14 @@ def softmax_peakedness(
         ``result[scale][stat]`` is an ndarray of shape ``(len(d_ks),)``, for ``stat`` in
         ``"max_weight"``, ``"entropy"``, ``"grad_norm"``, averaged over the queries.
     """
+    d_ks = _check_d_ks(d_ks)
+    n_keys = whole_number(n_keys, "n_keys", minimum=1)
+    n_queries = whole_number(n_queries, "n_queries", minimum=1)
+    if isinstance(scales, str) or not np.iterable(scales):
+        raise ArgumentTypeError(f"scales must be a list of scale names from {SCALES}")
     for scale in scales:
-        scale_factor(1, scale)  # validates the names before any work
-    rng = np.random.default_rng(seed)
+        _check_scale_name(scale, "scales")  # validates the names before any work
+    rng = np.random.default_rng(whole_number(seed, "seed"))
     means = {scale: {"max_weight": [], "entropy": [], "grad_norm": []} for scale in scales}
     for d_k in d_ks:
         scores = random_dot_products(int(d_k), n_queries, n_keys, rng)  # (n_queries, n_keys)
@@ -172,7 +211,9 @@ def row_weights(q: np.ndarray, K: np.ndarray, scale: str = "sqrt") -> tuple[np.n
     weights : ndarray, shape (n_k,)
         ``softmax(scores)``.
     """
-    q, K = np.asarray(q, dtype=float), np.asarray(K, dtype=float)
+    q, K = as_float_array(q, "q"), as_float_array(K, "K")
+    require_finite(q, "q")
+    require_finite(K, "K")
     if q.ndim != 1 or K.ndim != 2 or K.shape[1] != q.shape[0]:
         raise ValueError(
             f"row_weights needs q of shape (d_k,) and K of shape (n_k, d_k); got q {q.shape} "

@@ -32,6 +32,7 @@ __all__ = [
     "embed",
     "forward",
     "loss_and_grads",
+    "softmax_backward",
     "gradient_check",
     "previous_token_task",
     "Adam",
@@ -164,6 +165,31 @@ def _cross_entropy(logits: np.ndarray, targets: np.ndarray):
     return float(loss), dlogits
 
 
+def softmax_backward(A: np.ndarray, dA: np.ndarray) -> np.ndarray:
+    """The gradient through a row-wise softmax: ``dS`` from ``A = softmax(S)`` and ``dA``.
+
+    For one row, ``d a_j / d s_k = a_j (delta_jk - a_k)``; contracting that Jacobian with
+    ``dA`` gives ``dS = A * (dA - rowsum(dA * A))``, without forming the ``(n_k, n_k)``
+    Jacobian. Masked weights (``A = 0``) get ``dS = 0``: no gradient reaches a masked score.
+
+    Parameters
+    ----------
+    A : ndarray, shape (..., n_q, n_k)
+        The softmax weights (each row sums to 1).
+    dA : ndarray, shape (..., n_q, n_k)
+        The gradient of the loss with respect to ``A``.
+
+    Returns
+    -------
+    dS : ndarray, shape (..., n_q, n_k)
+        The gradient of the loss with respect to the scores.
+    """
+    A, dA = np.asarray(A, dtype=float), np.asarray(dA, dtype=float)
+    if A.shape != dA.shape or A.ndim < 1:
+        raise ValueError(f"A and dA must have the same shape, got A {A.shape} and dA {dA.shape}")
+    return A * (dA - (dA * A).sum(axis=-1, keepdims=True))
+
+
 def loss_and_grads(
     params: dict[str, np.ndarray], X: np.ndarray, targets: np.ndarray
 ) -> tuple[float, dict[str, np.ndarray], Cache]:
@@ -173,7 +199,7 @@ def loss_and_grads(
 
         dW_out = O^T dlogits                 dO = dlogits W_out^T
         dA     = dO V^T                      dV = A^T dO
-        dS     = A * (dA - rowsum(dA * A))   (softmax; masked entries have A = 0, so dS = 0)
+        dS     = softmax_backward(A, dA) = A * (dA - rowsum(dA * A))   (masked: A = 0, dS = 0)
         dQ     = s dS K                      dK = s dS^T Q
         dW_Q   = X^T dQ,  dW_K = X^T dK,  dW_V = X^T dV   (summed over the batch)
 
@@ -199,7 +225,7 @@ def loss_and_grads(
     dO = dlogits @ params["W_out"].T  # (batch, n, d_k)
     dA = dO @ np.swapaxes(cache.V, -1, -2)  # (batch, n, n)
     dV = np.swapaxes(cache.A, -1, -2) @ dO  # (batch, n, d_k)
-    dS = cache.A * (dA - (dA * cache.A).sum(axis=-1, keepdims=True))  # (batch, n, n)
+    dS = softmax_backward(cache.A, dA)  # (batch, n, n)
     dQ = dS @ cache.K * scale  # (batch, n, d_k)
     dK = np.swapaxes(dS, -1, -2) @ cache.Q * scale  # (batch, n, d_k)
     for name, d in (("W_Q", dQ), ("W_K", dK), ("W_V", dV)):

@@ -6,18 +6,32 @@ a stub (``NotImplementedError``) means "not attempted yet", unless it came from 
 learner's functions that the answer calls (then that one is named); any other exception, a wrong
 type, or a time-out is reported with the actual arguments and the line of the learner's code
 that caused it. NumPy's RuntimeWarnings inside the learner's code are not printed.
+
+The checks hold against any answer: every ``BaseException`` the learner's code raises
+(``SystemExit`` from ``exit()`` too) becomes a result; the time limit re-arms until the
+learner's code gives up (a loop that catches every exception cannot hold it off); the checks'
+own math runs under a known NumPy error state and warnings filter, whatever earlier cells set;
+NumPy's and ``random``'s global RNG state and print options are restored after each call of the
+learner's code; a complex result is rejected with its own mistake id (``complex``).
+
+When the environment variable ``HELPERS_GRADE_LOG`` names a file, every ``check`` appends one
+JSON line to it (exercise, lesson, passed, mistake, message): ``make grade`` reads those.
 """
 
 from __future__ import annotations
 
 import html
 import inspect
+import json
 import os
+import random
 import re
 import signal
+import sys
 import sysconfig
 import textwrap
 import threading
+import time
 import traceback
 import warnings
 from collections.abc import Callable
@@ -26,7 +40,24 @@ from typing import Any
 
 import numpy as np
 
-TIME_LIMIT_SECONDS = 5.0
+
+def _seconds_from_environment(default: float) -> float:
+    """``HELPERS_CHECK_TIME_LIMIT`` (seconds, set by ``make grade --check-time-limit``)."""
+    try:
+        value = float(os.environ.get("HELPERS_CHECK_TIME_LIMIT", default))
+    except ValueError:
+        return default
+    return value if 0 < value < 3600 else default
+
+
+# One call of the learner's function; the whole check (every call plus the checker's own work
+# on what the calls returned, e.g. converting an object with a slow __array__) is a backstop.
+TIME_LIMIT_SECONDS = _seconds_from_environment(5.0)
+CHECK_TIME_LIMIT_SECONDS = 4 * TIME_LIMIT_SECONDS
+# A signal handled this much later than its deadline means a long call into compiled code.
+_LATE_SECONDS = 1.0
+GRADE_LOG_VARIABLE = "HELPERS_GRADE_LOG"
+_grade_phase = "notebook"  # "final" while make grade checks what the notebook's cells did not
 _HELPERS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NOT_LEARNER_CODE = tuple(
     {_HELPERS_DIR}
@@ -123,8 +154,14 @@ class named(str):  # noqa: N801 (reads as a function at the call site)
         return text
 
 
-class _TimeLimit(Exception):
-    pass
+class _TimeLimit(BaseException):  # noqa: N818
+    """The time limit: a BaseException, so ``except Exception`` in the learner's code cannot
+    swallow it. ``late`` is how many seconds after the deadline it could be raised (a long
+    call into compiled code holds Python's signal handler off until it returns)."""
+
+    def __init__(self, late: float = 0.0):
+        super().__init__(late)
+        self.late = late
 
 
 class LearnerError(Exception):
@@ -186,15 +223,23 @@ class Exercise:
 
     def check(self, answer: Any) -> CheckResult:
         """Grade ``answer`` (the learner's function). Never raises."""
+        result = self._check(answer)
+        _log_for_grading(result, self.lesson)
+        return result
+
+    def _check(self, answer: Any) -> CheckResult:
         if not callable(answer):
             return self._result(
                 False,
                 f"pass the function itself, e.g. check({self.name}); got "
-                f"{type(answer).__name__} instead of a function",
+                f"{_type_name(answer)} instead of a function",
                 "not_a_function",
             )
+        limit = CHECK_TIME_LIMIT_SECONDS
         try:
-            message = self._grade(lambda *args: _call_learner(answer, args, self.signature))
+            message = _in_known_state(
+                self._grade, (lambda *args: _call_learner(answer, args, self.signature),), limit
+            )
         except NotImplementedError as stub:
             raiser = _stub_raised_by(stub, answer)
             if raiser is None:  # the answer itself is still the stub
@@ -205,13 +250,25 @@ class Exercise:
                 )
             return self._result(False, _calls_a_stub_message(self.name, raiser), "calls_unfinished")
         except Mistake as mistake:
-            return self._result(False, str(mistake), mistake.id)
+            return self._result(False, _safe_str(mistake), mistake.id)
         except LearnerError as error:
-            return self._result(False, str(error), error.id)
-        except Exception as bug:  # a bug in the checker must not look like the learner's fault
+            return self._result(False, _safe_str(error), error.id)
+        except _TimeLimit as stopped:
             return self._result(
-                False, f"the checker itself failed ({type(bug).__name__}: {bug})", "checker_failed"
+                False,
+                f"checking {self.signature} did not finish within {limit:g} s: something your "
+                "answer returned (an object whose conversion to an array, e.g. its __array__, "
+                f"never ends?) kept the check busy.{_late_note(stopped.late)}",
+                "timeout",
             )
+        except BaseException as bug:  # a bug in the checker must not look like the learner's fault
+            return self._result(
+                False,
+                f"the checker itself failed ({_type_name(bug)}: {_safe_str(bug)})",
+                "checker_failed",
+            )
+        if not isinstance(message, str):
+            message = "your answer passes every test."
         return self._result(True, message)
 
     def hint(self, level: int = 1) -> _Text:
@@ -233,8 +290,11 @@ def _call_learner(fn: Callable[..., Any], args: tuple, signature: str) -> Any:
     """Call the learner's ``fn`` on copies of ``args`` under a time limit.
 
     Copies mean an answer that modifies its input in place cannot corrupt the next case.
-    ``NotImplementedError`` passes through (the stub); any other exception becomes a
-    :class:`LearnerError` that names the line of the learner's code that raised.
+    ``NotImplementedError`` passes through (the stub); any other exception, ``SystemExit`` and
+    other ``BaseException`` subclasses included, becomes a :class:`LearnerError` that names the
+    line of the learner's code that raised. A returned object with ``__array__`` is converted
+    inside the time limit; a complex result is a :class:`Mistake` (id ``complex``). NumPy's and
+    ``random``'s global RNG state and NumPy's print options are restored afterwards.
     """
     args = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
 
@@ -243,27 +303,142 @@ def _call_learner(fn: Callable[..., Any], args: tuple, signature: str) -> Any:
         # result; the check's own message already explains them. np.errstate is per thread, so
         # it is set in whichever thread runs fn.
         with np.errstate(all="ignore"):
-            return fn(*args)
+            try:
+                return _materialize(fn(*args))
+            except (NotImplementedError, _TimeLimit):
+                raise
+            except BaseException as exc:  # SystemExit, KeyboardInterrupt, any Exception
+                # Described here, inside the time limit: its __str__ is the learner's code too.
+                raise LearnerError(
+                    f"{signature} raised {_type_name(exc)}: {_safe_str(exc).strip()}"
+                    f"{_keepdims_hint(exc)}{_called_with(signature, args)}{_where(exc)}"
+                ) from None
 
+    saved = _global_state()
     try:
         # The warnings filter is global: set and restored here, in the calling thread, so an
         # abandoned time-limit thread cannot leave it changed.
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return _with_time_limit(quietly, args, TIME_LIMIT_SECONDS)
-    except NotImplementedError:
+            warnings.simplefilter("ignore")
+            value = _with_time_limit(quietly, args, TIME_LIMIT_SECONDS)
+    except (NotImplementedError, LearnerError):
         raise
-    except _TimeLimit:
+    except _TimeLimit as stopped:
         raise LearnerError(
             f"{signature} did not finish within {TIME_LIMIT_SECONDS:g} s on a small input; "
-            f"is there a loop that never ends?{_called_with(signature, args)}",
+            f"is there a loop that never ends?{_late_note(stopped.late)}"
+            f"{_called_with(signature, args)}",
             "timeout",
         ) from None
-    except Exception as exc:
-        raise LearnerError(
-            f"{signature} raised {type(exc).__name__}: {str(exc).strip()}{_keepdims_hint(exc)}"
-            f"{_called_with(signature, args)}{_where(exc)}"
-        ) from None
+    finally:
+        _restore_global_state(saved)
+    if _is_complex(value):
+        raise Mistake(
+            f"{signature} returned complex numbers; every quantity here is real. A square root "
+            "or a fractional power of a negative number, or a stray `j`, makes them.",
+            "complex",
+        )
+    return value
+
+
+def _materialize(value: Any, depth: int = 0) -> Any:
+    """``value`` with any object that has ``__array__`` converted to an ndarray (in tuples and
+    lists too), so that the learner's conversion code runs inside the time limit."""
+    if isinstance(value, np.ndarray) or value is None or isinstance(value, (int, float, str)):
+        return value
+    if type(value) in (tuple, list) and depth < 3:
+        return type(value)(_materialize(v, depth + 1) for v in value)
+    if hasattr(type(value), "__array__"):
+        return np.asarray(value)
+    return value
+
+
+def _is_complex(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, (complex, np.complexfloating)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "c"
+    if type(value) in (tuple, list) and depth < 3:
+        return any(_is_complex(v, depth + 1) for v in value)
+    return False
+
+
+def _global_state() -> tuple:
+    return np.random.get_state(), random.getstate(), np.get_printoptions()
+
+
+def _restore_global_state(saved: tuple) -> None:
+    """Undo ``np.random.seed``, ``random.seed`` and ``np.set_printoptions`` in the answer."""
+    np_state, py_state, print_options = saved
+    try:
+        np.random.set_state(np_state)
+        random.setstate(py_state)
+        np.set_printoptions(**print_options)
+    except Exception:  # a monkeypatched module: leave it as the learner made it
+        pass
+
+
+def _in_known_state(fn: Callable[..., Any], args: tuple, seconds: float) -> Any:
+    """Run the checker's ``fn`` under a known NumPy error state and warnings filter (whatever
+    ``np.seterr`` or ``warnings.simplefilter`` earlier cells ran), within ``seconds``."""
+
+    def known(*args):
+        with np.errstate(all="ignore"):
+            return fn(*args)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _with_time_limit(known, args, seconds)
+
+
+def _type_name(value: Any) -> str:
+    try:
+        return str(type(value).__name__)
+    except Exception:
+        return "object"
+
+
+def _safe_str(value: Any, limit: int = 600) -> str:
+    """``str(value)``, or a placeholder when its ``__str__`` raises (learner's exceptions)."""
+    try:
+        text = str(value)
+        if not isinstance(text, str):
+            raise TypeError
+    except _TimeLimit:
+        raise
+    except BaseException:
+        return f"<a {_type_name(value)} whose message cannot be shown: its __str__ raised>"
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+def _late_note(late: float) -> str:
+    if late < _LATE_SECONDS:
+        return ""
+    return (
+        f" It could only be stopped {late:.0f} s after the limit: one long call into compiled "
+        "code (NumPy on a huge array, say) cannot be interrupted inside the notebook. "
+        "(make grade stops such a call by killing the notebook's kernel.)"
+    )
+
+
+def _log_for_grading(result: CheckResult, lesson: str) -> None:
+    """Append ``result`` as one JSON line to the file named by ``HELPERS_GRADE_LOG``, if set."""
+    path = os.environ.get(GRADE_LOG_VARIABLE)
+    if not path:
+        return
+    record = {
+        "exercise": result.exercise,
+        "lesson": lesson,
+        "passed": result.passed,
+        "mistake": result.mistake,
+        "message": result.message[:4000],
+        "phase": _grade_phase,
+    }
+    try:
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(json.dumps(record) + "\n")
+    except (OSError, TypeError, ValueError):
+        pass
 
 
 def _called_with(signature: str, args: tuple) -> str:
@@ -305,7 +480,11 @@ def _keepdims_hint(exc: BaseException) -> str:
     """A hint for a broadcasting error on a line that reduces an axis without keepdims=True."""
     frames = _learner_frames(exc)
     line = frames[-1].line if frames and frames[-1].line else ""
-    if isinstance(exc, ValueError) and "broadcast" in str(exc) and _reduces_without_keepdims(line):
+    if (
+        isinstance(exc, ValueError)
+        and "broadcast" in _safe_str(exc)
+        and _reduces_without_keepdims(line)
+    ):
         return (
             "; a reduction such as z.max(axis=-1) drops that axis: add keepdims=True so the "
             "result keeps shape (n, 1) and broadcasts back along each row"
@@ -324,7 +503,10 @@ def _stub_raised_by(stub: NotImplementedError, answer: Any) -> str | None:
         return None
     while tb.tb_next is not None:  # the innermost frame: the one that raised
         tb = tb.tb_next
-    code = getattr(inspect.unwrap(answer), "__code__", None)
+    try:
+        code = getattr(inspect.unwrap(answer), "__code__", None)
+    except Exception:
+        code = None
     raised_in = tb.tb_frame.f_code
     if code is None or raised_in is code:
         return None
@@ -372,24 +554,75 @@ def _learner_frames(exc: BaseException) -> list[traceback.FrameSummary]:
     ]
 
 
-def _with_time_limit(fn: Callable[..., Any], args: tuple, seconds: float) -> Any:
-    """Run ``fn(*args)``; raise ``_TimeLimit`` after ``seconds``.
+_deadlines: list[float] = []  # the active time limits (time.monotonic()), innermost last
+_RE_ARM_SECONDS = 0.05
 
-    In the main thread on Unix (a Jupyter kernel) a SIGALRM timer interrupts the learner's
-    loop; elsewhere the call runs in a daemon thread that is abandoned if it overruns.
+
+def _on_alarm(signum, frame):
+    """SIGALRM: raise the time limit in the running code once the innermost deadline passed.
+
+    Never inside the time-limit machinery itself (its clean-up must run). It also turns on a
+    trace function that raises at the next line of the learner's code, so a bare ``except:``
+    that swallowed the first one does not hold the limit off either; the timer repeats.
+    """
+    if not _deadlines or frame is None or frame.f_code in _MACHINERY:
+        return
+    late = time.monotonic() - _deadlines[-1]
+    if late < 0:
+        return
+    sys.settrace(_trace_after_deadline)
+    f = frame
+    while f is not None and f.f_code not in _MACHINERY:
+        f.f_trace = _trace_after_deadline
+        f = f.f_back
+    raise _TimeLimit(late)
+
+
+def _trace_after_deadline(frame, event, arg):
+    if (
+        event in ("line", "call")  # not "exception": the try that is catching would catch it
+        and _deadlines
+        and time.monotonic() >= _deadlines[-1]
+        and frame.f_code not in _MACHINERY
+        and not os.path.abspath(frame.f_code.co_filename).startswith(_NOT_LEARNER_CODE)
+    ):
+        raise _TimeLimit(time.monotonic() - _deadlines[-1])
+    return _trace_after_deadline
+
+
+def _with_time_limit(fn: Callable[..., Any], args: tuple, seconds: float) -> Any:
+    """Run ``fn(*args)``; raise ``_TimeLimit`` after ``seconds``. Limits nest.
+
+    In the main thread on Unix (a Jupyter kernel) a repeating SIGALRM timer interrupts the
+    learner's code until it gives up; elsewhere the call runs in a daemon thread that is
+    abandoned if it overruns (it cannot be stopped).
     """
     if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
-
-        def on_alarm(signum, frame):
-            raise _TimeLimit
-
-        previous = signal.signal(signal.SIGALRM, on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
+        outermost = not _deadlines
+        deadline = time.monotonic() + seconds
+        if _deadlines:
+            deadline = min(deadline, _deadlines[-1])
+        previous_trace = sys.gettrace()
+        previous_handler = signal.signal(signal.SIGALRM, _on_alarm) if outermost else None
+        _deadlines.append(deadline)
+        signal.setitimer(
+            signal.ITIMER_REAL, max(deadline - time.monotonic(), 1e-4), _RE_ARM_SECONDS
+        )
         try:
             return fn(*args)
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
+            _deadlines.pop()
+            if outermost:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous_handler)
+            else:
+                signal.setitimer(
+                    signal.ITIMER_REAL,
+                    max(_deadlines[-1] - time.monotonic(), 1e-4),
+                    _RE_ARM_SECONDS,
+                )
+            if sys.gettrace() is not previous_trace:
+                sys.settrace(previous_trace)
 
     outcome: dict[str, Any] = {}
 
@@ -407,6 +640,9 @@ def _with_time_limit(fn: Callable[..., Any], args: tuple, seconds: float) -> Any
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
+
+
+_MACHINERY = {_with_time_limit.__code__, _on_alarm.__code__, _trace_after_deadline.__code__}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -436,11 +672,19 @@ def as_result_array(
         raise Mistake(f"{returned} None; did you forget to compute or return it?", "returned_none")
     if isinstance(value, tuple):
         raise Mistake(f"{returned} a tuple of {len(value)}; it should be one array", "tuple")
+    if _is_complex(value) or (
+        isinstance(value, list) and any(_is_complex(np.asarray(v)) for v in value[:1000])
+    ):
+        raise Mistake(
+            f"{returned} complex numbers; every quantity here is real. A square root or a "
+            "fractional power of a negative number, or a stray `j`, makes them.",
+            "complex",
+        )
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise Mistake(
-            f"{returned} a {type(value).__name__}, which is not an array of numbers", "not_numbers"
+            f"{returned} a {_type_name(value)}, which is not an array of numbers", "not_numbers"
         ) from None
     if arr.shape != expected_shape:
         has = "have" if plural else "has"
@@ -497,7 +741,9 @@ def unpack_pair(
 
 
 def close(a: np.ndarray, b: np.ndarray, rtol: float = 1e-4, atol: float = 1e-5) -> bool:
-    """Equal within float32-friendly tolerances (NaN anywhere counts as not equal)."""
+    """Equal within float32-friendly tolerances (NaN anywhere, or complex, counts as not equal)."""
+    if np.iscomplexobj(a) or np.iscomplexobj(b):
+        return False
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=atol))
 
@@ -515,8 +761,14 @@ def compare(
     specific wrong implementation returns on the same input; the first one that ``got``
     matches names the mistake. Otherwise NaN/inf and a
     transposed result are recognised before falling back to ``generic``, which is followed by
-    the first entry that differs when ``name`` (e.g. ``"PE"``) is given.
+    the first entry that differs when ``name`` (e.g. ``"PE"``) is given. A complex ``got`` is
+    a mistake of its own (id ``complex``), never compared by its real part.
     """
+    if np.iscomplexobj(got):
+        raise Mistake(
+            f"{generic} Your result holds complex numbers; every quantity here is real.",
+            "complex",
+        )
     if close(got, expected):
         return
     for message, wrong in known_mistakes.items():
@@ -619,9 +871,11 @@ class Prediction:
     def check(self, guess: Any) -> CheckResult:
         """Compare the guess with the answer and explain. Never raises."""
         try:
-            return self._check(guess)
-        except Exception as bug:  # e.g. a guess whose __str__ or __float__ raises
-            return self._result(False, f"could not read your guess ({type(bug).__name__})", "bad")
+            result = _in_known_state(self._check, (guess,), CHECK_TIME_LIMIT_SECONDS)
+        except BaseException as bug:  # e.g. a guess whose __str__ or __float__ raises or hangs
+            result = self._result(False, f"could not read your guess ({_type_name(bug)})", "bad")
+        _log_for_grading(result, self.lesson)
+        return result
 
     def _check(self, guess: Any) -> CheckResult:
         if guess is None or guess is Ellipsis:

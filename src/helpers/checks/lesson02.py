@@ -1,111 +1,172 @@
-"""Lesson 02 exercises: the Q/K/V projections, and splitting a projection into heads."""
+"""Lesson 02 exercises: the fused Q/K/V projection, the head split, and the ★★★ bilinear form."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng
+from ._core import (
+    Exercise,
+    LearnerError,
+    Mistake,
+    Prediction,
+    as_result_array,
+    close,
+    compare,
+    fresh_rng,
+    named,
+)
 
 # ----------------------------------------------------------------------------------------------
-# project_qkv(X, W_Q, W_K, W_V) -> (Q, K, V)
+# ★ project_qkv(X, W_qkv) -> (Q, K, V): one fused matrix [W_Q | W_K | W_V], any leading axes
 
 
-def _reference_project_qkv(X, W_Q, W_K, W_V):
-    Q = X @ W_Q  # (n, d_k): one query per token
-    K = X @ W_K  # (n, d_k): one key per token
-    V = X @ W_V  # (n, d_v): one value per token
+def _reference_project_qkv(X, W_qkv):
+    d_k = W_qkv.shape[-1] // 3  # the fused matrix holds three blocks of d_k columns
+    QKV = X @ W_qkv  # (..., n, 3 * d_k): one matrix product for all three
+    Q = QKV[..., :d_k]  # (..., n, d_k)
+    K = QKV[..., d_k : 2 * d_k]  # (..., n, d_k)
+    V = QKV[..., 2 * d_k :]  # (..., n, d_k)
     return Q, K, V
 
 
-def _three_arrays(value, what: str) -> tuple:
+def _three_arrays(value, what: str, fused_shape: tuple) -> tuple:
     """The learner's return value as a (Q, K, V) triple, or a Mistake that says why not."""
     if value is None:
-        raise Mistake(f"{what} returned None; did you forget `return Q, K, V`?")
+        raise Mistake(f"{what} returned None; did you forget `return Q, K, V`?", "returned_none")
     if isinstance(value, np.ndarray):
+        if value.shape == fused_shape:
+            raise Mistake(
+                f"{what} returned one array of shape {value.shape}: that is X @ W_qkv, all three "
+                "projections side by side. Cut its last axis into three blocks of d_k columns "
+                "and return them: `return Q, K, V`.",
+                "fused_only",
+            )
         raise Mistake(
             f"{what} returned one array of shape {value.shape}; return the three projections "
-            "as a tuple: `return Q, K, V`"
+            "as a tuple: `return Q, K, V`",
+            "returned_one",
         )
     if not isinstance(value, (tuple, list)) or len(value) != 3:
         size = f" of {len(value)}" if isinstance(value, (tuple, list)) else ""
         raise Mistake(
             f"{what} returned a {type(value).__name__}{size}; it should return three arrays, "
-            "`return Q, K, V`"
+            "`return Q, K, V`",
+            "returned_one",
         )
     return tuple(value)
 
 
 def _grade_project_qkv(call):
     rng = fresh_rng()
-    n = int(rng.integers(3, 8))
-    d_model = n + int(rng.integers(1, 5))  # n != d_model, so a transposed result shows
-    d_k = int(rng.integers(2, d_model))  # a head-sized projection, d_k < d_model
-    cases = [(n, d_model, d_model), (n + 1, d_model, d_k), (1, d_model, d_k)]
-    for n, d_model, d_out in cases:
-        X = rng.standard_normal((n, d_model))
-        W = {name: rng.normal(0, d_model**-0.5, (d_model, d_out)) for name in "QKV"}
-        what = f"project_qkv(X {X.shape}, W_Q, W_K, W_V of shape {(d_model, d_out)})"
-        triple = _three_arrays(call(X, W["Q"], W["K"], W["V"]), what)
-        for name, value in zip("QKV", triple):
-            shape = np.shape(value) if isinstance(value, np.ndarray) else None
-            if shape == (d_out, n) and n != d_out:
+    d_k = int(rng.integers(3, 7))
+    d_model = int(rng.integers(d_k + 1, 3 * d_k))  # d_k < d_model < 3 d_k, so slips show
+    # n: a multiple of 3, so splitting the tokens "works", and never d_model, so a weight
+    # block (d_model, d_k) cannot pass for a projection (n, d_k).
+    n = 3 * int(rng.choice([m for m in (2, 3, 4) if 3 * m != d_model]))
+    b = int(rng.integers(2, 5))
+    cases = [((n, d_model), d_k), ((b, n, d_model), d_k), ((2, b, n, d_model), d_model)]
+    for shape, d_out in cases:
+        X = rng.standard_normal(shape)
+        d_in = shape[-1]
+        W = rng.normal(0, d_in**-0.5, (d_in, 3 * d_out))  # [W_Q | W_K | W_V]
+        lead, rows = shape[:-1], shape[-2]
+        what = f"project_qkv(X {X.shape}, W_qkv {W.shape})"
+        blocks = {name: X @ W[:, k * d_out : (k + 1) * d_out] for k, name in enumerate("QKV")}
+        triple = _three_arrays(call(X, W), what, (*lead, 3 * d_out))
+        for k, name in enumerate("QKV"):
+            value = triple[k]
+            shape_got = np.shape(value) if isinstance(value, np.ndarray) else None
+            if shape_got == X.shape and close(value, X):
                 raise Mistake(
-                    f"{what}: your {name} has shape {shape}, expected {(n, d_out)}: it looks "
-                    f"transposed. {name} = X @ W_{name} keeps one row per token."
+                    f"{what}: your {name} is X itself. {name} = X @ W_{name}: the projection is "
+                    f"what turns the token's content into a {_ROLE[name]}.",
+                    "x_itself",
                 )
-            got = as_result_array(value, what, (n, d_out), part=name)
-            mistakes = {
-                f"{what}: your {name} is X itself. {name} = X @ W_{name}: the projection is what "
-                f"turns the token's content into a {_ROLE[name]}.": X,
-            }
+            if shape_got == (*shape[:-2], rows // 3, 3 * d_out):
+                raise Mistake(
+                    f"{what}: your {name} has shape {shape_got}: you cut the tokens axis into "
+                    "three. Q, K and V are three blocks of columns, the last axis: slice with "
+                    "[..., a:b] or split with axis=-1, which is the last axis however many "
+                    "leading axes X has.",
+                    "split_tokens",
+                )
+            if shape_got == (d_in, d_out):
+                raise Mistake(
+                    f"{what}: your {name} has shape {shape_got}, the shape of a weight block. "
+                    f"Cutting W_qkv gives W_{name}; the projection is X @ W_{name}.",
+                    "weight_blocks",
+                )
+            if shape_got == (*lead, d_in) and d_in != d_out and k == 0:
+                raise Mistake(
+                    f"{what}: your Q has {d_in} = d_model columns. Each block of W_qkv is "
+                    f"d_k = W_qkv.shape[-1] // 3 = {d_out} columns wide, which need not be "
+                    "d_model.",
+                    "blocks_of_d_model",
+                )
+            got = as_result_array(value, what, (*lead, d_out), part=name)
+            mistakes = {}
             for other in "QKV".replace(name, ""):
                 mistakes[
-                    f"{what}: your {name} equals X @ W_{other}, so the weights are swapped. "
-                    f"Each projection has its own matrix: {name} = X @ W_{name}."
-                ] = X @ W[other]
-            if d_out == d_model:
-                mistakes[
-                    f"{what}: your {name} equals X @ W_{name}ᵀ. Use W_{name} as it is: its shape "
-                    "(d_model, d_k) already maps a d_model row to a d_k row."
-                ] = X @ W[name].T
+                    named(
+                        "wrong_order",
+                        f"{what}: your {name} is the {_ORDINAL[other]} block of X @ W_qkv, "
+                        f"which is {other}. The fused matrix holds W_Q first, then W_K, then "
+                        "W_V.",
+                    )
+                ] = blocks[other]
+            mistakes[
+                named(
+                    "interleaved",
+                    f"{what}: your {name} took every third column of X @ W_qkv. The three "
+                    "blocks are contiguous: Q is columns 0 to d_k - 1, K the next d_k, V the "
+                    "last d_k.",
+                )
+            ] = (X @ W)[..., k::3]
             compare(
                 got,
-                X @ W[name],
+                blocks[name],
                 mistakes,
-                f"{what}: your {name} differs from X @ W_{name}.",
+                f"{what}: your {name} differs from X @ W_{name}, the {_ORDINAL[name]} block of "
+                "d_k columns of X @ W_qkv.",
             )
     return (
-        "Q, K and V match X @ W_Q, X @ W_K and X @ W_V on fresh inputs, with square and "
-        "head-sized (d_model, d_k) weights."
+        "Q, K and V match the three blocks of X @ W_qkv on fresh inputs: one matrix, two and "
+        "three leading axes. One product instead of three is how GPT-2 (nanoGPT's c_attn) "
+        "computes them."
     )
 
 
 _ROLE = {"Q": "query", "K": "key", "V": "value"}
+_ORDINAL = {"Q": "first", "K": "second", "V": "third"}
 
 project_qkv = Exercise(
     name="project_qkv",
-    signature="project_qkv(X, W_Q, W_K, W_V)",
+    signature="project_qkv(X, W_qkv)",
     grade=_grade_project_qkv,
     reference=_reference_project_qkv,
     hints=[
-        "All three come from the same X, each through its own weight matrix. X holds one row "
-        "per token, shape (n, d_model); each W has shape (d_model, d_k).",
-        "A row of X times a (d_model, d_k) matrix gives a row of d_k numbers; for all rows at "
-        "once use the matrix product X @ W. Return the three results as a tuple.",
-        "Q = X @ W_Q; K = X @ W_K; V = X @ W_V; return Q, K, V",
+        "W_qkv is W_Q, W_K and W_V side by side: shape (d_model, 3 * d_k). X @ W_qkv gives all "
+        "three projections side by side too, one row per token.",
+        "d_k = W_qkv.shape[-1] // 3. Q is the first d_k columns of X @ W_qkv, K the next d_k, "
+        "V the last d_k. Index the last axis with `...` so any leading axes of X pass through.",
+        "QKV = X @ W_qkv; d_k = W_qkv.shape[-1] // 3; return QKV[..., :d_k], "
+        "QKV[..., d_k:2*d_k], QKV[..., 2*d_k:]  (or np.split(QKV, 3, axis=-1))",
     ],
+    stars=1,
+    title="Q, K and V from one fused weight matrix [W_Q | W_K | W_V], any leading axes",
 )
 
 
 # ----------------------------------------------------------------------------------------------
-# head_slices(M, h) -> (h, n, d_k)
+# ★★ head_slices(M, h) -> (..., h, n, d_k)
 
 
 def _reference_head_slices(M, h):
-    n, d_model = M.shape
+    *lead, n, d_model = M.shape
     d_k = d_model // h
-    # head j gets columns j*d_k ... (j+1)*d_k - 1
-    return np.stack([M[:, j * d_k : (j + 1) * d_k] for j in range(h)])  # (h, n, d_k)
+    # (..., n, h, d_k): head a owns columns a*d_k ... (a+1)*d_k - 1; then the head axis moves
+    # in front of the token axis, behind any batch axes.
+    return np.swapaxes(M.reshape(*lead, n, h, d_k), -3, -2)  # (..., h, n, d_k)
 
 
 def _shape_of(value) -> tuple[int, ...] | None:
@@ -118,56 +179,114 @@ def _shape_of(value) -> tuple[int, ...] | None:
         return None
 
 
-def _grade_head_slices(call):
-    rng = fresh_rng()
+def _head_cases(rng):
     # h is never 2 and d_k never 4 (the running example's), and d_model = h * d_k is a multiple
     # of 4 but not 8, so answers with either size hard-coded run and show a telling shape.
     h = int(rng.choice([3, 5]))
     d_k = int(rng.choice([8, 12]))
     n = h * int(rng.integers(2, 4))  # divisible by h, so splitting the rows "works"
-    cases = [(n, h, d_k), (6, 2, 4), (5, 1, 3)]
-    for n, h, d_k in cases:
-        d_model = h * d_k
-        M = rng.standard_normal((n, d_model))
+    b = int(rng.choice([2, 4]))  # never h, so a misplaced head axis shows in the shape
+    return [((n, h * d_k), h), ((6, 8), 2), ((b, n, h * d_k), h), ((2, b, 5, 3 * d_k), 3)]
+
+
+def _grade_head_slices(call):
+    rng = fresh_rng()
+    for shape, h in _head_cases(rng):
+        *lead, n, d_model = shape
+        lead = tuple(lead)
+        d_k = d_model // h
+        M = rng.standard_normal(shape)
         what = f"head_slices(M {M.shape}, h={h})"
         expected = _reference_head_slices(M, h)
-        value = call(M, h)
-        shape = _shape_of(value)
-        wrong_shapes = {
-            (h, n // h, d_model): "you split the rows (tokens) into groups. Heads split the "
-            "columns: every head sees every token, through its own d_k columns.",
-            (n, h, d_k): "you reshaped to (n, h, d_k) but did not move the head axis to the "
-            "front. Swap the first two axes: .transpose(1, 0, 2).",
-            (h, d_k, n): "each head's block is transposed. A head keeps one row per token: "
-            "(n, d_k).",
-            (2, n, d_model // 2): "it looks like h = 2 is hard-coded (the running example's). "
-            f"Use the h you are given (here h = {h}).",
-            (d_model // 4, n, 4): "it looks like d_k = 4 is hard-coded (the running example's). "
-            f"Compute it: d_k = d_model // h = {d_model} // {h} = {d_k}.",
-        }
-        if shape != (h, n, d_k) and shape in wrong_shapes and n % h == 0:
+        try:
+            value = call(M, h)
+        except LearnerError as error:
+            if not lead:
+                raise
+            which = "one leading axis" if len(lead) == 1 else "two leading axes"
             raise Mistake(
-                f"{what} returned shape {shape}, expected (h, n, d_k) = {(h, n, d_k)}: "
-                + wrong_shapes[shape]
+                f"your head_slices works on a single (n, d_model) matrix but not with {which}. "
+                "Read n and d_model from the last two axes (M.shape[-2:]) and move only the "
+                "last axes (np.swapaxes(..., -3, -2)), so any batch axes in front pass through "
+                f"untouched.\nWhat happened: {error}",
+                "only_2d",
+            ) from None
+        got_shape = _shape_of(value)
+        wrong_shapes = {
+            (*lead, h, n // h, d_model): (
+                "split_rows",
+                "you split the rows (tokens) into groups. Heads split the columns: every head "
+                "sees every token, through its own d_k columns.",
+            ),
+            (*lead, n, h, d_k): (
+                "head_axis_not_moved",
+                "you reshaped to (..., n, h, d_k) but did not move the head axis in front of "
+                "the tokens axis. Swap the last-but-one two axes: np.swapaxes(..., -3, -2).",
+            ),
+            (*lead, h, d_k, n): (
+                "block_transposed",
+                "each head's block is transposed. A head keeps one row per token: (n, d_k).",
+            ),
+            (*lead, 2, n, d_model // 2): (
+                "h_hard_coded",
+                "it looks like h = 2 is hard-coded (the running example's). Use the h you are "
+                f"given (here h = {h}).",
+            ),
+            (*lead, d_model // 4, n, 4): (
+                "d_k_hard_coded",
+                "it looks like d_k = 4 is hard-coded (the running example's). Compute it: "
+                f"d_k = d_model // h = {d_model} // {h} = {d_k}.",
+            ),
+        }
+        if lead:
+            wrong_shapes[(h, *lead, n, d_k)] = (
+                "head_axis_before_batch",
+                "the head axis went in front of the batch axes. Batch axes stay in front: "
+                "(..., h, n, d_k), e.g. np.stack(blocks, axis=-3), not axis=0.",
             )
-        got = as_result_array(value, what, (h, n, d_k))
+            wrong_shapes[(n, *lead, h, d_k)] = (
+                "batch_axis_moved",
+                "you swapped the first two axes; with a batch axis in front those are the "
+                "batch and the tokens, not the tokens and the heads. Swap the axes counted "
+                "from the end: np.swapaxes(..., -3, -2).",
+            )
+        if got_shape != expected.shape and got_shape in wrong_shapes and n % h == 0:
+            mistake, why = wrong_shapes[got_shape]
+            raise Mistake(
+                f"{what} returned shape {got_shape}, expected (..., h, n, d_k) = "
+                f"{expected.shape}: {why}",
+                mistake,
+            )
+        if lead and got_shape is not None and got_shape != expected.shape:
+            raise Mistake(
+                f"{what} returned shape {got_shape}, expected (..., h, n, d_k) = "
+                f"{expected.shape}: your head_slices does not allow for a batch axis in front. "
+                "With M of shape (b, n, d_model), M.shape[0] is the batch size b, not n: read "
+                "n and d_model from the end (M.shape[-2:]) and move only the last axes.",
+                "only_2d",
+            )
+        got = as_result_array(value, what, expected.shape)
         compare(
             got,
             expected,
             {
-                f"{what}: you reshaped M straight to (h, n, d_k). That cuts M's memory in "
-                "order, so a head gets pieces of several rows. Reshape to (n, h, d_k) first, "
-                "then move the head axis to the front.": M.reshape(h, n, d_k),
-                f"{what}: head j got every h-th column (j, j+h, ...). Heads take contiguous "
-                "blocks: head j gets columns j*d_k to (j+1)*d_k - 1.": M.reshape(
-                    n, d_k, h
-                ).transpose(2, 0, 1),
+                named(
+                    "reshaped_straight",
+                    f"{what}: you reshaped M straight to (..., h, n, d_k). That cuts M's memory "
+                    "in order, so a head gets pieces of several rows. Reshape to "
+                    "(..., n, h, d_k) first, then move the head axis in front of the tokens.",
+                ): M.reshape(*lead, h, n, d_k),
+                named(
+                    "interleaved",
+                    f"{what}: head a got every h-th column (a, a+h, ...). Heads take contiguous "
+                    "blocks: head a gets columns a*d_k to (a+1)*d_k - 1.",
+                ): np.moveaxis(M.reshape(*lead, n, d_k, h), -1, -3),
             },
-            f"{what} differs from the expected split: block j should be M[:, j*d_k:(j+1)*d_k].",
+            f"{what} differs from the expected split: block a should be M[..., a*d_k:(a+1)*d_k].",
         )
     return (
-        "your heads match: block j is columns j·d_k to (j+1)·d_k - 1, on fresh sizes, h = 2 "
-        "and h = 1."
+        "your heads match: block a is columns a·d_k to (a+1)·d_k - 1, on fresh sizes, h = 2, "
+        "and with one and two batch axes in front."
     )
 
 
@@ -177,10 +296,141 @@ head_slices = Exercise(
     grade=_grade_head_slices,
     reference=_reference_head_slices,
     hints=[
-        "M has shape (n, d_model) with d_model = h * d_k. Head j owns a block of d_k "
-        "neighbouring columns; every head keeps all n rows.",
-        "d_k = M.shape[1] // h. Head j is M[:, j*d_k:(j+1)*d_k], shape (n, d_k). Stack the h "
-        "blocks along a new first axis with np.stack, or reshape to (n, h, d_k) and transpose.",
-        "n, d_model = M.shape; d_k = d_model // h; return M.reshape(n, h, d_k).transpose(1, 0, 2)",
+        "M has shape (..., n, d_model) with d_model = h * d_k: maybe just (n, d_model), maybe "
+        "(b, n, d_model) for a batch of b sentences. Head a owns a block of d_k neighbouring "
+        "columns; every head keeps all n rows. Count axes from the end so the batch axes never "
+        "matter.",
+        "d_k = M.shape[-1] // h. Head a is M[..., a*d_k:(a+1)*d_k], shape (..., n, d_k). Stack "
+        "the h blocks on a new axis in front of the tokens (np.stack(..., axis=-3)), or reshape "
+        "to (..., n, h, d_k) and swap the axes -3 and -2.",
+        "*lead, n, d_model = M.shape; d_k = d_model // h; "
+        "return np.swapaxes(M.reshape(*lead, n, h, d_k), -3, -2)",
     ],
+    stars=2,
+    title="split (..., n, d_model) into h heads, (..., h, n, d_k), any leading batch axes",
+)
+
+
+# ----------------------------------------------------------------------------------------------
+# Prediction: does the RNN carry the nudge to position 5 undiminished?
+
+rnn_nudge_fades = Prediction(
+    name="rnn_nudge_fades",
+    question=(
+        "Nudge token 0 and run the toy RNN. By the time its state reaches position 5 ('mat'), "
+        "has the change grown, or shrunk, compared with the change at position 0?"
+    ),
+    answer="shrunk",
+    choices=["grown", "shrunk"],
+    wrong={
+        "grown": "The nudge enters only once, at position 0, and then travels only through "
+        "the state. Each step multiplies it by W_rnn, whose entries of variance 1/d keep a "
+        "vector's length about the same on average, and passes it through tanh, whose slope "
+        "is at most 1 and below 1 wherever the state is not near 0: nothing amplifies it, and "
+        "the tanh damps it."
+    },
+    explanation=(
+        "The nudge enters only at position 0; from there it reaches position 5 only through "
+        "r_1, r_2, r_3, r_4, one multiplication by W_rnn and one tanh per step; in this "
+        "seeded RNN each of those steps shrinks it. Attention instead lets position 5 read token 0 "
+        "directly, in one step. The next cell prints every step."
+    ),
+)
+
+
+# ----------------------------------------------------------------------------------------------
+# ★★★ head_bilinear_form(W_Q, W_K) -> (h, d_model, d_model)
+
+
+def _reference_bilinear(W_Q, W_K):
+    # score_a[i, j] = (x_i W^Q_a) . (x_j W^K_a) = x_i (W^Q_a W^K_a^T) x_j^T, so head a compares
+    # tokens through the d_model x d_model matrix B_a = W^Q_a (W^K_a)^T, of rank at most d_k.
+    return W_Q @ np.swapaxes(W_K, -1, -2)  # (h, d_model, d_k) @ (h, d_k, d_model)
+
+
+def _grade_bilinear(call):
+    rng = fresh_rng()
+    cases = [(int(rng.integers(3, 5)), int(rng.integers(2, 5))), (1, 3), (2, 4)]
+    for h, d_k in cases:
+        d_model = h * d_k + (1 if h == 1 else 0)  # d_model > d_k, as for any head
+        W_Q, W_K = (rng.normal(0, d_model**-0.5, (h, d_model, d_k)) for _ in range(2))
+        what = f"head_bilinear_form(W_Q {W_Q.shape}, W_K {W_K.shape})"
+        value = call(W_Q, W_K)
+        shape = np.shape(value) if isinstance(value, np.ndarray) else None
+        shapes = {
+            (h, d_k, d_k): (
+                "inner_product",
+                "that is W_Qᵀ W_K, a d_k x d_k matrix per head. The score x_i W_Q (x_j W_K)ᵀ "
+                "puts W_Q next to x_i and W_Kᵀ next to x_jᵀ: W_Q W_Kᵀ, d_model x d_model.",
+            ),
+            (d_model, d_model): (
+                "summed_heads",
+                "one d_model x d_model matrix for all heads, the sum over the heads of "
+                "W^Q_a (W^K_a)ᵀ (what the big side-by-side W_Q W_Kᵀ gives). Each head has its "
+                "own: keep the head axis, shape (h, d_model, d_model).",
+            ),
+            (h, d_model, d_k): (
+                "elementwise",
+                "an element-wise product keeps the d_k axis. Contract it with a matrix product "
+                "(@), W_Q @ W_Kᵀ per head.",
+            ),
+        }
+        if shape in shapes and shape != (h, d_model, d_model):
+            mistake, why = shapes[shape]
+            raise Mistake(
+                f"{what} returned shape {shape}, expected (h, d_model, d_model) = "
+                f"{(h, d_model, d_model)}: {why}",
+                mistake,
+            )
+        got = as_result_array(value, what, (h, d_model, d_model))
+        expected = _reference_bilinear(W_Q, W_K)
+        compare(
+            got,
+            expected,
+            {
+                named(
+                    "keys_first",
+                    f"{what}: you returned W_K W_Qᵀ, the transpose of each head's matrix: with "
+                    "it x_i B x_jᵀ scores key i against query j (K Qᵀ). Query side first: "
+                    "W_Q @ W_Kᵀ.",
+                ): W_K @ np.swapaxes(W_Q, -1, -2),
+                named(
+                    "query_twice",
+                    f"{what}: you used W_Q on both sides (W_Q W_Qᵀ). The keys come through W_K.",
+                ): W_Q @ np.swapaxes(W_Q, -1, -2),
+                named(
+                    "scaled",
+                    f"{what}: you divided by √d_k. The question asks for the raw scores "
+                    "q_i · k_j; the 1/√d_k scale of lesson 03 comes on top.",
+                ): expected / np.sqrt(d_k),
+                named(
+                    "summed_heads",
+                    f"{what}: every head got the same matrix, the sum over all heads. Each "
+                    "head a has its own W^Q_a (W^K_a)ᵀ.",
+                ): np.broadcast_to(expected.sum(0), expected.shape),
+            },
+            f"{what}: x_i B[a] x_jᵀ should equal (x_i W^Q_a) · (x_j W^K_a) for every x_i, x_j.",
+        )
+    return (
+        "each head's scores are x_i B_a x_jᵀ with B_a = W^Q_a (W^K_a)ᵀ: a d_model x d_model "
+        "matrix built from d_k columns, so its rank is at most d_k. A head compares tokens "
+        "through a d_k-dimensional view of them."
+    )
+
+
+head_bilinear_form = Exercise(
+    name="head_bilinear_form",
+    signature="head_bilinear_form(W_Q, W_K)",
+    grade=_grade_bilinear,
+    reference=_reference_bilinear,
+    hints=[
+        "Write one score of head a without Q and K: q_i · k_j = (x_i W^Q_a) · (x_j W^K_a), a "
+        "row times a column: (x_i W^Q_a)(x_j W^K_a)ᵀ. Use (AB)ᵀ = BᵀAᵀ.",
+        "(x_j W^K_a)ᵀ = (W^K_a)ᵀ x_jᵀ, so the score is x_i [W^Q_a (W^K_a)ᵀ] x_jᵀ: the matrix in "
+        "the brackets is (d_model, d_k) @ (d_k, d_model). Do it for every head at once: @ "
+        "broadcasts over the leading head axis.",
+        "return W_Q @ np.swapaxes(W_K, -1, -2)  (or np.einsum('adk,aek->ade', W_Q, W_K))",
+    ],
+    stars=3,
+    title="challenge: each head's scores as x_i B_a x_jᵀ; the matrix B_a and its rank",
 )

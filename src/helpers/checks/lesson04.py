@@ -1,4 +1,5 @@
-"""Lesson 04 exercises: a numerically stable ``softmax`` and ``attention(Q, K, V)``."""
+"""Lesson 04 exercises: a stable ``softmax``, batched ``attention(Q, K, V)``, a prediction about
+temperature, and the ★★★ challenge ``zero_temperature_attention`` (the T -> 0 limit)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,18 @@ import numpy as np
 
 from ..attention import scaled_dot_product_attention
 from ..attention import softmax as _softmax
-from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, unpack_pair
+from ._core import (
+    Exercise,
+    LearnerError,
+    Mistake,
+    Prediction,
+    as_result_array,
+    close,
+    compare,
+    fresh_rng,
+    named,
+    unpack_pair,
+)
 
 
 def _reference_softmax(z):
@@ -100,12 +112,12 @@ def _not_normalised_no_max(z):
 @_quiet
 def _no_keepdims(z):
     e = np.exp(z - z.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1)  # (n, n) / (n,): divides column j by row j's sum
+    return e / e.sum(axis=-1)  # (n, n) / (n,): divides column i by row i's sum
 
 
 @_quiet
 def _no_keepdims_max(z):
-    e = np.exp(z - z.max(axis=-1))  # (n, n) - (n,): column j loses row j's max
+    e = np.exp(z - z.max(axis=-1))  # (n, n) - (n,): column i loses row i's max
     return e / e.sum(axis=-1, keepdims=True)
 
 
@@ -124,33 +136,63 @@ def _no_keepdims_no_max(z):
 def _softmax_mistakes(z: np.ndarray, what: str) -> dict[str, np.ndarray]:
     rows = "rows" if z.shape[0] > 1 else "row"
     mistakes = {
-        f"{what}: you subtracted the row's minimum, not its maximum. Softmax is "
-        "shift-invariant, so the answer would be the same, but after z - min every entry is "
-        ">= 0 and np.exp still sees large positive numbers: on a row like [0, 1000] it "
-        "overflows to inf, and inf / inf is NaN. Subtract the max: "
-        "z.max(axis=-1, keepdims=True).": _min_shift(z),
-        f"{what}: you subtracted the row's mean, not its maximum. That centres the scores, "
-        "but entries above the mean stay positive, so on a row that spreads from -1000 to "
-        "+1000 np.exp still sees large positive numbers, overflows to inf, and inf / inf is "
-        "NaN. Subtract the max: z.max(axis=-1, keepdims=True).": _mean_shift(z),
-        f"{what}: NaN or inf on large scores. np.exp(1000) overflows to inf, and inf / inf "
-        "is NaN. Subtract each row's maximum before np.exp: softmax is shift-invariant, so "
-        "the answer is the same and exp never sees a positive number.": _no_max(z),
-        f"{what}: you subtracted the maximum of the whole matrix. That keeps exp from "
-        "overflowing, but a row whose scores are far below that maximum underflows to "
-        "0 / 0 = NaN. Subtract each row's own max: z.max(axis=-1, keepdims=True).": _global_max(z),
-        f"{what}: your columns sum to 1, not your {rows}. Softmax runs along the last axis "
-        "(axis=-1): one distribution per row (per query).": _axis0(z),
-        f"{what}: the whole matrix sums to 1, but each row should. Take the max and the "
-        "sum along axis=-1 with keepdims=True.": _whole(z),
-        f"{what}: did you forget np.exp? Dividing the scores by their sum is not a softmax "
-        "(it can give negative 'weights').": _no_exp(z),
-        f"{what}: did you forget np.exp? You subtracted the max and normalised, but without "
-        "exp the entries are not positive.": _no_exp_shifted(z),
-        f"{what}: the {rows} do not sum to 1. After np.exp, divide by the sum along the "
-        "last axis (keepdims=True).": _not_normalised(z),
-        f"{what}: the {rows} do not sum to 1: you took np.exp but never divided by the sum "
-        "(and subtract the row max first, or large scores overflow).": _not_normalised_no_max(z),
+        named(
+            "min_shift",
+            f"{what}: you subtracted the row's minimum, not its maximum. Softmax is "
+            "shift-invariant, so the answer would be the same, but after z - min every entry is "
+            ">= 0 and np.exp still sees large positive numbers: on a row like [0, 1000] it "
+            "overflows to inf, and inf / inf is NaN. Subtract the max: "
+            "z.max(axis=-1, keepdims=True).",
+        ): _min_shift(z),
+        named(
+            "mean_shift",
+            f"{what}: you subtracted the row's mean, not its maximum. That centres the scores, "
+            "but entries above the mean stay positive, so on a row that spreads from -1000 to "
+            "+1000 np.exp still sees large positive numbers, overflows to inf, and inf / inf is "
+            "NaN. Subtract the max: z.max(axis=-1, keepdims=True).",
+        ): _mean_shift(z),
+        named(
+            "overflow",
+            f"{what}: NaN or inf on large scores. np.exp(1000) overflows to inf, and inf / inf "
+            "is NaN. Subtract each row's maximum before np.exp: softmax is shift-invariant, so "
+            "the answer is the same and exp never sees a positive number.",
+        ): _no_max(z),
+        named(
+            "global_max",
+            f"{what}: you subtracted the maximum of the whole matrix. That keeps exp from "
+            "overflowing, but a row whose scores are far below that maximum underflows to "
+            "0 / 0 = NaN. Subtract each row's own max: z.max(axis=-1, keepdims=True).",
+        ): _global_max(z),
+        named(
+            "columns_sum_to_one",
+            f"{what}: your columns sum to 1, not your {rows}. Softmax runs along the last axis "
+            "(axis=-1): one distribution per row (per query).",
+        ): _axis0(z),
+        named(
+            "whole_matrix",
+            f"{what}: the whole matrix sums to 1, but each row should. Take the max and the "
+            "sum along axis=-1 with keepdims=True.",
+        ): _whole(z),
+        named(
+            "no_exp",
+            f"{what}: did you forget np.exp? Dividing the scores by their sum is not a softmax "
+            "(it can give negative 'weights').",
+        ): _no_exp(z),
+        named(
+            "no_exp_shifted",
+            f"{what}: did you forget np.exp? You subtracted the max and normalised, but without "
+            "exp the entries are not positive.",
+        ): _no_exp_shifted(z),
+        named(
+            "not_normalised",
+            f"{what}: the {rows} do not sum to 1. After np.exp, divide by the sum along the "
+            "last axis (keepdims=True).",
+        ): _not_normalised(z),
+        named(
+            "exp_only",
+            f"{what}: the {rows} do not sum to 1: you took np.exp but never divided by the sum "
+            "(and subtract the row max first, or large scores overflow).",
+        ): _not_normalised_no_max(z),
     }
     if z.shape[0] == z.shape[1]:  # only a square z lets a missing keepdims broadcast at all
         no_keepdims_sum = (
@@ -160,21 +202,27 @@ def _softmax_mistakes(z: np.ndarray, what: str) -> dict[str, np.ndarray]:
         )
         no_keepdims_max = (
             "subtract the row max with keepdims=True: z.max(axis=-1, keepdims=True). Without "
-            "it the max has shape (n,), and NumPy broadcasts the max of row j across column j "
-            "instead of along row j."
+            "it the max has shape (n,), and NumPy broadcasts the max of row i across column i "
+            "instead of along row i."
         )
-        mistakes[f"{what}: {no_keepdims_sum}"] = _no_keepdims(z)
-        mistakes[f"{what}: {no_keepdims_max}"] = _no_keepdims_max(z)
+        mistakes[named("no_keepdims_sum", f"{what}: {no_keepdims_sum}")] = _no_keepdims(z)
+        mistakes[named("no_keepdims_max", f"{what}: {no_keepdims_max}")] = _no_keepdims_max(z)
         mistakes[
-            f"{what}: neither z.max(axis=-1) nor e.sum(axis=-1) keeps its axis; add "
-            "keepdims=True to both, so each row is shifted by its own max and divided by its "
-            "own sum (without it, row j's max and sum land on column j)."
+            named(
+                "no_keepdims_either",
+                f"{what}: neither z.max(axis=-1) nor e.sum(axis=-1) keeps its axis; add "
+                "keepdims=True to both, so each row is shifted by its own max and divided by "
+                "its own sum (without it, row i's max and sum land on column i).",
+            )
         ] = _no_keepdims_either(z)
         mistakes[
-            f"{what}: divide by the row sum with keepdims=True, "
-            "np.exp(z).sum(axis=-1, keepdims=True): without keepdims the sum has shape (n,) and "
-            "divides column j by row j's sum. Also subtract the row max first, or large scores "
-            "overflow."
+            named(
+                "no_keepdims_no_max",
+                f"{what}: divide by the row sum with keepdims=True, "
+                "np.exp(z).sum(axis=-1, keepdims=True): without keepdims the sum has shape (n,) "
+                "and divides column i by row i's sum. Also subtract the row max first, or large "
+                "scores overflow.",
+            )
         ] = _no_keepdims_no_max(z)
     return mistakes
 
@@ -226,9 +274,12 @@ softmax = Exercise(
     signature="softmax(z)",
     grade=_grade_softmax,
     reference=_reference_softmax,
+    stars=1,
+    title="a stable softmax over each row of a score matrix",
     hints=[
-        "Each row of z is one query's scores; turn each row into positive numbers that sum "
-        "to 1 with exp, then divide by the row's sum. Work along axis=-1.",
+        "The lesson's fix works on one row: subtract that row's max. A matrix holds one row "
+        "per query, each with its own max; a row near -1000 and a row near +1000 need "
+        "different shifts. Work along axis=-1.",
         "np.exp(1000) is inf. Subtract each row's max first: z - z.max(axis=-1, keepdims=True). "
         "The result does not change (softmax is shift-invariant) and nothing overflows.",
         "z = z - z.max(axis=-1, keepdims=True); e = np.exp(z); "
@@ -238,108 +289,250 @@ softmax = Exercise(
 
 
 # ------------------------------------------------------------------------------ attention
+# Batched: Q (..., n_q, d_k), K (..., n_k, d_k), V (..., n_k, d_v), any number of leading axes.
+
+
+def _reference_attention(Q, K, V):
+    d_k = Q.shape[-1]
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)  # (..., n_q, n_k): K.T would flip all axes
+    scores = scores - scores.max(axis=-1, keepdims=True)  # each row its own max
+    weights = np.exp(scores)
+    weights = weights / weights.sum(axis=-1, keepdims=True)  # each row sums to 1
+    output = weights @ V  # (..., n_q, d_v): a weighted average of V's rows
+    return output, weights
+
+
+def _sm(s, axis=-1):
+    """Softmax that lets NaN through, to reproduce what a wrong answer returns."""
+    with np.errstate(all="ignore"):
+        e = np.exp(s - np.max(s, axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
 
 
 def _weights_mistakes(Q, K, what: str) -> dict[str, np.ndarray]:
-    d_k, n_k = Q.shape[-1], K.shape[0]
-    scores = Q @ K.T
+    d_k, n_k = Q.shape[-1], K.shape[-2]
+    scores = Q @ np.swapaxes(K, -1, -2)
+    scaled = scores / np.sqrt(d_k)
+    with np.errstate(all="ignore"):
+        naive = np.exp(scaled)
+        naive = naive / naive.sum(axis=-1, keepdims=True)
+        global_max = np.exp(scaled - scaled.max())
+        global_max = global_max / global_max.sum(axis=-1, keepdims=True)
     mistakes = {
-        f"{what}: the weights are not scaled. Divide the scores Q K^T by sqrt(d_k) before the "
-        "softmax (without it, large d_k saturates the softmax).": _softmax(scores),
-        f"{what}: you divided the scores by d_k = {d_k}; the paper divides by "
-        f"sqrt(d_k) = {np.sqrt(d_k):g}.": _softmax(scores / d_k),
-        f"{what}: you divided the scores by the sequence length n = {n_k}; the scale is "
-        f"1 / sqrt(d_k), with d_k = {d_k} the width of Q and K.": _softmax(scores / n_k),
-        f"{what}: the second value holds the scores Q K^T / sqrt(d_k); return the weights, "
-        "softmax(scores), whose rows sum to 1.": scores / np.sqrt(d_k),
-        f"{what}: the second value holds the raw scores Q K^T; return the weights, "
-        "softmax(Q K^T / sqrt(d_k)).": scores,
-        f"{what}: your weights' columns sum to 1, not the rows: take the softmax along the "
-        "last axis (keys), one distribution per query.": _softmax(scores / np.sqrt(d_k), axis=0),
+        named(
+            "unscaled",
+            f"{what}: the weights are not scaled. Divide the scores Q K^T by sqrt(d_k) before "
+            "the softmax (without it, large d_k saturates the softmax).",
+        ): _sm(scores),
+        named(
+            "scale_dk",
+            f"{what}: you divided the scores by d_k = {d_k}; the paper divides by "
+            f"sqrt(d_k) = {np.sqrt(d_k):g}.",
+        ): _sm(scores / d_k),
+        named(
+            "scale_n",
+            f"{what}: you divided the scores by the sequence length n_k = {n_k}; the scale is "
+            f"1 / sqrt(d_k), with d_k = {d_k} the width of Q and K.",
+        ): _sm(scores / n_k),
+        named(
+            "returned_scores",
+            f"{what}: the second value holds the scores Q K^T / sqrt(d_k); return the weights, "
+            "softmax(scores), whose rows sum to 1.",
+        ): scaled,
+        named(
+            "returned_raw_scores",
+            f"{what}: the second value holds the raw scores Q K^T; return the weights, "
+            "softmax(Q K^T / sqrt(d_k)).",
+        ): scores,
+        named(
+            "columns_sum_to_one",
+            f"{what}: your weights' columns sum to 1, not the rows: take the softmax along the "
+            "last axis (keys, axis=-1), one distribution per query.",
+        ): _sm(scaled, axis=-2),
+        named(
+            "overflow",
+            f"{what}: your weights contain NaN or inf. np.exp of scores around 800 overflows; "
+            "subtract each row's max before np.exp (your stable softmax).",
+        ): naive,
+        named(
+            "global_max",
+            f"{what}: you subtracted one maximum for the whole batch. The example whose scores "
+            "are far below it underflows to 0 / 0 = NaN. Subtract each row's own max: "
+            "scores.max(axis=-1, keepdims=True).",
+        ): global_max,
     }
-    if Q.shape[0] == K.shape[0]:
+    if Q.ndim >= 3:
         mistakes[
-            f"{what}: the scores are transposed: K Q^T puts keys on the rows. Use Q @ K.T so "
-            "that row i holds query i's score against every key."
-        ] = _softmax((K @ Q.T) / np.sqrt(d_k))
+            named(
+                "batch_axis",
+                f"{what}: your weights sum to 1 across the batch (axis 0), not along each row. "
+                "The leading axes are separate examples; the softmax runs over the keys only: "
+                "axis=-1.",
+            )
+        ] = _sm(scaled, axis=0)
+        KT = K.T  # what K.T gives on a batch: every axis reversed, (d_k, n_k, b) for (b, n_k, d_k)
+        try:
+            with np.errstate(all="ignore"):
+                flipped = Q @ KT / np.sqrt(d_k)
+        except ValueError:
+            flipped = None
+        if flipped is not None and flipped.shape == scaled.shape:
+            mistakes[named("transpose_all_axes", _transpose_all_axes_message(what))] = _sm(flipped)
+    if Q.shape[-2] == K.shape[-2]:
         mistakes[
-            f"{what}: the weights are transposed: row i should be query i's distribution over "
-            "the keys (rows sum to 1)."
-        ] = _softmax(scores / np.sqrt(d_k)).T
+            named(
+                "keys_on_rows",
+                f"{what}: the scores are transposed: K Q^T puts keys on the rows. Use Q K^T so "
+                "that row i holds query i's score against every key.",
+            )
+        ] = _sm(scaled.swapaxes(-1, -2))
+        mistakes[
+            named(
+                "weights_transposed",
+                f"{what}: the weights are transposed: row i should be query i's distribution "
+                "over the keys (rows sum to 1).",
+            )
+        ] = _sm(scaled).swapaxes(-1, -2)
     return mistakes
 
 
-def _unpack(value: Any, what: str, n_q: int, n_k: int, d_v: int) -> tuple[np.ndarray, np.ndarray]:
+def _transpose_all_axes_message(what: str) -> str:
+    return (
+        f"{what}: K.T reverses *every* axis: on a batch K of shape (b, n_k, d_k) it gives "
+        "(d_k, n_k, b), not (b, d_k, n_k). Swap only the last two axes: "
+        "np.swapaxes(K, -1, -2) (or K.transpose(0, 2, 1) for exactly 3 axes, or np.einsum with "
+        "'...')."
+    )
+
+
+def _unpack_batched(value: Any, what: str, lead, n_q: int, n_k: int, d_v: int):
     """The learner's (output, weights), or a Mistake saying what came back instead."""
-    value = unpack_pair(value, what, (n_q, d_v), (n_q, n_k))
+    out_shape, w_shape = (*lead, n_q, d_v), (*lead, n_q, n_k)
+    value = unpack_pair(value, what, out_shape, w_shape)
     first = np.shape(value[0])
-    if d_v != n_k and first == (n_q, n_k):  # (weights, output) is named by unpack_pair
+    if d_v != n_k and first == w_shape:  # (weights, output) is named by unpack_pair
         raise Mistake(
-            f"{what}: the first value has the weights' shape {first}; the output is "
-            f"weights @ V, shape (n_q, d_v) = {(n_q, d_v)}."
+            named(
+                "weights_as_output",
+                f"{what}: the first value has the weights' shape {first}; the output is "
+                f"weights @ V, shape (..., n_q, d_v) = {out_shape}.",
+            )
         )
-    output = as_result_array(value[0], what, (n_q, d_v), part="output")
-    weights = as_result_array(value[1], what, (n_q, n_k), part="weights")
+    output = as_result_array(value[0], what, out_shape, part="output")
+    weights = as_result_array(value[1], what, w_shape, part="weights")
     return output, weights
 
 
 def _attention_cases(rng: np.random.Generator):
-    n, d_k, d_v = int(rng.integers(4, 7)), 16, 3  # sqrt(d_k) = 4 differs from d_k and n
+    """(what, Q, K, V), from no leading axis to two; sizes differ so each mistake shows."""
+    n, d_k, d_v = int(rng.integers(5, 8)), 16, 3  # sqrt(d_k) = 4 differs from d_k and n
     X = rng.normal(size=(n, 8))
     W_Q, W_K, W_V = (rng.normal(size=(8, d)) / np.sqrt(8) for d in (d_k, d_k, d_v))
-    n_q, n_k = 3, 7
-    # Scores around 800, where np.exp overflows: a shared last column adds 40 * 40 / sqrt(4) to
-    # every score (softmax ignores it), the rest are halves, so float32 holds them exactly.
-    big_Q, big_K = (np.round(rng.normal(size=(m, 4)) * 2) / 2 for m in (4, 5))
-    big_Q[:, -1] = big_K[:, -1] = 40.0
+    # Scores around 800 in one example of the batch, ordinary in the other: a shared last
+    # column adds 40 * 40 / sqrt(4) to every score of example 0 (its softmax ignores that); the
+    # rest are halves, so float32 holds them exactly.
+    big_Q = np.round(rng.normal(size=(2, 4, 4)) * 2) / 2
+    big_K = np.round(rng.normal(size=(2, 5, 4)) * 2) / 2
+    big_Q[0, :, -1] = big_K[0, :, -1] = 40.0
+    big_Q[1, :, -1] = big_K[1, :, -1] = 0.0  # example 1: ordinary scores
+    b, h = 2, 3
     return [
-        ("attention(Q, K, V) with Q, K, V from the same X (self-attention)",
+        ("attention(Q, K, V) on one (n, d_k) sequence, no batch axis (self-attention)",
          X @ W_Q, X @ W_K, X @ W_V),
-        (f"attention(Q, K, V) with n_q = {n_q} queries and n_k = {n_k} keys",
-         rng.normal(size=(n_q, 9)), rng.normal(size=(n_k, 9)), rng.normal(size=(n_k, 2))),
-        ("attention(Q, K, V) with scores around 800",
-         big_Q, big_K, rng.normal(size=(5, 2))),
-        ("attention(Q, K, V) on a one-token sequence",
-         rng.normal(size=(1, 4)), rng.normal(size=(1, 4)), rng.normal(size=(1, 3))),
+        # b = n_k = d_k = 4: here K.T (flipping every axis) runs without an error, wrongly.
+        ("attention(Q, K, V) on a batch of 4, Q (4, 3, 4), K (4, 4, 4)",
+         rng.normal(size=(4, 3, 4)), rng.normal(size=(4, 4, 4)), rng.normal(size=(4, 4, 2))),
+        ("attention(Q, K, V) on a batch (b, n_q, d_k) with n_q = 3 queries and n_k = 7 keys",
+         rng.normal(size=(b, 3, 9)), rng.normal(size=(b, 7, 9)), rng.normal(size=(b, 7, 2))),
+        ("attention(Q, K, V) on batch and heads (b, h, n, d_k) = (2, 3, 5, 6)",
+         rng.normal(size=(b, h, 5, 6)), rng.normal(size=(b, h, 5, 6)),
+         rng.normal(size=(b, h, 5, 4))),
+        ("attention(Q, K, V) on a batch whose example 0 has scores around 800",
+         big_Q, big_K, rng.normal(size=(2, 5, 3))),
+        ("attention(Q, K, V) on one token, with three leading axes (1, 2, 1, 1, 4)",
+         rng.normal(size=(1, 2, 1, 1, 4)), rng.normal(size=(1, 2, 1, 1, 4)),
+         rng.normal(size=(1, 2, 1, 1, 3))),
     ]  # fmt: skip
 
 
+def _ranks_that_run(call, cases, failed_ndim: int) -> set[int]:
+    """The input ranks (2-D, 3-D, ...) on which the answer at least runs without raising."""
+    ranks = set()
+    for _, Q, K, V in cases:
+        if Q.ndim != failed_ndim and Q.ndim not in ranks:
+            try:
+                call(Q, K, V)
+            except Exception:  # LearnerError, or a stub: either way it does not run there
+                continue
+            ranks.add(Q.ndim)
+    return ranks
+
+
 def _grade_attention(call) -> str:
-    for what, Q, K, V in _attention_cases(fresh_rng()):
-        n_q, n_k, d_v = Q.shape[0], K.shape[0], V.shape[1]
+    passed_ranks: list[int] = []
+    cases = _attention_cases(fresh_rng())
+    for what, Q, K, V in cases:
+        lead, n_q, n_k, d_v = Q.shape[:-2], Q.shape[-2], K.shape[-2], V.shape[-1]
+        try:
+            value = call(Q, K, V)
+        except LearnerError as error:
+            text = str(error)
+            if Q.ndim >= 3 and (".T" in text or "transpose()" in text):
+                raise Mistake(
+                    named("transpose_all_axes", _transpose_all_axes_message(what) + "\n" + text)
+                ) from None
+            works_on = set(passed_ranks) or _ranks_that_run(call, cases, Q.ndim)
+            if works_on and Q.ndim not in works_on:
+                ranks = " and ".join(f"{r}-D" for r in sorted(works_on))
+                raise Mistake(
+                    named(
+                        "fixed_rank",
+                        f"{what}: your attention works on {ranks} inputs but raises on "
+                        f"{Q.ndim}-D ones. The exercise asks for any number of leading axes: "
+                        "use Q @ np.swapaxes(K, -1, -2) and reductions along axis=-1, or "
+                        "np.einsum('...qd,...kd->...qk', Q, K).\n" + text,
+                    )
+                ) from None
+            raise
         expected_out, expected_w = scaled_dot_product_attention(Q, K, V)
-        output, weights = _unpack(call(Q, K, V), what, n_q, n_k, d_v)
-        if not np.all(np.isfinite(weights)) and "800" in what:
-            raise Mistake(
-                f"{what}: your weights contain NaN or inf. np.exp of large scores overflows; "
-                "subtract each row's max before np.exp (use your stable softmax)."
-            )
+        output, weights = _unpack_batched(value, what, lead, n_q, n_k, d_v)
         compare(
             weights,
             expected_w,
             _weights_mistakes(Q, K, what),
-            f"{what}: the weights differ from softmax(Q K^T / sqrt(d_k)) taken along each row.",
+            f"{what}: the weights differ from softmax(Q K^T / sqrt(d_k)) taken along each row "
+            "(axis=-1), separately for each example of the batch.",
+            name="weights",
         )
         mistakes = {}
         if d_v == n_k:
-            mistakes[f"{what}: the first value holds the weights; the output is weights @ V."] = (
-                expected_w
-            )
+            mistakes[
+                named(
+                    "weights_as_output",
+                    f"{what}: the first value holds the weights; the output is weights @ V.",
+                )
+            ] = expected_w
         if n_q == n_k:
             mistakes[
-                f"{what}: the output uses the transposed weights; it is weights @ V, row i a "
-                "weighted average of the rows of V."
-            ] = expected_w.T @ V
+                named(
+                    "output_transposed_weights",
+                    f"{what}: the output uses the transposed weights; it is weights @ V, row i "
+                    "a weighted average of the rows of V.",
+                )
+            ] = np.swapaxes(expected_w, -1, -2) @ V
         compare(
             output,
             expected_out,
             mistakes,
             f"{what}: your weights are right but the output is not weights @ V "
-            "(row i should be sum_j weights[i, j] * V[j]).",
+            "(row i should be sum_j weights[..., i, j] * V[..., j, :]).",
+            name="output",
         )
+        passed_ranks.append(Q.ndim)
     return (
-        "your attention matches on fresh inputs: self-attention, n_q != n_k, large scores "
-        "(no overflow) and a one-token sequence; it returns (output, weights)."
+        "your attention matches on fresh inputs with 0, 1, 2 and 3 leading axes (a single "
+        "sequence, a batch, batch x heads), n_q != n_k, scores around 800 in one example "
+        "(no overflow, no underflow in the others) and one token; it returns (output, weights)."
     )
 
 
@@ -348,13 +541,191 @@ attention = Exercise(
     signature="attention(Q, K, V)",
     grade=_grade_attention,
     reference=_reference_attention,
+    stars=2,
+    title="attention on batched inputs (..., n_q, d_k), any number of leading axes",
     hints=[
-        "Three steps: scores = Q K^T / sqrt(d_k), shape (n_q, n_k); weights = softmax of each "
-        "row; output = weights @ V. Return both: `return output, weights`.",
-        "d_k is the width of Q and K: Q.shape[-1]. Use Q @ K.T (not K @ Q.T) so row i holds "
-        "query i's scores, and a stable softmax along axis=-1 (subtract the row max).",
-        "d_k = Q.shape[-1]; scores = Q @ K.T / np.sqrt(d_k); "
+        "Three steps, as in the lesson: scores, a softmax of each row, weights @ V. What "
+        "changes with leading axes is the transpose: for Q (b, n_q, d_k) and K (b, n_k, d_k) "
+        "you need K with its last two axes swapped, (b, d_k, n_k), so that Q @ that is "
+        "(b, n_q, n_k). @ (np.matmul) already treats leading axes as a batch.",
+        "K.T reverses every axis ((b, n_k, d_k) -> (d_k, n_k, b)); np.swapaxes(K, -1, -2) "
+        "swaps only the last two, whatever the number of axes. d_k is Q.shape[-1]; the softmax "
+        "takes the max and the sum along axis=-1 with keepdims=True. np.einsum with '...' is "
+        "another way.",
+        "d_k = Q.shape[-1]; scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k); "
         "scores = scores - scores.max(axis=-1, keepdims=True); weights = np.exp(scores); "
         "weights = weights / weights.sum(axis=-1, keepdims=True); return weights @ V, weights",
+    ],
+)
+
+
+# ------------------------------------------------------------------------------ prediction
+
+cat_at_temperature_10 = Prediction(
+    name="cat_at_temperature_10",
+    question=(
+        "At temperature T = 10 (the scores divided by 10 once more), does the largest weight "
+        "in the row of 'cat' (head 0) rise, fall or stay the same, compared with T = 1?"
+    ),
+    answer="fall",
+    choices=["rise", "fall", "stay"],
+    explanation=(
+        "Dividing the scores by T = 10 shrinks every difference between them tenfold, and the "
+        "softmax only sees differences: exp of small differences are all close to 1, so the "
+        "row flattens towards 1/n = 1/6 ≈ 0.17 for every key. The largest weight falls, the "
+        "smallest rise. T below 1 does the opposite: at T = 0.1 the row sharpens towards its "
+        "top key."
+    ),
+    wrong={
+        "rise": "A larger T makes the scores closer together, not further apart; a rise is "
+        "what T = 0.1 does.",
+        "stay": "Softmax ignores adding a number to every score (shift-invariance), but not "
+        "dividing them: scaling changes the gaps between scores, and the gaps set the weights.",
+    },
+)
+
+
+# ------------------------------------------------------------------------------ ★★★ challenge
+# zero_temperature_attention(Q, K, V): the limit of softmax(Q K^T / (sqrt(d_k) T)) V as T -> 0.
+
+
+def _reference_zero_temperature(Q, K, V):
+    scores = Q @ K.T  # (n_q, n_k): the scale 1/(sqrt(d_k) T) > 0 does not change which is largest
+    top = scores == scores.max(axis=-1, keepdims=True)  # the keys that tie for the row's max
+    # exp((s_j - s_max) / T) -> 1 for a tied key, -> 0 for the others: the tied keys share.
+    weights = top / top.sum(axis=-1, keepdims=True)
+    return weights @ V, weights
+
+
+def _zero_t_cases(rng: np.random.Generator):
+    """Integer Q and K with d_k = 4 (scale 1/2): every score is exact, so ties are exact."""
+    cases = []
+    for n_q, n_k, d_v in ((5, 6, 3), (4, 7, 2), (3, 5, 4)):
+        Q = rng.integers(-2, 3, size=(n_q, 4)).astype(float)
+        K = rng.integers(-2, 3, size=(n_k, 4)).astype(float)
+        K[rng.integers(1, n_k)] = K[0]  # a duplicate key: it ties with key 0 for every query
+        Q[0] = K[0] * 2 + (K[0] == 0)  # query 0's best score is key 0's, shared with its twin
+        V = rng.normal(size=(n_k, d_v))
+        cases.append((f"zero_temperature_attention on Q {Q.shape}, K {K.shape}, V {V.shape}",
+                      Q, K, V))  # fmt: skip
+    return cases
+
+
+def _one_of_ties(got: np.ndarray, top: np.ndarray) -> bool:
+    """Each row one-hot, on one of the row's tied top keys, and at least one row with a tie."""
+    one_hot = np.all(np.isclose(got, 0) | np.isclose(got, 1), axis=-1) & np.isclose(got.sum(-1), 1)
+    on_top = np.all((got < 0.5) | top, axis=-1)
+    return bool(np.all(one_hot & on_top) and np.any(top.sum(-1) > 1))
+
+
+def _zero_t_mistakes(what: str, scaled: np.ndarray, top: np.ndarray) -> dict[str, np.ndarray]:
+    n_q, n_k = scaled.shape
+
+    return {
+        named(
+            "lowest_score",
+            f"{what}: your weights go to the keys with the *lowest* score. As T -> 0 the "
+            "key with the highest score takes everything: (s_j - s_max)/T -> -inf for the "
+            "others.",
+        ): (lambda lo: lo / lo.sum(-1, keepdims=True))(scaled == scaled.min(-1, keepdims=True)),
+        named(
+            "uniform",
+            f"{what}: your weights are uniform, 1/n_k per key: that is the limit T -> "
+            "infinity (every score divided by a huge T is about 0). As T -> 0 the top key "
+            "wins.",
+        ): np.full((n_q, n_k), 1.0 / n_k),
+        named(
+            "temperature_one",
+            f"{what}: these are the ordinary attention weights, at T = 1. The challenge asks "
+            "for their limit as T -> 0.",
+        ): _sm(scaled),
+        named(
+            "argmax_over_queries",
+            f"{what}: you took the top score of each column (over the queries, axis 0); "
+            "each query picks among the keys: along axis=-1.",
+        ): (lambda t: t / np.maximum(t.sum(-1, keepdims=True), 1))(
+            scaled == scaled.max(axis=0, keepdims=True)
+        ),
+        named(
+            "ties_not_normalised",
+            f"{what}: every tied top key gets weight 1, so a row with two tied keys sums to "
+            "2. They share the row's budget: divide by the number of ties in the row.",
+        ): top.astype(float),
+    }
+
+
+def _grade_zero_temperature(call) -> str:
+    for what, Q, K, V in _zero_t_cases(fresh_rng()):
+        n_q, n_k, d_v = Q.shape[0], K.shape[0], V.shape[1]
+        output, weights = _unpack_batched(call(Q, K, V), what, (), n_q, n_k, d_v)
+        ref_out, ref_w = _reference_zero_temperature(Q, K, V)
+        scaled = Q @ K.T / 2.0
+        top = scaled == scaled.max(axis=-1, keepdims=True)
+        known = _zero_t_mistakes(what, scaled, top)
+        for message, wrong in known.items():
+            if not close(weights, ref_w) and close(weights, wrong):
+                raise Mistake(message)
+        if not close(weights, ref_w) and np.all(np.isfinite(weights)):
+            if _one_of_ties(weights, top):
+                raise Mistake(
+                    named(
+                        "one_of_ties",
+                        f"{what}: each of your rows puts all its weight on one top key, but "
+                        "some rows have two keys tied for the top score (key 0 and its twin). "
+                        "In the limit exp((s_j - s_max) / T) -> 1 for *every* tied key, so the "
+                        "tied keys share the weight equally. np.argmax picks only the first.",
+                    )
+                )
+            if (
+                np.all(weights > 0)
+                and np.allclose(weights.sum(-1), 1)
+                and not close(weights, np.full_like(weights, 1 / n_k))
+            ):
+                raise Mistake(
+                    named(
+                        "finite_temperature",
+                        f"{what}: every one of your weights is still positive, as at any finite "
+                        "temperature. The limit T -> 0 puts exactly 0 on every key below the "
+                        "row's top score: work out the limit, do not just take a small T.",
+                    )
+                )
+        compare(
+            weights,
+            ref_w,
+            known,
+            f"{what}: your weights differ from the T -> 0 limit: weight 1/m on each of the m "
+            "keys that tie for the row's top score, 0 elsewhere.",
+            name="weights",
+        )
+        compare(
+            output,
+            ref_out,
+            {},
+            f"{what}: your weights are right but the output is not weights @ V.",
+            name="output",
+        )
+    return (
+        "your limit is right on fresh inputs with exact ties: each query's output is the mean "
+        "of the values of the keys that tie for its top score; the scale sqrt(d_k) does not "
+        "matter, since dividing by a positive number keeps the order."
+    )
+
+
+zero_temperature_attention = Exercise(
+    name="zero_temperature_attention",
+    signature="zero_temperature_attention(Q, K, V)",
+    grade=_grade_zero_temperature,
+    reference=_reference_zero_temperature,
+    stars=3,
+    title="challenge: the T -> 0 limit of attention, ties included",
+    hints=[
+        "Write weight j as exp((s_j - s_max) / T) / sum_k exp((s_k - s_max) / T), with s_max "
+        "the row's largest score. What does each term do as T -> 0 when s_j < s_max, and when "
+        "s_j = s_max?",
+        "Every term below the max goes to 0; every term equal to the max stays exactly 1. So "
+        "the limit is 1/m on each of the m tied top keys and 0 elsewhere. The positive scale "
+        "1/sqrt(d_k) does not change which keys are on top.",
+        "scores = Q @ K.T; top = scores == scores.max(axis=-1, keepdims=True); "
+        "weights = top / top.sum(axis=-1, keepdims=True); return weights @ V, weights",
     ],
 )

@@ -1,0 +1,148 @@
+"""What grading costs on top of simply running the notebooks (issue 11: at most 1.3x).
+
+    .venv/bin/python benchmarks/bench_grade.py [--students 30] [--repeats 3] [--lesson 01]
+
+A class of ``--students`` copies of the real learner notebook ``notebooks/NN_*.ipynb``, its
+first exercise answered four ways: right (40 %), wrong (25 %), untouched (20 %) and an endless
+loop (15 %, stopped by the check's own 5 s limit). Both runs use the same kernels, the same
+number at once (one per core) and the same environment:
+
+* plain: ``nbclient`` executes each notebook (``allow_errors=True``), nothing else;
+* grade: ``helpers.grade`` end to end: find and recognise the notebooks, copy each into its own
+  folder, run it under the limits, read the checks' log, write grades.csv, the feedback files
+  and report.html.
+
+The two alternate, ``--repeats`` times each; the ratio of the medians is printed at the end.
+Timings depend on what else the machine does: a script to read, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from helpers import checks  # noqa: E402
+from helpers.checks import Exercise  # noqa: E402
+from helpers.grade._cli import _kernel_config, grade  # noqa: E402
+from helpers.grade._sandbox import Limits, kernel_environment, run_all  # noqa: E402
+
+STUB = re.compile(r"^([ \t]*)# YOUR CODE HERE\n[ \t]*raise NotImplementedError\([^\n]*\)\n?", re.M)
+
+
+def answers(exercise: Exercise) -> dict[str, str]:
+    """Bodies for the exercise's stub: right (the reference's body), wrong, loop, untouched."""
+    import inspect
+    import textwrap
+
+    source = textwrap.dedent(inspect.getsource(exercise.reference))
+    body = source.split("\n", 1)[1]  # everything after the def line
+    body = "\n".join(line for line in body.splitlines() if not line.strip().startswith('"""'))
+    first_arg = exercise.signature[exercise.signature.find("(") + 1 :].split(",")[0].strip(") ")
+    return {
+        "right": textwrap.dedent(body),
+        "wrong": f"return {first_arg} * 0 + 1 if hasattr({first_arg}, 'shape') else None\n",
+        "loop": "while True:\n    pass\n",
+        "untouched": "",
+    }
+
+
+def make_class(folder: Path, lesson: str, students: int) -> dict[str, int]:
+    template = nbformat.read(next((ROOT / "notebooks").glob(f"{lesson}_*.ipynb")), as_version=4)
+    exercise = next(e for e in checks.catalogue() if e.lesson == lesson and isinstance(e, Exercise))
+    bodies = answers(exercise)
+    mix = ["right"] * 8 + ["wrong"] * 5 + ["untouched"] * 4 + ["loop"] * 3
+    counts: dict[str, int] = {}
+    for k in range(students):
+        kind = mix[k * len(mix) // students]  # the same proportions for any class size
+        counts[kind] = counts.get(kind, 0) + 1
+        nb = nbformat.from_dict(template)
+        for cell in nb.cells:
+            if cell.cell_type == "code" and f"def {exercise.name}(" in cell.source and bodies[kind]:
+                match = STUB.search(cell.source)
+                if match:
+                    indent = match.group(1)
+                    body = "".join(indent + line + "\n" for line in bodies[kind].splitlines())
+                    cell.source = cell.source[: match.start()] + body + cell.source[match.end() :]
+        (folder / f"student{k:02d}").mkdir(parents=True)
+        nbformat.write(nb, folder / f"student{k:02d}" / "my_notebook.ipynb")
+    return counts
+
+
+def plain(folder: Path, jobs: int, cell_seconds: float) -> float:
+    """Every notebook with plain nbclient, ``jobs`` at once; seconds."""
+    paths = sorted(folder.rglob("*.ipynb"))
+    config = _kernel_config()
+    env = kernel_environment(None, None)
+
+    async def one(path: Path) -> None:
+        nb = nbformat.read(path, as_version=4)
+        client = NotebookClient(
+            nb,
+            timeout=int(cell_seconds),
+            allow_errors=True,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(path.parent)}},
+            **({"config": config} if config is not None else {}),
+        )
+        await client.async_execute(env=env)
+
+    start = time.perf_counter()
+    asyncio.run(run_all(paths, jobs, one))
+    return time.perf_counter() - start
+
+
+def graded(folder: Path, out: Path, jobs: int, limits: Limits) -> float:
+    start = time.perf_counter()
+    grade(folder, out, limits, jobs=jobs, say=None)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=30)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--lesson", default="01")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args()
+    limits = Limits()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder, out = Path(tmp) / "class", Path(tmp) / "out"
+        counts = make_class(folder, args.lesson, args.students)
+        print(
+            f"{args.students} students, lesson {args.lesson} ({counts}), {args.jobs} kernels "
+            f"at once, {args.repeats} repeats each"
+        )
+        plain_times, grade_times = [], []
+        for r in range(args.repeats):
+            plain_times.append(plain(folder, args.jobs, limits.cell_seconds))
+            shutil.rmtree(out, ignore_errors=True)
+            grade_times.append(graded(folder, out, args.jobs, limits))
+            print(f"  repeat {r + 1}: plain nbclient {plain_times[-1]:.1f} s, "
+                  f"make grade {grade_times[-1]:.1f} s", flush=True)  # fmt: skip
+        rows = (out / "grades.csv").read_text().splitlines()[1:]
+        statuses = {}
+        for row in rows:
+            status = row.split(",")[3]
+            statuses[status] = statuses.get(status, 0) + 1
+        p, g = statistics.median(plain_times), statistics.median(grade_times)
+        print(f"grades.csv: {len(rows)} rows, {statuses}")
+        print(f"median: plain nbclient {p:.1f} s, make grade {g:.1f} s")
+        print(f"ratio grade / plain = {g / p:.2f} (target <= 1.30)")
+
+
+if __name__ == "__main__":
+    main()

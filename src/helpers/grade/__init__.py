@@ -1,0 +1,27 @@
+"""Grade a whole class's notebooks in one command: ``python -m helpers.grade`` (``make grade``).
+
+    python -m helpers.grade --submissions SUBMISSIONS --out OUT
+
+``SUBMISSIONS`` holds one folder per student, ``<student>/<any name>.ipynb`` (as nbgrader and
+LMS bulk downloads lay them out). Each notebook runs in its own fresh kernel, in its own
+temporary folder holding a copy, with time limits per cell and per notebook (the kernel is
+killed), a memory limit and its output dropped; several run at once, one kernel per core.
+The results come from the checks themselves (:mod:`helpers.checks` logs each result, with its
+exercise id and mistake id, when ``HELPERS_GRADE_LOG`` is set), never from their messages.
+
+``OUT`` receives ``grades.csv`` (``student,lesson,exercise,status,mistake,message``),
+``feedback/<student>.md`` and ``report.html``. See docs/INSTRUCTORS.md.
+
+This package's ``__init__`` imports nothing heavy: the notebook's kernel imports
+:mod:`helpers.grade._kernel` from it.
+"""
+
+STATUSES = ("correct", "not_yet", "not_attempted", "error", "timeout", "missing")
+COLUMNS = ("student", "lesson", "exercise", "status", "mistake", "message")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line (see ``python -m helpers.grade --help``)."""
+    from ._cli import main as cli_main
+
+    return cli_main(argv)

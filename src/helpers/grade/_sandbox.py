@@ -1,0 +1,240 @@
+"""Run one submitted notebook the way the grader does: fresh kernel, own folder, hard limits.
+
+Every code cell runs in order, errors or not (as nbgrader does), so a typo in one cell does not
+cost the exercises after it. The limits:
+
+* time per cell and per notebook: when one runs out the kernel is killed (with its process
+  group), not asked to stop; the cells after it do not run;
+* memory: ``RLIMIT_AS`` on the kernel process (an allocation beyond it raises MemoryError in
+  the student's code);
+* output: nothing the notebook prints or displays is kept (only its size is counted), so a
+  notebook that prints millions of lines costs the grader no memory;
+* files: the kernel's working folder is a temporary copy; the submission is only read.
+
+After the notebook's cells, one extra cell per exercise whose check never ran asks
+:func:`helpers.grade._kernel.final_check` to check the function of that name, if any.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import os
+import resource
+import shutil
+import signal
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+from helpers.checks import _core
+
+
+@dataclass
+class Limits:
+    cell_seconds: float = 60.0
+    notebook_seconds: float = 300.0
+    check_seconds: float = 5.0  # one call of the learner's function inside a check
+    memory_bytes: int | None = 4 * 2**30
+
+
+@dataclass
+class CellError:
+    index: int  # 0-based position among all the notebook's cells
+    ename: str
+    evalue: str
+
+
+@dataclass
+class RunOutcome:
+    """What running one notebook left behind: the checks' log and how the run ended."""
+
+    log: list[dict] = field(default_factory=list)
+    errors: list[CellError] = field(default_factory=list)
+    # None (ran to the end), "cell_timeout", "notebook_timeout", "died", "failed_to_start"
+    stopped: str | None = None
+    stopped_at: int | None = None  # cell index
+    detail: str = ""
+    output_bytes: int = 0
+    seconds: float = 0.0
+
+
+class _CappedClient(NotebookClient):
+    """An nbclient that keeps only error outputs and counts the size of the rest."""
+
+    output_bytes = 0
+
+    def output(self, outs, msg, display_id, cell_index):
+        content = msg.get("content", {})
+        if msg["msg_type"] == "stream":
+            self.output_bytes += len(content.get("text", ""))
+        else:
+            for value in content.get("data", {}).values():
+                self.output_bytes += len(value) if isinstance(value, str) else 64
+        return None  # nothing stored: errors come from the execute replies
+
+
+def kernel_environment(log_path: Path | None, check_seconds: float | None) -> dict[str, str]:
+    """The kernel's environment: the caller's, one BLAS thread (one kernel per core), and the
+    checks' log file and time limit when grading."""
+    env = dict(os.environ)
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[name] = "1"
+    env.pop(_core.GRADE_LOG_VARIABLE, None)
+    if log_path is not None:
+        env[_core.GRADE_LOG_VARIABLE] = str(log_path)
+    if check_seconds is not None:
+        env["HELPERS_CHECK_TIME_LIMIT"] = f"{check_seconds:g}"
+    return env
+
+
+def _first_line(source: str) -> str:
+    line = next((s.strip() for s in source.splitlines() if s.strip()), "")
+    return line if len(line) <= 60 else line[:57] + "..."
+
+
+def _kernel_pid(client: NotebookClient) -> tuple[int | None, int | None]:
+    provisioner = getattr(client.km, "provisioner", None)
+    return getattr(provisioner, "pid", None), getattr(provisioner, "pgid", None)
+
+
+def _limit_memory(pid: int | None, limit: int | None) -> None:
+    if pid is None or limit is None or not hasattr(resource, "prlimit"):
+        return
+    try:
+        resource.prlimit(pid, resource.RLIMIT_AS, (limit, limit))
+    except (OSError, ValueError):
+        pass
+
+
+def _kill_group(pgid: int | None) -> None:
+    """Kill whatever the kernel started (its process group), whatever state it is in."""
+    if pgid is None or pgid == os.getpgid(0):
+        return
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+def read_log(path: Path) -> list[dict]:
+    records = []
+    if not path.exists():
+        return records
+    with open(path, encoding="utf-8", errors="replace") as log:
+        for line in log:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and isinstance(record.get("exercise"), str):
+                records.append(record)
+    return records
+
+
+async def run_notebook(
+    path: Path,
+    nb: nbformat.NotebookNode,
+    exercises: list[str],
+    limits: Limits,
+    config=None,
+) -> RunOutcome:
+    """Run a copy of ``nb`` (read from ``path``) under ``limits``; ``exercises`` are the names
+    of the lesson's :class:`~helpers.checks.Exercise` checks, for the final cells."""
+    outcome = RunOutcome()
+    start = time.monotonic()
+    nb = copy.deepcopy(nb)
+    work = Path(tempfile.mkdtemp(prefix="grade-"))
+    try:
+        folder = work / "notebook"
+        folder.mkdir()
+        shutil.copyfile(path, folder / path.name)
+        log_path = work / "checks.jsonl"
+        deadline = start + limits.notebook_seconds
+        client = _CappedClient(
+            nb,
+            timeout=int(limits.cell_seconds),
+            allow_errors=True,
+            kernel_name="python3",
+            shutdown_kernel="immediate",
+            record_timing=False,
+            iopub_timeout=4,
+            resources={"metadata": {"path": str(folder)}},
+            **({"config": config} if config is not None else {}),
+        )
+        client.timeout_func = lambda cell: max(
+            0.5, min(limits.cell_seconds, deadline - time.monotonic())
+        )
+
+        def on_error(cell, cell_index, execute_reply):
+            content = execute_reply.get("content", {})
+            outcome.errors.append(
+                CellError(
+                    cell_index,
+                    str(content.get("ename", "Error")),
+                    str(content.get("evalue", ""))[:300],
+                )
+            )
+
+        client.on_cell_error = on_error
+        env = kernel_environment(log_path, limits.check_seconds)
+        pgid = None
+        try:
+            async with client.async_setup_kernel(env=env, cwd=str(folder)):
+                pid, pgid = _kernel_pid(client)
+                _limit_memory(pid, limits.memory_bytes)
+                cells = list(enumerate(nb.cells))
+                for index, cell in cells:
+                    if cell.cell_type != "code":
+                        continue
+                    outcome.stopped_at = index
+                    await client.async_execute_cell(cell, index)
+                outcome.stopped_at = None
+                checked = {r["exercise"] for r in read_log(log_path)}
+                for name in exercises:
+                    if name in checked:
+                        continue
+                    cell = nbformat.v4.new_code_cell(
+                        '__import__("helpers.grade._kernel", fromlist=["_"])'
+                        f".final_check(globals(), {name!r})"
+                    )
+                    nb.cells.append(cell)
+                    outcome.stopped_at, outcome.detail = -1, f"the grader's own check of {name}"
+                    await client.async_execute_cell(cell, len(nb.cells) - 1)
+                    outcome.detail = ""
+                outcome.stopped_at = None
+        except CellTimeoutError:
+            late = time.monotonic() >= deadline - 0.5
+            outcome.stopped = "notebook_timeout" if late else "cell_timeout"
+        except DeadKernelError:
+            outcome.stopped = "died"
+        except Exception as failure:  # the kernel did not start, or nbclient failed
+            outcome.stopped = "died" if outcome.stopped_at is not None else "failed_to_start"
+            outcome.detail = f"{type(failure).__name__}: {failure}"[:300]
+        finally:
+            _kill_group(pgid)
+        outcome.log = read_log(log_path)
+        outcome.output_bytes = client.output_bytes
+        if outcome.stopped and outcome.stopped_at is not None and outcome.stopped_at >= 0:
+            outcome.detail = outcome.detail or _first_line(nb.cells[outcome.stopped_at].source)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        outcome.seconds = time.monotonic() - start
+    return outcome
+
+
+async def run_all(jobs: list, jobs_at_once: int, run_one) -> list:
+    """Run ``run_one(job)`` for every job, at most ``jobs_at_once`` at a time, in order."""
+    gate = asyncio.Semaphore(max(1, jobs_at_once))
+
+    async def guarded(job):
+        async with gate:
+            return await run_one(job)
+
+    return await asyncio.gather(*(guarded(job) for job in jobs))

@@ -1,0 +1,405 @@
+"""Lesson 09's widgets: the 72 attention maps of a real model, and the explorer on one of them.
+
+* :class:`RealAttentionExplorer`: lesson 04's :class:`~helpers.explorer.AttentionExplorer`
+  (token buttons, your own sentence, the bar chart, the same SVG drawing) on the weights of
+  all-MiniLM-L6-v2, with a layer selector beside the head selector. The encoder has no causal
+  mask and the model was trained at temperature 1, so those two controls are hidden.
+* :class:`AttentionGrid`: a layer x head grid of all 6 x 12 maps for the sentence; a click on a
+  map opens it in the explorer below (and the explorer's controls move the grid's highlight).
+* :func:`plot_attention_grid`: the same grid as a matplotlib figure (one image, fast).
+
+The weights come from :func:`helpers.pretrained.load_minilm`'s forward pass (the course's
+``scaled_dot_product_attention`` with a head axis); this module only draws them. A new sentence
+costs one forward pass (~10-30 ms); picking a map or a token only draws.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from .explorer import MAX_TOKENS, AttentionExplorer, _colour_index, _palette_png
+from .live import show as _show_live
+from .pretrained import MiniLM, load_minilm
+
+__all__ = ["AttentionGrid", "RealAttentionExplorer", "grid_mosaic", "plot_attention_grid"]
+
+SELECTED = "#f03b20"  # the explorer's highlight colour
+_ids = itertools.count()
+
+
+class RealAttentionExplorer(AttentionExplorer):
+    """The attention explorer on all-MiniLM-L6-v2: one (layer, head) map at a time.
+
+    Parameters
+    ----------
+    sentence : str
+        Any English text; WordPiece tokens with ``[CLS]`` and ``[SEP]``, at most 64 shown
+        (the model then runs on the first 63 and ``[SEP]``).
+    layer, head : int
+        Which map to show, counted from 0 as in ``attention[layer, head]`` (0..5, 0..11).
+    query : int
+        The selected query position.
+    model : MiniLM, optional
+        Defaults to :func:`helpers.pretrained.load_minilm`.
+    """
+
+    def __init__(
+        self,
+        sentence: str = "the cat sat on the mat",
+        layer: int = 0,
+        head: int = 0,
+        query: int = 1,
+        model: MiniLM | None = None,
+    ):
+        self.model = model if model is not None else load_minilm()
+        self.n_layers = self.model.n_layers
+        self._layer = self._valid_index(layer, self.n_layers, "layer")
+        self._png_caches: dict[int, dict] = {}
+        self._listeners: list = []
+        super().__init__(
+            sentence=sentence, n_heads=self.model.h, d_model=self.model.d_model, query=query
+        )
+        # No causal mask in an encoder, and the model was trained at temperature 1.
+        self._causal_control.layout.display = "none"
+        self._temperature_control.layout.display = "none"
+        self._layer_control = widgets.ToggleButtons(
+            options=[(f"layer {k}", k) for k in range(self.n_layers)],
+            value=self._layer,
+            tooltips=[f"layer {k} of {self.n_layers} (0 = first)" for k in range(self.n_layers)],
+            style={"button_width": "64px"},
+        )
+        self._layer_control.add_class("explorer-layer")
+        self._layer_control.observe(
+            lambda change: None if self._holding else self.set_layer(change["new"]), names="value"
+        )
+        self._head_control.style.button_width = "64px"
+        controls = self.widget.children[3]
+        controls.children = (self._layer_control, *controls.children)
+        self.widget.add_class("real-attention-explorer")
+        if head:
+            self.set_head(head)
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def layer(self) -> int:
+        return self._layer
+
+    @property
+    def trace(self):
+        """The forward pass of the sentence shown (:class:`helpers.pretrained.Trace`)."""
+        return self._trace
+
+    def set_layer(self, layer: int) -> None:
+        """Show layer ``layer`` (0..5), same head."""
+        self._layer = self._valid_index(layer, self.n_layers, "layer")
+        self._move(self._layer_control, "value", self._layer)
+        self._png_cache = self._png_caches.setdefault(self._layer, {})
+        self._recompute()
+        self._notify()
+
+    def set_head(self, h: int) -> None:
+        super().set_head(h)
+        self._notify()
+
+    def select(self, layer: int, head: int) -> None:
+        """Show map (layer, head) with one redraw (what a click on the grid does).
+
+        The pictures are sent first and the controls after, so the browser draws the new map
+        before it re-renders the layer and head buttons.
+        """
+        self._layer = self._valid_index(layer, self.n_layers, "layer")
+        self._head = self._valid_index(head, self.n_heads, "head")
+        self._png_cache = self._png_caches.setdefault(self._layer, {})
+        self._recompute()
+        self._move(self._layer_control, "value", self._layer)
+        self._move(self._head_control, "value", self._head)
+        self._notify()
+
+    def set_sentence(self, text: str) -> None:
+        super().set_sentence(text)
+        self._notify()
+
+    def set_causal(self, flag: bool) -> None:
+        if flag:
+            raise ValueError(
+                "all-MiniLM-L6-v2 is an encoder: it was trained without a causal mask, every "
+                "token sees every token (lesson 05's mask belongs to decoders such as GPT)"
+            )
+
+    def set_temperature(self, t: float) -> None:
+        if float(t) != 1.0:
+            raise ValueError("the real model's scale is fixed at 1/sqrt(d_k) = 1/sqrt(32)")
+
+    def on_change(self, callback) -> None:
+        """Call ``callback()`` after the sentence, layer or head changed."""
+        self._listeners.append(callback)
+
+    def alt_text(self) -> str:
+        return (
+            f"all-MiniLM-L6-v2, layer {self._layer}, head {self._head}: "
+            + super().alt_text().removeprefix("Attention explorer: ").split(", ", 1)[1]
+        )
+
+    # ------------------------------------------------------------------ overrides
+
+    def _notify(self) -> None:
+        for callback in self._listeners:
+            callback()
+
+    @staticmethod
+    def _valid_index(value, size: int, what: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ValueError(f"{what} must be a whole number, got {value!r}")
+        if not 0 <= value < size:
+            raise ValueError(f"{what} {value} does not exist: the model has {what}s 0..{size - 1}")
+        return int(value)
+
+    def _load_sentence(self, text: str) -> str:
+        """Run the model once on the sentence; every map of every layer comes from it.
+
+        Overrides the base class's (which builds seeded Q, K, V); returns the text as loaded.
+        """
+        if not isinstance(text, str):
+            raise ValueError(f"the sentence must be a string, got {type(text).__name__}")
+        # Lone surrogates (half an emoji) cannot go to the browser or the tokenizer.
+        text = text.encode("utf-8", "ignore").decode("utf-8")
+        full = len(self.model.tokenize(text))
+        self._truncated_from = full if full > MAX_TOKENS else None
+        self._trace = self.model.trace(text, max_tokens=MAX_TOKENS)
+        self._tokens = list(self._trace.tokens)
+        self._labels = [_axis_label(t) for t in self._tokens]
+        self._label_len = min(max(len(t) for t in self._tokens), 12)
+        self._mask = np.ones((len(self._tokens),) * 2, dtype=bool)
+        self._png_caches = {}
+        self._png_cache = self._png_caches.setdefault(self._layer, {})
+        self._build_token_buttons()
+        return text
+
+    def _compute_weights(self) -> None:
+        self._weights = self._trace.attention[self._layer, self._head].astype(float)
+        self._output = self._trace.head_outputs[self._layer, self._head].astype(float)
+
+    def _heatmap_svg(self) -> str:
+        svg = super()._heatmap_svg()
+        svg = svg.replace("<svg ", f'<svg data-layer="{self._layer}" ', 1)
+        return svg.replace(
+            f">head {self._head}: rows", f">layer {self._layer}, head {self._head}: rows", 1
+        )
+
+
+def _axis_label(token: str) -> str:
+    from .explorer import _axis_label as label
+
+    return label(token)
+
+
+# ---------------------------------------------------------------------- the grid of 72 maps
+
+
+def _thumbnail_uri(weights: np.ndarray) -> str:
+    """One map as a tiny palette PNG (one pixel per weight; the browser scales it up)."""
+    png = _palette_png(_colour_index(weights))
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+class AttentionGrid:
+    """Every head of every layer for one sentence; click a map to open it in the explorer.
+
+    ``grid.widget`` holds the 6 x 12 grid (rows = layers, columns = heads; each cell the
+    (n, n) map, rows = query, columns = key, same colour scale 0..1) above a
+    :class:`RealAttentionExplorer` (``grid.explorer``).
+    """
+
+    def __init__(
+        self,
+        sentence: str = "the cat sat on the mat",
+        layer: int = 0,
+        head: int = 0,
+        query: int = 1,
+        model: MiniLM | None = None,
+        cell_px: int = 56,
+    ):
+        self.explorer = RealAttentionExplorer(sentence, layer, head, query, model)
+        self.n_layers, self.n_heads = self.explorer.n_layers, self.explorer.n_heads
+        self._uid = next(_ids)
+        self._style = widgets.HTML()  # the 72 thumbnails (changes with the sentence)
+        self._highlight = widgets.HTML()  # the selected map's outline (changes with a pick)
+        self._cells: list[list[widgets.Button]] = []
+        items: list[widgets.Widget] = [widgets.HTML("")]
+        items += [
+            widgets.HTML(f'<div style="text-align:center;font-size:11px">head {a}</div>')
+            for a in range(self.n_heads)
+        ]
+        for layer_index in range(self.n_layers):
+            items.append(
+                widgets.HTML(
+                    f'<div style="font-size:11px;line-height:{cell_px}px">layer {layer_index}</div>'
+                )
+            )
+            row = []
+            for a in range(self.n_heads):
+                cell = widgets.Button(
+                    description="",
+                    tooltip=f"layer {layer_index}, head {a}: open it in the explorer below",
+                    layout=widgets.Layout(width=f"{cell_px}px", height=f"{cell_px}px", padding="0"),
+                )
+                cell.add_class("grid-cell")
+                cell.add_class(self._cell_class(layer_index, a))
+                cell.on_click(lambda _b, k=layer_index, a=a: self.select(k, a))
+                row.append(cell)
+            items += row
+            self._cells.append(row)
+        self._grid = widgets.GridBox(
+            items,
+            layout=widgets.Layout(
+                grid_template_columns=f"56px repeat({self.n_heads}, {cell_px}px)",
+                grid_gap="3px",
+                width="max-content",
+            ),
+        )
+        self._grid.add_class("attention-grid")
+        self._caption = widgets.HTML()
+        self._selected = (-1, -1)
+        self.explorer.on_change(self._sync)
+        self._sync()
+        self.widget = widgets.VBox(
+            [self._caption, self._style, self._highlight, self._grid, self.explorer.widget]
+        )
+        self.widget.add_class("real-model-grid")
+
+    def select(self, layer: int, head: int) -> None:
+        """Open map (layer, head) in the explorer (what a click on that cell does)."""
+        self.explorer.select(layer, head)
+
+    @property
+    def selected(self) -> tuple[int, int]:
+        return self._selected
+
+    def show(self) -> None:
+        """The live grid and explorer, with :func:`plot_attention_grid` as the static picture."""
+        ex = self.explorer
+        fig = plot_attention_grid(ex.trace.attention, ex.tokens, selected=self._selected)
+        import io
+
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png")
+        _show_live(self.widget, buffer.getvalue(), alt=self.alt_text())
+
+    def alt_text(self) -> str:
+        layer, head = self._selected
+        return (
+            f"A 6 x 12 grid of all-MiniLM-L6-v2's attention maps for {len(self.explorer.tokens)} "
+            f"tokens (rows = layers 0-5, columns = heads 0-11); layer {layer}, head {head} is "
+            "open in the explorer."
+        )
+
+    # ------------------------------------------------------------------ drawing
+
+    def _cell_class(self, layer: int, head: int) -> str:
+        return f"grid-{self._uid}-{layer}-{head}"
+
+    def _sync(self) -> None:
+        """Match the thumbnails to the explorer's sentence and the outline to its map.
+
+        A pick changes one small <style> (the outline); the 72 thumbnails and the caption are
+        sent again only when the sentence changed.
+        """
+        ex = self.explorer
+        sentence_key = tuple(ex.tokens)
+        if getattr(self, "_sentence_key", None) != sentence_key:
+            self._sentence_key = sentence_key
+            rules = [
+                f".{self._cell_class(k, a)}{{background-image:url({_thumbnail_uri(A)})!important;"
+                "background-size:100% 100%!important;image-rendering:pixelated}"
+                for (k, a), A in _maps(ex.trace.attention)
+            ]
+            self._style.value = "<style>" + "".join(rules) + "</style>"
+            self._caption.value = (
+                f'<div style="font-family:sans-serif"><b>all {self.n_layers * self.n_heads} '
+                f"attention maps</b> of all-MiniLM-L6-v2 for {len(ex.tokens)} tokens (rows = "
+                "layers 0-5, columns = heads 0-11; in each map rows = query, columns = key, "
+                "colour 0 to 1 as below). Click one to open it in the explorer (outlined).</div>"
+            )
+        selected = (ex.layer, ex.head)
+        if selected != self._selected:
+            self._selected = selected
+            self._highlight.value = (
+                f"<style>.{self._cell_class(*selected)}{{outline:3px solid {SELECTED};"
+                "outline-offset:1px}</style>"
+            )
+
+    @property
+    def highlighted(self) -> str:
+        """The CSS class of the outlined cell (for tests)."""
+        return self._cell_class(*self._selected)
+
+
+def _maps(attention: np.ndarray):
+    for k in range(attention.shape[0]):
+        for a in range(attention.shape[1]):
+            yield (k, a), attention[k, a]
+
+
+# ---------------------------------------------------------------------- the static figure
+
+
+def grid_mosaic(attention: np.ndarray, gap: int = 1) -> np.ndarray:
+    """The (layers, heads, n, n) maps tiled into one image with NaN gaps between them."""
+    layers, heads, n, _ = attention.shape
+    tile = n + gap
+    mosaic = np.full((layers * tile - gap, heads * tile - gap), np.nan)
+    for k in range(layers):
+        for a in range(heads):
+            mosaic[k * tile : k * tile + n, a * tile : a * tile + n] = attention[k, a]
+    return mosaic
+
+
+def plot_attention_grid(
+    attention: np.ndarray,
+    tokens: list[str],
+    selected: tuple[int, int] | None = None,
+    title: str = "",
+    dpi: int = 90,
+) -> Figure:
+    """All (layers x heads) maps in one figure: rows = layers, columns = heads; inside each
+    map rows = query, columns = key (the tokens in order), colour 0 to 1 (viridis)."""
+    layers, heads, n, _ = attention.shape
+    gap = max(1, n // 8)
+    fig = Figure(figsize=(12, 6.6), dpi=dpi, layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    image = ax.imshow(
+        grid_mosaic(attention, gap), cmap="viridis", vmin=0, vmax=1, interpolation="nearest"
+    )
+    tile = n + gap
+    ax.set_xticks([a * tile + (n - 1) / 2 for a in range(heads)], [f"{a}" for a in range(heads)])
+    ax.set_yticks([k * tile + (n - 1) / 2 for k in range(layers)], [f"{k}" for k in range(layers)])
+    ax.set_xlabel("head (each small map: rows = query, columns = key)")
+    ax.set_ylabel("layer")
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    if selected is not None and selected[0] >= 0:
+        from matplotlib.patches import Rectangle
+
+        k, a = selected
+        ax.add_patch(
+            Rectangle(
+                (a * tile - 0.9, k * tile - 0.9), n + 0.8, n + 0.8, fill=False, ec=SELECTED, lw=2
+            )
+        )
+    ax.set_title(
+        title
+        or f"all-MiniLM-L6-v2: the {layers * heads} attention maps for "
+        f"{' '.join(tokens) if len(tokens) <= 14 else f'{len(tokens)} tokens'}",
+        fontsize=11,
+    )
+    fig.colorbar(image, ax=ax, shrink=0.7, label="attention weight")
+    return fig

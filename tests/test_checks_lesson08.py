@@ -1,0 +1,185 @@
+"""Lesson 08's checks: correct gradients pass, each catalogued mistake is named by its id."""
+
+import re
+
+import numpy as np
+import pytest
+from check_tables import assert_mistakes_distinct
+
+import helpers
+from helpers import checks
+from helpers import training as T
+from helpers.checks import lesson08
+
+# ---------------------------------------------------------------------------------------------
+# softmax_backward(A, dA)
+
+softmax_check = checks.softmax_backward.check
+
+
+def jacobian_per_row(A, dA):
+    """Build each row's Jacobian diag(a) - a a^T and apply it (loops over the leading axes)."""
+    dS = np.empty_like(A)
+    for index in np.ndindex(A.shape[:-1]):
+        a = A[index]
+        dS[index] = (np.diag(a) - np.outer(a, a)) @ dA[index]
+    return dS
+
+
+def with_einsum(A, dA):
+    c = np.einsum("...k,...k->...", dA, A)  # one number per row
+    return A * dA - A * c[..., None]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [lesson08._reference_softmax_backward, T.softmax_backward, jacobian_per_row, with_einsum],
+)
+def test_correct_softmax_backward_passes(answer):
+    for _ in range(2):
+        result = softmax_check(answer)
+        assert result.passed is True, result.message
+
+
+SOFTMAX_MISTAKES = {
+    "identity": (lambda A, dA: dA, r"not the identity"),
+    "no_row_sum": (lambda A, dA: A * dA, r"your dS is A \* dA"),
+    "forgot_a_factor": (
+        lambda A, dA: dA - (dA * A).sum(-1, keepdims=True),
+        r"forgot the outer factor A",
+    ),
+    "sum_without_a": (
+        lambda A, dA: A * (dA - dA.sum(axis=-1, keepdims=True)),
+        r"not rowsum\(dA\)",
+    ),
+    "sign_flipped": (lambda A, dA: A * ((dA * A).sum(-1, keepdims=True) - dA), r"sign is flipped"),
+    "diagonal_only": (lambda A, dA: A * (1 - A) * dA, r"only the diagonal"),
+    "column_sum": (lambda A, dA: A * (dA - (dA * A).sum(axis=-2, keepdims=True)), r"axis=-2"),
+    "whole_sum": (lambda A, dA: A * (dA - np.sum(dA * A)), r"over the whole array"),
+    "no_keepdims": (lambda A, dA: A * (dA - (dA * A).sum(axis=-1)), r"lost its axis"),
+}
+
+
+@pytest.mark.parametrize("mistake", list(SOFTMAX_MISTAKES))
+def test_each_softmax_backward_mistake_is_named(mistake):
+    answer, pattern = SOFTMAX_MISTAKES[mistake]
+    for _ in range(2):  # fresh inputs each time
+        result = softmax_check(answer)
+        assert result.passed is False and result.mistake == f"softmax_backward.{mistake}"
+        assert re.search(pattern, result.message), result.message
+
+
+def test_softmax_backward_mistake_messages_are_distinct():
+    assert_mistakes_distinct(checks.softmax_backward, SOFTMAX_MISTAKES)
+
+
+def test_softmax_backward_slips_and_stub():
+    assert softmax_check(lambda A, dA: None).mistake == "softmax_backward.returned_none"
+    assert softmax_check(lambda A, dA: A[..., 0]).mistake == "softmax_backward.wrong_shape"
+
+    def stub(A, dA):
+        raise NotImplementedError
+
+    assert softmax_check(stub).passed is None
+
+
+def test_softmax_backward_reference_is_finite_differences():
+    rng = np.random.default_rng(0)
+    S, dA = rng.normal(size=(3, 5)), rng.normal(size=(3, 5))
+    A = helpers.softmax(S, axis=-1)
+    np.testing.assert_allclose(
+        lesson08._reference_softmax_backward(A, dA),
+        lesson08._finite_difference_softmax(S, dA),
+        atol=1e-8,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# attention_backward(Q, K, V, dO): the challenge
+
+attention_check = checks.attention_backward.check
+
+
+def backward_loops(Q, K, V, dO):
+    """Row by row: each query's softmax backward on its own."""
+    s = 1 / np.sqrt(Q.shape[1])
+    dQ, dK, dV = np.zeros_like(Q), np.zeros_like(K), np.zeros_like(V)
+    for i in range(len(Q)):
+        a = helpers.softmax(K @ Q[i] * s)  # (n_k,)
+        da = V @ dO[i]  # (n_k,)
+        dV += np.outer(a, dO[i])
+        ds = a * (da - da @ a)
+        dQ[i] = s * ds @ K
+        dK += s * np.outer(ds, Q[i])
+    return dQ, dK, dV
+
+
+def backward_einsum_with_helpers(Q, K, V, dO):
+    s = 1 / np.sqrt(Q.shape[-1])
+    _, A = helpers.scaled_dot_product_attention(Q, K, V)
+    dS = T.softmax_backward(A, np.einsum("qv,kv->qk", dO, V))
+    return (
+        np.einsum("qk,kd->qd", dS, K) * s,
+        np.einsum("qk,qd->kd", dS, Q) * s,
+        np.einsum("qk,qv->kv", A, dO),
+    )
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [lesson08._reference_attention_backward, backward_loops, backward_einsum_with_helpers],
+)
+def test_correct_attention_backward_passes(answer):
+    result = attention_check(answer)
+    assert result.passed is True, result.message
+
+
+def backward_variant(how):
+    def answer(Q, K, V, dO):
+        s = 1 / np.sqrt(Q.shape[-1])
+        A = helpers.softmax(Q @ K.T * s, axis=-1)
+        dA = dO @ V.T
+        dV = A @ dO if how == "dv_not_transposed" else A.T @ dO
+        if how == "softmax_skipped":
+            dS = dA
+        elif how == "no_row_sum":
+            dS = A * dA
+        else:
+            dS = A * (dA - (dA * A).sum(-1, keepdims=True))
+        f = {"forgot_scale": 1.0, "scale_inverted": np.sqrt(Q.shape[-1])}.get(how, s)
+        dQ = dS @ K * f
+        dK = dS @ Q * f if how == "dk_not_transposed" else dS.T @ Q * f
+        return (dK, dQ, dV) if how == "dq_dk_swapped" else (dQ, dK, dV)
+
+    return answer
+
+
+ATTENTION_MISTAKES = {
+    "forgot_scale": (backward_variant("forgot_scale"), r"lack the scale"),
+    "scale_inverted": (backward_variant("scale_inverted"), r"multiplied by sqrt\(d_k\)"),
+    "softmax_skipped": (backward_variant("softmax_skipped"), r"as if the softmax were"),
+    "no_row_sum": (backward_variant("no_row_sum"), r"your dS is A \* dA"),
+    "dv_not_transposed": (backward_variant("dv_not_transposed"), r"dV = A @ dO"),
+    "dk_not_transposed": (backward_variant("dk_not_transposed"), r"dK = s dS Q"),
+    "dq_dk_swapped": (backward_variant("dq_dk_swapped"), r"dQ and dK are swapped"),
+    "not_a_triple": (lambda Q, K, V, dO: backward_variant("")(Q, K, V, dO)[:2], r"three"),
+}
+
+
+@pytest.mark.parametrize("mistake", list(ATTENTION_MISTAKES))
+def test_each_attention_backward_mistake_is_named(mistake):
+    answer, pattern = ATTENTION_MISTAKES[mistake]
+    result = attention_check(answer)
+    assert result.passed is False and result.mistake == f"attention_backward.{mistake}"
+    assert re.search(pattern, result.message), result.message
+
+
+def test_attention_backward_mistake_messages_are_distinct():
+    assert_mistakes_distinct(checks.attention_backward, ATTENTION_MISTAKES)
+
+
+def test_every_lesson_08_exercise_meets_the_bar():
+    assert checks.softmax_backward.lesson == checks.attention_backward.lesson == "08"
+    assert checks.softmax_backward.stars == 2 and checks.attention_backward.stars == 3
+    for exercise in (checks.softmax_backward, checks.attention_backward):
+        assert len(exercise._hints) >= 3

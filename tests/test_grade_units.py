@@ -1,0 +1,100 @@
+"""The grader's parts that need no kernel: lesson recognition, statuses, the build metadata."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "grade"))
+sys.path.insert(0, str(ROOT / "tools"))
+import build_lessons  # noqa: E402
+import class_builder  # noqa: E402
+
+from helpers.grade import _grading  # noqa: E402
+from helpers.grade._cli import main  # noqa: E402
+
+
+def _submission(tmp_path: Path, name: str, nb_or_text) -> _grading.Submission:
+    path = tmp_path / name
+    if isinstance(nb_or_text, str):
+        path.write_text(nb_or_text)
+    else:
+        nbformat.write(nb_or_text, path)
+    submission = _grading.Submission("s", path, name)
+    _grading.recognise(submission)
+    return submission
+
+
+def test_the_lesson_comes_from_the_metadata_not_the_file_name(tmp_path):
+    nb = class_builder.notebook("03", ["x = 1"])
+    submission = _submission(tmp_path, "01_input_Z.ipynb", nb)
+    assert (submission.lesson, submission.recognised_by) == ("03", "metadata")
+
+
+def test_without_metadata_the_exercise_names_tell_the_lesson(tmp_path):
+    nb = class_builder.notebook(None, [class_builder.PE_STUB])
+    submission = _submission(tmp_path, "03_scores_and_scaling.ipynb", nb)
+    assert (submission.lesson, submission.recognised_by) == ("01", "exercise names")
+    nothing = _submission(tmp_path, "01.ipynb", class_builder.notebook(None, ["x = 1"]))
+    assert nothing.lesson is None
+
+
+def test_an_unreadable_file_is_recognised_from_its_raw_text(tmp_path):
+    truncated = (class_builder.HERE / "not_json.ipynb.in").read_text()
+    submission = _submission(tmp_path, "x.ipynb", truncated)
+    assert submission.nb is None and "JSON" in submission.unreadable
+    assert submission.lesson == "01"
+
+
+@pytest.mark.parametrize(
+    "record, status",
+    [
+        ({"passed": True}, ("correct", "")),
+        ({"passed": None}, ("not_attempted", "")),
+        ({"passed": False, "mistake": "f.timeout"}, ("timeout", "f.timeout")),
+        ({"passed": False, "mistake": "f.raised"}, ("error", "f.raised")),
+        ({"passed": False, "mistake": "f.checker_failed"}, ("error", "f.checker_failed")),
+        ({"passed": False, "mistake": "f.unscaled"}, ("not_yet", "f.unscaled")),
+        ({"passed": False, "mistake": None}, ("not_yet", "")),
+    ],
+)
+def test_statuses_come_from_passed_and_the_mistake_id(record, status):
+    assert _grading._status_of(record) == status
+
+
+def test_the_build_writes_the_lesson_into_both_notebooks():
+    nb = build_lessons.as_notebook("# %%\nx = 1\n", "04")
+    assert nb.metadata["course"] == {"lesson": "04"}
+    assert "course" not in build_lessons.as_notebook("# %%\nx = 1\n").metadata
+
+
+def test_out_inside_submissions_is_refused(tmp_path):
+    (tmp_path / "ada").mkdir()
+    with pytest.raises(SystemExit, match="outside"):
+        main(["--submissions", str(tmp_path), "--out", str(tmp_path / "out"), "-q"])
+
+
+def test_a_notebook_without_the_lesson_metadata_is_stale(tmp_path, monkeypatch):
+    for name in ("solutions", "notebooks"):
+        (tmp_path / name).mkdir()
+    monkeypatch.setattr(build_lessons, "ROOT", tmp_path)
+    monkeypatch.setattr(build_lessons, "SOLUTIONS", tmp_path / "solutions")
+    monkeypatch.setattr(build_lessons, "NOTEBOOKS", tmp_path / "notebooks")
+    source = tmp_path / "solutions" / "07_x.py"
+    source.write_text("# %% [markdown]\n# A lesson without code.\n")
+    learner = tmp_path / "notebooks" / "07_x.py"
+    learner.write_text(build_lessons.learner_text(source.read_text()))
+    nbformat.write(
+        build_lessons.as_notebook(learner.read_text(), "07"), learner.with_suffix(".ipynb")
+    )
+    nbformat.write(
+        build_lessons.as_notebook(source.read_text(), "07"), source.with_suffix(".ipynb")
+    )
+    assert build_lessons.stale_files(source) == []
+    nbformat.write(build_lessons.as_notebook(learner.read_text()), learner.with_suffix(".ipynb"))
+    problems = build_lessons.stale_files(source)
+    assert len(problems) == 1 and "lacks metadata course.lesson" in problems[0]

