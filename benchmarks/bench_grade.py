@@ -7,7 +7,9 @@ first exercise answered four ways: right (40 %), wrong (25 %), untouched (20 %) 
 loop (15 %, stopped by the check's own 5 s limit). Both runs use the same kernels, the same
 number at once (one per core) and the same environment:
 
-* plain: ``nbclient`` executes each notebook (``allow_errors=True``), nothing else;
+* plain: ``nbclient`` executes each notebook (``allow_errors=True``, and the kernel killed at
+  the end as the grader does, ``shutdown_kernel="immediate"``: nbclient's default, a graceful
+  shutdown, costs about a second more per notebook), nothing else;
 * grade: ``helpers.grade`` end to end: find and recognise the notebooks, copy each into its own
   folder, run it under the limits, read the checks' log, write grades.csv, the feedback files
   and report.html.
@@ -95,6 +97,7 @@ def plain(folder: Path, jobs: int, cell_seconds: float) -> float:
             timeout=int(cell_seconds),
             allow_errors=True,
             kernel_name="python3",
+            shutdown_kernel="immediate",  # as the grader does: a fair comparison
             resources={"metadata": {"path": str(path.parent)}},
             **({"config": config} if config is not None else {}),
         )

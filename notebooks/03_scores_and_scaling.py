@@ -419,7 +419,7 @@ target = peaked["sqrt"]["entropy"][list(d_ks).index(4)]  # mean entropy at d_k =
 rng = np.random.default_rng(1)
 print(f"target: the mean entropy of scaled rows at d_k = 4, {target:.3f} nats")
 for d in (16, 64, 256):
-    raw = scaling.random_dot_products(d, 500, 16, rng)  # (500, 16) unscaled scores
+    raw = scaling.random_dot_products(d, 300, 16, rng)  # (300, 16) unscaled scores
     c = checks.scale_for_entropy.reference(raw, target)
     print(f"d_k = {d:>3}: c = {c:.4f}, 1/sqrt(d_k) = {1 / np.sqrt(d):.4f}, "
           f"c * sqrt(d_k) = {c * np.sqrt(d):.3f}")

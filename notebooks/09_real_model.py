@@ -173,7 +173,7 @@ Q = Z @ layer0["W_Q"] + layer0["b_Q"]  # (n, 384)
 Q_heads = model.split_heads(Q)  # (12, n, 32): head a gets columns 32a .. 32a + 31
 print("X^(1) = Z:", Z.shape, "  W^Q:", layer0["W_Q"].shape, "  Q = X W^Q + b:", Q.shape)
 print("Q split into heads:", Q_heads.shape, "= (h, n, d_k)")
-print("layer 1's attention maps:", trace.attention[0].shape, "= (h, n, n)")
+print("the first layer's attention maps, trace.attention[0]:", trace.attention[0].shape, "= (h, n, n)")
 print("the whole model's maps:", trace.attention.shape, "= (layers, h, n, n)")
 print("Q_heads equals the model's own:", np.allclose(Q_heads, trace.Q[0], atol=1e-5))
 
@@ -191,10 +191,10 @@ print("Q_heads equals the model's own:", np.allclose(Q_heads, trace.Q[0], atol=1
 cat = tokens.index("cat")
 W_Q0, b_Q0 = layer0["W_Q"], layer0["b_Q"]
 q_first = trace.X[0, cat] @ W_Q0 + b_Q0
-print("layer | cosine(X row of 'cat', Z row of 'cat') | cosine(query with layer 0's W^Q, first query)")
+print("input of layer | cosine(its row of 'cat', Z's row) | cosine(query by layer 0's W^Q, first query)")
 for k in range(model.n_layers):
-    q = trace.X[k, cat] @ W_Q0 + b_Q0
-    print(f"{k:5d} | {cosine(trace.X[k, cat], Z[cat]):38.3f} | {cosine(q, q_first):.3f}")
+    q = trace.X[k, cat] @ W_Q0 + b_Q0  # trace.X[k] is the input of layer k: X^(k+1)
+    print(f"{k:14d} | {cosine(trace.X[k, cat], Z[cat]):31.3f} | {cosine(q, q_first):.3f}")
 
 # %% [markdown]
 # **Reason 2 · They differ across heads.** Same token, same layer, 12 heads: each has its own
@@ -400,8 +400,9 @@ plt.show()
 # $i-1$), in the right one just **above** it (key $i+1$). Look at the first and last rows:
 # `[CLS]` has no token before it and `[SEP]` none after it, and their weight goes elsewhere.
 #
-# **"The animal didn't cross the street because it was too tired / wide."** A classic
-# example: with "tired", "it" is the animal; with "wide", the street. Change that one word and
+# **"The animal didn't cross the street because it was too tired / wide."** A sentence often
+# used to explain attention: with "tired", "it" refers to the animal; with "wide", to the
+# street. Change that one word and
 # measure, in every head, the weight of "it" on "animal" and on "street":
 
 # %%

@@ -130,8 +130,9 @@ plt.show()
 #   decoder's own self-attention, over the words it has written so far.
 # - Self-attention is the special case where both sides are the same sequence. A check that is
 #   not circular: `attend` with the English sentence on both sides against
-#   `helpers.multi_head_attention`, a different function that is self-attention by construction
-#   (it takes one sequence; head 0 of its weights). And the French sentence on both sides gives
+#   `helpers.multi_head_attention`, a different function (it projects all heads at once),
+#   called with one sequence only, which makes it self-attention; we compare with head 0 of its
+#   weights. And the French sentence on both sides gives
 #   the decoder's own $4 \times 4$ self-attention, a different matrix from the cross weights.
 
 # %%
@@ -411,6 +412,9 @@ fig.colorbar(image, cax=fig.add_axes([0.92, 0.12, 0.015, 0.76]), label="attentio
 fig.suptitle("8 heads, one sentence (rows = query, columns = key)")
 plt.show()
 print("largest weight in each head:", np.round(A_grid.max(axis=(1, 2)), 2))
+for a in (4, 5, 7):
+    print(f"head {a}, each query's favourite key:",
+          " ".join(f"{tokens[i]}->{tokens[j]}" for i, j in enumerate(A_grid[a].argmax(axis=1))))
 
 # %% [markdown]
 # Eight heads, eight patterns. In heads 5 and 7 most queries look at the same key ("mat",

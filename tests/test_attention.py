@@ -351,3 +351,34 @@ def test_softmax_of_rows_with_no_columns_along_another_axis_is_empty_not_an_erro
 def test_causal_mask_names_n(n, words):
     with pytest.raises(ValueError, match=words):
         causal_mask(n)
+
+
+def test_the_docstring_states_both_pytorch_mask_conventions():
+    import helpers.attention
+
+    doc = " ".join(helpers.attention.__doc__.split())
+    assert 'True indicates that the element *should* take part in attention"' in doc
+    assert (
+        '"a True value indicates that the corresponding position is not allowed to attend"' in doc
+    )
+    assert "pass ``~mask``" in doc
+
+
+def test_our_mask_is_torch_sdpas_attn_mask_and_the_inverse_of_multihead_attentions():
+    """Runs where PyTorch is installed (it is not a course dependency)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.standard_normal((1, 4, 8)) for _ in range(3))
+    mask = causal_mask(4)
+    ours, weights = scaled_dot_product_attention(Q, K, V, mask=mask)
+    tQ, tK, tV = (torch.from_numpy(a) for a in (Q, K, V))
+    sdpa = torch.nn.functional.scaled_dot_product_attention(
+        tQ, tK, tV, attn_mask=torch.from_numpy(mask)
+    )
+    np.testing.assert_allclose(sdpa.numpy(), ours, atol=1e-12)
+    mha = torch.nn.MultiheadAttention(8, 1, bias=False, batch_first=True, dtype=torch.float64)
+    with torch.no_grad():  # identity projections, so MHA's weights are plain attention's
+        mha.in_proj_weight.copy_(torch.eye(8).repeat(3, 1))
+        mha.out_proj.weight.copy_(torch.eye(8))
+        _, mha_weights = mha(tQ, tK, tV, attn_mask=torch.from_numpy(~mask))  # True = blocked
+    np.testing.assert_allclose(mha_weights.numpy(), weights, atol=1e-12)

@@ -22,8 +22,8 @@ def grid() -> AttentionGrid:
 def test_the_grid_has_one_cell_per_layer_and_head(grid):
     assert len(grid._cells) == 6 and all(len(row) == 12 for row in grid._cells)
     assert grid.selected == (0, 2)
-    assert grid.highlighted in grid._cells[0][2]._dom_classes
-    assert grid.highlighted in grid._highlight.value and "outline" in grid._highlight.value
+    assert "grid-selected" in grid._cells[0][2]._dom_classes
+    assert ".grid-cell.grid-selected{outline" in grid._style.value
 
 
 def test_picking_a_map_opens_it_in_the_explorer(grid):
@@ -33,8 +33,8 @@ def test_picking_a_map_opens_it_in_the_explorer(grid):
     _, _, attention = load_minilm().forward("the cat sat on the mat")
     np.testing.assert_allclose(ex.weights, attention[3, 1], atol=1e-6)
     assert 'data-layer="3"' in ex._heatmap.value and "layer 3, head 1" in ex._heatmap.value
-    assert grid.highlighted in grid._cells[3][1]._dom_classes
-    assert grid.highlighted in grid._highlight.value
+    assert "grid-selected" in grid._cells[3][1]._dom_classes
+    assert "grid-selected" not in grid._cells[0][2]._dom_classes
 
 
 def test_the_explorers_own_controls_move_the_grid(grid):
@@ -42,6 +42,13 @@ def test_the_explorers_own_controls_move_the_grid(grid):
     grid.explorer.set_head(11)
     assert grid.selected == (5, 11)
     assert grid.explorer._layer_control.value == 5
+
+
+def test_a_click_on_the_layer_and_head_buttons_moves_the_grid(grid):
+    grid.explorer._layer_control.value = 2  # what a click in the browser does
+    grid.explorer._head_control.value = 7
+    assert grid.selected == (2, 7) and (grid.explorer.layer, grid.explorer.head) == (2, 7)
+    assert [label for label, _ in grid.explorer._head_control.options][:3] == ["0", "1", "2"]
 
 
 def test_a_new_sentence_redraws_every_thumbnail(grid):
@@ -78,3 +85,22 @@ def test_static_grid_figure():
     assert np.isnan(mosaic[8]).all()
     fig = plot_attention_grid(attention, ["t"] * 8, selected=(1, 2))
     assert fig.axes[0].get_ylabel() == "layer"
+
+
+def test_in_a_kernel_the_buttons_follow_the_map_a_moment_later():
+    """With an event loop running (a kernel), a pick sends the map first, the rest after."""
+    import asyncio
+
+    from helpers.real_explorer import AFTER_PAINT_S
+
+    grid = AttentionGrid(model=load_minilm())
+
+    async def pick() -> tuple:
+        grid.select(4, 5)
+        at_once = (grid.explorer.head, grid.explorer._head_control.value, grid.selected)
+        await asyncio.sleep(2 * AFTER_PAINT_S)
+        return at_once, (grid.explorer._head_control.value, grid.selected)
+
+    at_once, later = asyncio.run(pick())
+    assert at_once == (5, 0, (0, 0))  # the map moved, the buttons not yet
+    assert later == (5, (4, 5))

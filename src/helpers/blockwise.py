@@ -12,6 +12,10 @@ which also tiles the queries and keeps the tiles in fast on-chip memory.
 :func:`online_softmax_steps` yields the state after every block, so a lesson can print
 ``m``, ``l`` and the partial output as they evolve; :func:`blockwise_attention` runs it to
 the end. :func:`score_matrix_bytes` says how many bytes the naive weights occupy.
+
+Letters as in lesson 07: ``m`` and ``l`` (ℓ) the running max and sum, i a query position, j a
+key position; in the shape comments ``b`` is the block size (keys per block) and ``r`` the
+number of query rows a block updates.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ costs one forward pass (~10-30 ms); picking a map or a token only draws.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import itertools
 
@@ -69,16 +70,25 @@ class RealAttentionExplorer(AttentionExplorer):
         self._causal_control.layout.display = "none"
         self._temperature_control.layout.display = "none"
         self._layer_control = widgets.ToggleButtons(
-            options=[(f"layer {k}", k) for k in range(self.n_layers)],
+            options=[(str(k), k) for k in range(self.n_layers)],
             value=self._layer,
-            tooltips=[f"layer {k} of {self.n_layers} (0 = first)" for k in range(self.n_layers)],
-            style={"button_width": "64px"},
+            description="layer",
+            tooltips=[f"layer {k} of 0..{self.n_layers - 1}" for k in range(self.n_layers)],
+            style={"button_width": "34px", "description_width": "40px"},
         )
         self._layer_control.add_class("explorer-layer")
         self._layer_control.observe(
             lambda change: None if self._holding else self.set_layer(change["new"]), names="value"
         )
-        self._head_control.style.button_width = "64px"
+        with self._holding_events():  # short labels: "head 10" does not fit 12 buttons in a row
+            self._head_control.options = [(str(a), a) for a in range(self.n_heads)]
+            self._head_control.value = self._head
+            self._head_control.description = "head"
+            self._head_control.tooltips = [
+                f"head {a} of 0..{self.n_heads - 1}" for a in range(self.n_heads)
+            ]
+        self._head_control.style.button_width = "34px"
+        self._head_control.style.description_width = "40px"
         controls = self.widget.children[3]
         controls.children = (self._layer_control, *controls.children)
         self.widget.add_class("real-attention-explorer")
@@ -111,13 +121,17 @@ class RealAttentionExplorer(AttentionExplorer):
     def select(self, layer: int, head: int) -> None:
         """Show map (layer, head) with one redraw (what a click on the grid does).
 
-        The pictures are sent first and the controls after, so the browser draws the new map
-        before it re-renders the layer and head buttons.
+        The pictures are sent at once; the layer and head buttons and the grid's outline follow
+        a moment later (:func:`_after_paint`), so the browser draws the new map first.
         """
         self._layer = self._valid_index(layer, self.n_layers, "layer")
         self._head = self._valid_index(head, self.n_heads, "head")
         self._png_cache = self._png_caches.setdefault(self._layer, {})
         self._recompute()
+        _after_paint(self._show_selection)
+
+    def _show_selection(self) -> None:
+        """Move the layer and head buttons to the map shown, and tell the grid."""
         self._move(self._layer_control, "value", self._layer)
         self._move(self._head_control, "value", self._head)
         self._notify()
@@ -194,6 +208,26 @@ class RealAttentionExplorer(AttentionExplorer):
         )
 
 
+AFTER_PAINT_S = 0.03
+
+
+def _after_paint(callback) -> None:
+    """Run ``callback`` ``AFTER_PAINT_S`` later when a kernel's event loop runs, else now.
+
+    A grid pick changes the map (what the learner looks at) and, besides, two rows of buttons
+    and the grid's outline. Sent together, the browser re-renders them before it paints the
+    new map: in the browser test, 40 ms click-to-new-pixels instead of 32 ms for a token
+    click. Sent a moment later, the map comes first. The callback reads the state when it runs,
+    so a quicker second pick is never undone.
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no event loop (a script, a test): nothing to wait for
+        callback()
+        return
+    loop.call_later(AFTER_PAINT_S, callback)
+
+
 def _axis_label(token: str) -> str:
     from .explorer import _axis_label as label
 
@@ -230,7 +264,6 @@ class AttentionGrid:
         self.n_layers, self.n_heads = self.explorer.n_layers, self.explorer.n_heads
         self._uid = next(_ids)
         self._style = widgets.HTML()  # the 72 thumbnails (changes with the sentence)
-        self._highlight = widgets.HTML()  # the selected map's outline (changes with a pick)
         self._cells: list[list[widgets.Button]] = []
         items: list[widgets.Widget] = [widgets.HTML("")]
         items += [
@@ -269,9 +302,7 @@ class AttentionGrid:
         self._selected = (-1, -1)
         self.explorer.on_change(self._sync)
         self._sync()
-        self.widget = widgets.VBox(
-            [self._caption, self._style, self._highlight, self._grid, self.explorer.widget]
-        )
+        self.widget = widgets.VBox([self._caption, self._style, self._grid, self.explorer.widget])
         self.widget.add_class("real-model-grid")
 
     def select(self, layer: int, head: int) -> None:
@@ -308,8 +339,10 @@ class AttentionGrid:
     def _sync(self) -> None:
         """Match the thumbnails to the explorer's sentence and the outline to its map.
 
-        A pick changes one small <style> (the outline); the 72 thumbnails and the caption are
-        sent again only when the sentence changed.
+        A pick moves the class ``grid-selected`` from one cell to another (two small messages,
+        each restyling one button); the 72 thumbnails and the caption are sent again only when
+        the sentence changed. (Rewriting a <style> per pick instead restyles the whole page:
+        about 13 ms more per pick in the browser test.)
         """
         ex = self.explorer
         sentence_key = tuple(ex.tokens)
@@ -320,6 +353,9 @@ class AttentionGrid:
                 "background-size:100% 100%!important;image-rendering:pixelated}"
                 for (k, a), A in _maps(ex.trace.attention)
             ]
+            rules.append(
+                f".grid-cell.grid-selected{{outline:3px solid {SELECTED};outline-offset:1px}}"
+            )
             self._style.value = "<style>" + "".join(rules) + "</style>"
             self._caption.value = (
                 f'<div style="font-family:sans-serif"><b>all {self.n_layers * self.n_heads} '
@@ -329,16 +365,11 @@ class AttentionGrid:
             )
         selected = (ex.layer, ex.head)
         if selected != self._selected:
+            old_layer, old_head = self._selected
+            if old_layer >= 0:
+                self._cells[old_layer][old_head].remove_class("grid-selected")
+            self._cells[selected[0]][selected[1]].add_class("grid-selected")
             self._selected = selected
-            self._highlight.value = (
-                f"<style>.{self._cell_class(*selected)}{{outline:3px solid {SELECTED};"
-                "outline-offset:1px}</style>"
-            )
-
-    @property
-    def highlighted(self) -> str:
-        """The CSS class of the outlined cell (for tests)."""
-        return self._cell_class(*self._selected)
 
 
 def _maps(attention: np.ndarray):

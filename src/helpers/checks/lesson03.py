@@ -263,16 +263,49 @@ def _solve(fn, target):
     return (lo + hi) / 2
 
 
+def _wrong_scales(scores, target, right):
+    """What each named slip returns on these scores: {id: (c or None, why)}."""
+    return {
+        "bits": (
+            _solve(lambda x: _mean_entropy(scores, x, log=np.log2), target),
+            "you measured the entropy in bits (log2); the target is in nats: use np.log.",
+        ),
+        "columns": (
+            _solve(lambda x: _mean_entropy(scores, x, axis=0), target),
+            "you took the softmax (or the entropy) down the columns. Each row is one "
+            "query's distribution over the keys: axis=-1.",
+        ),
+        "first_row": (
+            _solve(lambda x: _mean_entropy(scores[:1], x), target),
+            "the first row alone hits the target. Average the entropy over all rows.",
+        ),
+        "returned_target": (target, "you returned the target itself; return the scale c."),
+        "unscaled": (1.0, "c = 1 leaves the scores as they are. Search for c."),
+        "inverse": (
+            1.0 / right,
+            "you returned 1/c, the divisor; the scale multiplies the scores: softmax(c * scores).",
+        ),
+    }
+
+
+def _slips_apart(scores, target) -> bool:
+    """True if the right scale and every slip's scale differ by more than 5% from each other,
+    so that each answer is recognised for what it is."""
+    right = _reference_entropy_scale(scores, target)
+    values = [right] + [c for c, _ in _wrong_scales(scores, target, right).values() if c]
+    values = np.sort(values)
+    return bool(np.all(np.diff(values) > 0.05 * values[1:]))
+
+
 def _grade_entropy(call):
     rng = fresh_rng()
     cases = []
     for fraction in (rng.uniform(0.25, 0.5), rng.uniform(0.55, 0.8), 0.95):
-        while True:  # keep c = 1 and c = target far from the answer, so slips stay apart
+        while True:  # until every slip gives a scale of its own, apart from the right one
             n_q, n_k = int(rng.integers(4, 9)), int(rng.integers(5, 17))
             scores = rng.standard_normal((n_q, n_k)) * rng.uniform(0.5, 4.0)
             target = float(fraction * np.log(n_k))
-            right = _reference_entropy_scale(scores, target)
-            if n_q != n_k and min(abs(right - 1), abs(target - 1), abs(target - right)) > 0.05:
+            if n_q != n_k and _slips_apart(scores, target):
                 break
         cases.append((scores, target))
     for scores, target in cases:
@@ -301,28 +334,8 @@ def _grade_entropy(call):
         reached = _mean_entropy(scores, c)
         if abs(reached - target) <= ENTROPY_TOL:
             continue
-        wrong = {
-            "bits": (
-                _solve(lambda x, s=scores: _mean_entropy(s, x, log=np.log2), target),
-                "you measured the entropy in bits (log2); the target is in nats: use np.log.",
-            ),
-            "columns": (
-                _solve(lambda x, s=scores: _mean_entropy(s, x, axis=0), target),
-                "you took the softmax (or the entropy) down the columns. Each row is one "
-                "query's distribution over the keys: axis=-1.",
-            ),
-            "first_row": (
-                _solve(lambda x, s=scores: _mean_entropy(s[:1], x), target),
-                "the first row alone hits the target. Average the entropy over all rows.",
-            ),
-            "returned_target": (target, "you returned the target itself; return the scale c."),
-            "unscaled": (1.0, "c = 1 leaves the scores as they are. Search for c."),
-        }
         right = _reference_entropy_scale(scores, target)
-        wrong["inverse"] = (
-            1.0 / right,
-            "you returned 1/c, the divisor; the scale multiplies the scores: softmax(c * scores).",
-        )
+        wrong = _wrong_scales(scores, target, right)
         for mistake, (c_wrong, why) in wrong.items():
             if c_wrong is not None and abs(c - c_wrong) <= 0.003 * abs(c_wrong):
                 raise Mistake(

@@ -61,14 +61,14 @@ cross_attention_shape = Prediction(
     "values). What shape is the cross-attention weight matrix: '4x6', '6x4', '6x6' or '4x4'?",
     answer="4x6",
     choices=["4x6", "6x4", "6x6", "4x4"],
-    explanation="one row per query (4 French tokens), one column per key (6 English tokens): "
+    explanation="One row per query (4 French tokens), one column per key (6 English tokens): "
     "Q K^T is (4, d_k) @ (d_k, 6) = (4, 6). The output has one row per query too: (4, d_v).",
     wrong={
-        "6x4": "the rows are the queries, which come from the decoder's 4 tokens; the keys "
+        "6x4": "The rows are the queries, which come from the decoder's 4 tokens; the keys "
         "are the columns.",
-        "6x6": "that is self-attention on the English sentence; here the queries come from "
+        "6x6": "That is self-attention on the English sentence; here the queries come from "
         "the other sequence.",
-        "4x4": "that is self-attention on the French sentence; the keys come from the 6 "
+        "4x4": "That is self-attention on the French sentence; the keys come from the 6 "
         "English tokens.",
     },
 )

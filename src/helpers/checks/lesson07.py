@@ -182,7 +182,7 @@ score_memory_doubling = Prediction(
     question="If the sentence doubles in length (n -> 2n), by what factor does the memory of "
     "the attention weights grow? (a number)",
     answer=4.0,
-    explanation="the weights hold one number per (query, key) pair, n * n of them; with 2n "
+    explanation="The weights hold one number per (query, key) pair, n * n of them; with 2n "
     "tokens that is (2n)^2 = 4 n^2. Q, K and V only double: one row per token.",
     rtol=0.01,
 )

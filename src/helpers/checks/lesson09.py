@@ -428,8 +428,8 @@ sink_prediction = Prediction(
         "some": "more heads than that park their weight,",
     },
     explanation=(
-        "the lesson's count (printed under the grid) is well over half: many trained heads "
-        "park most of their weight on [CLS] or [SEP] when they have nothing better to do. "
-        "These 'attention sinks' are a measured fact of trained BERT-style models."
+        "The count printed under the grid, over a set of sentences, is well over 36: in most of "
+        "this model's heads, most tokens give [CLS] or [SEP] more weight than any word. Such "
+        "tokens are called attention sinks; section 4 measures how much weight they take."
     ),
 )

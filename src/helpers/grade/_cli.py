@@ -139,7 +139,7 @@ def grade(
     if say:
         say(
             f"Grading {len(to_run)} notebook(s) of {len(students)} student(s), lesson(s) "
-            f"{', '.join(graded) or 'none'}, {jobs} at a time"
+            f"{', '.join(graded) or 'none'}, {max(1, min(jobs, len(to_run)))} at a time"
         )
     asyncio.run(run_all(to_run, jobs, run_one))
     for submission in found:
