@@ -499,6 +499,13 @@ for block_size in (1, 2, 4, 6):
 # Now at $n = 1024$ and $n = 4096$ (one head, $d_k = 64$, float64, blocks of 128 keys), against
 # the naive peaks measured above. The largest score array blockwise attention ever holds is one
 # $(n, 128)$ tile.
+#
+# **Predict first.** Quadrupling $n$ multiplied the naive peak by about 16. By what factor
+# will it multiply the blockwise peak?
+
+# %%
+guess = None  # YOUR GUESS HERE, before you run the next cell
+checks.blockwise_memory_growth.check(guess)
 
 # %% tags=["nbval-ignore-output"]
 block_peak, block_time, block_out = {}, {}, {}

@@ -131,12 +131,18 @@ print("q_cat == k_cat:", np.allclose(Q[cat], K[cat]), "| k_cat == v_cat:", np.al
 # **Self**-attention: the queries, the keys and the values all come from the **same**
 # sequence $X$. Every token asks its question (its query) of the tokens of its own sentence,
 # itself included, and mixes their values: the sentence attends to itself. Nothing outside
-# the sequence takes part. In code, every projection above reads the same `X`:
+# the sequence takes part. So all three follow the sentence: give it one more token and each
+# of Q, K and V gains a row, and the scores, every query against every key of the same
+# sentence, grow from $n \times n$ to $(n+1) \times (n+1)$. (The old rows stay as they were:
+# each row is the projection of its own token.)
 
 # %%
-print("Q, K, V all computed from the same X:",
-      all(np.allclose(M, X @ W_M) for M, W_M in ((Q, W_Q), (K, W_K), (V, W_V))))
-print("and every query meets every key of the same sentence:", (Q @ K.T).shape, "= (n, n)")
+X_longer = helpers.build_Z(tokens + ["."], d_model)  # the same sentence and a full stop
+Q_, K_, V_ = X_longer @ W_Q, X_longer @ W_K, X_longer @ W_V
+print(f"X {X.shape} -> Q, K, V {Q.shape}; scores Q Kᵀ {(Q @ K.T).shape}")
+print(f"X {X_longer.shape} -> Q, K, V {Q_.shape}; scores Q Kᵀ {(Q_ @ K_.T).shape}")
+print("the first 6 rows of Q, K, V unchanged:",
+      all(np.allclose(new[:n], old) for new, old in ((Q_, Q), (K_, K), (V_, V))))
 
 # %% [markdown]
 # **Cross**-attention (encoder-decoder, lesson 06) is the one change: the queries come from one

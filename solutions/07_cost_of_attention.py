@@ -420,7 +420,7 @@ print("same to 1e-12:", np.allclose(acc / l, out[2], rtol=0, atol=1e-12))
 for step in online_softmax_steps(Q, K, V, block_size=3):
     print(f"after block {step.block} (keys {step.start}-{step.stop - 1}):")
     print("  m   =", np.round(step.m, 3))
-    print("  l   =", np.round(step.ell, 3))
+    print("  l   =", np.round(step.l, 3))
     print("  partial output (n, d_k):\n", np.round(step.output, 3))
 print("final output equals naive attention:", np.allclose(step.output, out, rtol=0, atol=1e-12))
 print("row 'sat' matches the hand computation:", np.allclose(step.output[2], acc / l))
@@ -515,6 +515,13 @@ for block_size in (1, 2, 4, 6):
 # Now at $n = 1024$ and $n = 4096$ (one head, $d_k = 64$, float64, blocks of 128 keys), against
 # the naive peaks measured above. The largest score array blockwise attention ever holds is one
 # $(n, 128)$ tile.
+#
+# **Predict first.** Quadrupling $n$ multiplied the naive peak by about 16. By what factor
+# will it multiply the blockwise peak?
+
+# %%
+guess = 4  ### ANSWER
+checks.blockwise_memory_growth.check(guess)
 
 # %% tags=["nbval-ignore-output"]
 block_peak, block_time, block_out = {}, {}, {}

@@ -103,7 +103,7 @@ def test_steps_track_running_max_sum_and_partial_output():
         seen = scores[:, : step.stop]
         np.testing.assert_allclose(step.m, seen.max(axis=1), rtol=0, atol=1e-15)
         np.testing.assert_allclose(
-            step.ell, np.exp(seen - step.m[:, None]).sum(axis=1), rtol=1e-14, atol=0
+            step.l, np.exp(seen - step.m[:, None]).sum(axis=1), rtol=1e-14, atol=0
         )
         np.testing.assert_allclose(
             step.output, naive(Q, K[: step.stop], V[: step.stop]), rtol=0, atol=1e-12
@@ -203,13 +203,6 @@ def test_the_overflow_error_names_the_query_row_in_a_later_causal_block():
     K = np.full((6, 2), 1e200)
     with pytest.raises(ValueError, match=r"query row \(4,\)"):
         blockwise_attention(Q, K, np.ones((6, 2)), block_size=2, causal=True)
-
-
-def test_l_is_the_running_sum_and_ell_its_old_name():
-    rng = np.random.default_rng(0)
-    Q, K, V = (rng.standard_normal((4, 3)) for _ in range(3))
-    for step in online_softmax_steps(Q, K, V, block_size=2):
-        assert step.ell is step.l
 
 
 @pytest.mark.parametrize(

@@ -98,6 +98,13 @@ def test_reference_agrees_with_helpers():
         assert checks.score_matrix_bytes.reference(*args) == helpers_score_matrix_bytes(*args)
 
 
+def test_the_blockwise_memory_prediction_is_four_not_sixteen():
+    assert checks.blockwise_memory_growth.check(4.2).passed is True
+    wrong = checks.blockwise_memory_growth.check(16)
+    assert wrong.passed is False and wrong.mistake == "blockwise_memory_growth.too_high"
+    assert "grows like n, not n^2" in wrong.message
+
+
 def test_the_doubling_prediction_is_four():
     assert checks.score_memory_doubling.check(4).passed is True
     wrong = checks.score_memory_doubling.check(2)
@@ -280,7 +287,7 @@ def test_the_helpers_online_softmax_steps_agree_with_the_reference_update():
             m, l, acc, scores, V[step.start : step.stop]
         )
         np.testing.assert_allclose(m, step.m)
-        np.testing.assert_allclose(l, step.ell)
+        np.testing.assert_allclose(l, step.l)
         np.testing.assert_allclose(acc, step.acc)
 
 

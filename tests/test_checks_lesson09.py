@@ -175,6 +175,7 @@ def test_most_previous_token_head_other_answers():
     assert head_check(stub).passed is None
     assert head_check(lambda As: (0, 0)).passed is False
     assert head_check(lambda As: "layer 0").mistake == "most_previous_token_head.not_a_pair"
+    assert head_check(lambda As: None).mistake == "most_previous_token_head.returned_none"
 
 
 def test_planted_decoys_give_distinct_answers():

@@ -98,3 +98,8 @@ def test_a_notebook_without_the_lesson_metadata_is_stale(tmp_path, monkeypatch):
     nbformat.write(build_lessons.as_notebook(learner.read_text()), learner.with_suffix(".ipynb"))
     problems = build_lessons.stale_files(source)
     assert len(problems) == 1 and "lacks metadata course.lesson" in problems[0]
+
+
+def test_lesson_00_is_recognised_by_its_metadata_though_it_names_other_exercises(tmp_path):
+    nb = class_builder.notebook("00", ["checks.positional_encoding  # the list of exercises"])
+    assert _submission(tmp_path, "a.ipynb", nb).lesson == "00"

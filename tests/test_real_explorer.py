@@ -104,3 +104,11 @@ def test_in_a_kernel_the_buttons_follow_the_map_a_moment_later():
     at_once, later = asyncio.run(pick())
     assert at_once == (5, 0, (0, 0))  # the map moved, the buttons not yet
     assert later == (5, (4, 5))
+
+
+def test_short_sentences_draw_cells_as_rectangles_long_ones_as_a_picture():
+    ex = RealAttentionExplorer("the cat sat on the mat", model=load_minilm())
+    svg = ex._heatmap.value
+    assert "<image" not in svg and svg.count('<rect x="') >= 8 * 8
+    ex.set_sentence("word " * 30)  # 32 tokens: more than RECT_TOKENS
+    assert "<image" in ex._heatmap.value

@@ -56,11 +56,6 @@ class BlockStep:
     acc: np.ndarray
 
     @property
-    def ell(self) -> np.ndarray:
-        """The same as ``l`` (ℓ): the name this attribute had before the notation table."""
-        return self.l
-
-    @property
     def output(self) -> np.ndarray:
         """``acc / l``: attention over the keys seen so far, shape ``(..., n_q, d_v)``."""
         return self.acc / self.l[..., None]

@@ -46,8 +46,11 @@ def padding_mask(lengths, n: int) -> np.ndarray:
         raise ValueError(f"padding_mask: n must be >= 0, got n={n}")
     try:
         arr = np.asarray(lengths)
-    except Exception as exc:  # ragged lists and the like
-        raise TypeError(f"padding_mask: lengths could not be read as an array: {exc}") from None
+    except Exception:  # ragged lists and the like
+        raise TypeError(
+            "padding_mask: lengths must be a flat list or 1-D array of whole numbers, one per "
+            f"sentence; got {type(lengths).__name__} {str(lengths)[:60]}"
+        ) from None
     if arr.shape == (0,):  # an empty batch: np.asarray([]) is float64, but there is no length
         arr = arr.astype(int)
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):

@@ -17,20 +17,34 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import io
 import itertools
+import re
 
 import ipywidgets as widgets
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .explorer import MAX_TOKENS, AttentionExplorer, _colour_index, _palette_png
+from .explorer import (
+    _HEX,
+    MAX_TOKENS,
+    AttentionExplorer,
+    _axis_label,
+    _colour_index,
+    _palette_png,
+)
 from .live import show as _show_live
 from .pretrained import MiniLM, load_minilm
 
 __all__ = ["AttentionGrid", "RealAttentionExplorer", "grid_mosaic", "plot_attention_grid"]
 
 SELECTED = "#f03b20"  # the explorer's highlight colour
+# Up to this many tokens the heatmap's cells are SVG rectangles instead of a PNG: nothing for
+# the browser to decode after a click, so the new map shows one frame sooner (at most 24 x 24
+# = 576 rectangles; longer sentences keep the base class's picture).
+RECT_TOKENS = 24
+_IMAGE = re.compile(r'<image x="([\d.]+)" y="([\d.]+)" width="([\d.]+)"[^>]*/>')
 _ids = itertools.count()
 
 
@@ -74,7 +88,7 @@ class RealAttentionExplorer(AttentionExplorer):
             value=self._layer,
             description="layer",
             tooltips=[f"layer {k} of 0..{self.n_layers - 1}" for k in range(self.n_layers)],
-            style={"button_width": "34px", "description_width": "40px"},
+            style={"button_width": "40px", "description_width": "40px"},
         )
         self._layer_control.add_class("explorer-layer")
         self._layer_control.observe(
@@ -87,7 +101,7 @@ class RealAttentionExplorer(AttentionExplorer):
             self._head_control.tooltips = [
                 f"head {a} of 0..{self.n_heads - 1}" for a in range(self.n_heads)
             ]
-        self._head_control.style.button_width = "34px"
+        self._head_control.style.button_width = "40px"
         self._head_control.style.description_width = "40px"
         controls = self.widget.children[3]
         controls.children = (self._layer_control, *controls.children)
@@ -156,9 +170,11 @@ class RealAttentionExplorer(AttentionExplorer):
         self._listeners.append(callback)
 
     def alt_text(self) -> str:
+        """A one-sentence description of the current picture."""
         return (
-            f"all-MiniLM-L6-v2, layer {self._layer}, head {self._head}: "
-            + super().alt_text().removeprefix("Attention explorer: ").split(", ", 1)[1]
+            f"Attention explorer on all-MiniLM-L6-v2: layer {self._layer}, head {self._head}, "
+            f"over {len(self._tokens)} tokens; heatmap with rows = query, columns = key, and the "
+            f"weights of query {self._tokens[self._query]!r} (position {self._query}) as bars."
         )
 
     # ------------------------------------------------------------------ overrides
@@ -200,8 +216,41 @@ class RealAttentionExplorer(AttentionExplorer):
         self._weights = self._trace.attention[self._layer, self._head].astype(float)
         self._output = self._trace.head_outputs[self._layer, self._head].astype(float)
 
+    def _with_rect_cells(self, svg: str) -> str:
+        """The heatmap's cell picture replaced by one rectangle per weight (n <= RECT_TOKENS)."""
+        n = len(self._tokens)
+        match = _IMAGE.search(svg)
+        if not 0 < n <= RECT_TOKENS or match is None:
+            return svg
+        x, y, size = (float(v) for v in match.groups())
+        cell = size / n
+        key = ("rects", self._head, x, y, cell)
+        rects = self._png_cache.get(key)
+        if rects is None:
+            index = _colour_index(self._weights)
+            rects = self._png_cache[key] = (
+                '<g shape-rendering="crispEdges">'
+                + "".join(
+                    f'<rect x="{x + j * cell:.1f}" y="{y + i * cell:.1f}" width="{cell:.1f}" '
+                    f'height="{cell:.1f}" fill="{_HEX[index[i, j]]}"/>'
+                    for i in range(n)
+                    for j in range(n)
+                )
+                + "</g>"
+            )
+        return svg[: match.start()] + rects + svg[match.end() :]
+
+    def _cells_uri(self, cell: int) -> str:
+        """The map's cells as an n x n palette PNG (one pixel per weight), cached per
+        (layer, head); the SVG scales it up with ``image-rendering:pixelated``. Smaller to send
+        and to decode than the base class's picture at full size."""
+        uri = self._png_cache.get(self._head)
+        if uri is None:
+            uri = self._png_cache[self._head] = _thumbnail_uri(self._weights)
+        return uri
+
     def _heatmap_svg(self) -> str:
-        svg = super()._heatmap_svg()
+        svg = self._with_rect_cells(super()._heatmap_svg())
         svg = svg.replace("<svg ", f'<svg data-layer="{self._layer}" ', 1)
         return svg.replace(
             f">head {self._head}: rows", f">layer {self._layer}, head {self._head}: rows", 1
@@ -226,12 +275,6 @@ def _after_paint(callback) -> None:
         callback()
         return
     loop.call_later(AFTER_PAINT_S, callback)
-
-
-def _axis_label(token: str) -> str:
-    from .explorer import _axis_label as label
-
-    return label(token)
 
 
 # ---------------------------------------------------------------------- the grid of 72 maps
@@ -317,8 +360,6 @@ class AttentionGrid:
         """The live grid and explorer, with :func:`plot_attention_grid` as the static picture."""
         ex = self.explorer
         fig = plot_attention_grid(ex.trace.attention, ex.tokens, selected=self._selected)
-        import io
-
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png")
         _show_live(self.widget, buffer.getvalue(), alt=self.alt_text())

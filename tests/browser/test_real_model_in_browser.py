@@ -7,6 +7,11 @@ click-to-new-pixels time of both must stay within 1.5x the do-nothing widget's r
 (``widget_roundtrip.ipynb``), measured in the same run. (Running the lesson itself, both
 copies, is the all-lessons test's job in ``test_lessons_in_browser.py``.)
 
+The machine may be shared (the course's own CI runs beside nothing, a developer's 2 cores
+beside other work): when a ratio is over the limit, the latencies are measured once more, the
+lesson reopened and the do-nothing widget timed again, and the second measurement decides.
+Every attempt is written to ``build/browser-latency-09.json``.
+
 Run alone: ``pytest -q -s -m browser tests/browser/test_real_model_in_browser.py``.
 """
 
@@ -37,30 +42,36 @@ REAL_LESSON = "solutions/09_real_model.ipynb"
 HEADS = 12
 PICKS = [(1, 8), (3, 1), (5, 11), (0, 2)]  # (layer, head): each differs from the one before
 MAX_RATIO = 1.5
+ATTEMPTS = 2
 
 
-def test_grid_picks_and_token_clicks_change_the_pixels_quickly(lab):
-    if not (ROOT / REAL_LESSON).exists():
-        pytest.skip(f"{REAL_LESSON} has not been built")
+def open_grid(lab) -> dict:
+    """Open and run lesson 09; the grid, its cells, the explorer's heatmap and token buttons."""
     open_in_lab(lab, REAL_LESSON)
     run_all(lab, runnable_cells(ROOT / REAL_LESSON))
-    page = lab.page
-    grid = page.locator(f"{PANEL} .real-model-grid").first
+    grid = lab.page.locator(f"{PANEL} .real-model-grid").first
     grid.wait_for(timeout=30_000)
     grid.scroll_into_view_if_needed()
     cells = grid.locator("button.grid-cell")
     assert cells.count() == 6 * HEADS, f"expected 72 maps in the grid, found {cells.count()}"
     explorer = grid.locator(".real-attention-explorer").first
-    heatmap_locator = explorer.locator(".explorer-heatmap").first
+    heatmap = explorer.locator(".explorer-heatmap").first
+    tokens = [b.element_handle() for b in explorer.locator("button.explorer-token").all()]
+    assert len(tokens) >= 2, f"expected token buttons, found {len(tokens)}"
+    return {"grid": grid, "cells": cells, "heatmap": heatmap, "tokens": tokens}
+
+
+def cell(g: dict, layer: int, head: int):
+    return g["cells"].nth(layer * HEADS + head)
+
+
+def check_every_click_changes_the_pixels(lab, g: dict) -> None:
+    """Pick heads in the grid (each opens its map, outlined), then click every token."""
+    page, heatmap_locator = lab.page, g["heatmap"]
     heatmap = heatmap_locator.element_handle()
-
-    def cell(layer: int, head: int):
-        return cells.nth(layer * HEADS + head)
-
-    # Pick heads in the grid: each opens its map in the explorer.
     pixels = heatmap_locator.screenshot()
     for layer, head in PICKS:
-        result = click_and_time(lab, heatmap, cell(layer, head).element_handle())
+        result = click_and_time(lab, heatmap, cell(g, layer, head).element_handle())
         assert result["ms"] is not None, f"picking layer {layer}, head {head} changed nothing"
         assert result["after"] != result["before"]
         svg = heatmap_locator.locator("svg").first
@@ -69,16 +80,14 @@ def test_grid_picks_and_token_clicks_change_the_pixels_quickly(lab):
         # The outline comes in the message after the pictures: wait for it.
         page.wait_for_function(
             "e => getComputedStyle(e).outlineStyle === 'solid'",
-            arg=cell(layer, head).element_handle(),
+            arg=cell(g, layer, head).element_handle(),
             timeout=5_000,
         )
         new_pixels = heatmap_locator.screenshot()
         assert new_pixels != pixels, f"picking {(layer, head)} did not change the pixels"
         pixels = new_pixels
 
-    # Click every token of the sentence: each shows its own row.
-    tokens = [b.element_handle() for b in explorer.locator("button.explorer-token").all()]
-    assert len(tokens) >= 2, f"expected token buttons, found {len(tokens)}"
+    tokens = g["tokens"]
     click_and_time(lab, heatmap, tokens[0], timeout_ms=1500)  # may already be selected
     pixels = heatmap_locator.screenshot()
     for i in [*range(1, len(tokens)), 0]:
@@ -89,49 +98,64 @@ def test_grid_picks_and_token_clicks_change_the_pixels_quickly(lab):
         pixels = new_pixels
     assert not unexpected_console_errors(lab), "\n".join(unexpected_console_errors(lab))
 
-    # Latency: grid picks back and forth between two maps, then token clicks in turn.
-    pick_ms, pick_all = median_latency(
-        lab, heatmap, [cell(2, 8).element_handle(), cell(4, 5).element_handle()], LATENCY_CLICKS
-    )
-    rotation = tokens[1:] + tokens[:1]
+
+def measure(lab, g: dict) -> dict:
+    """Median click-to-new-pixels of grid picks (two maps in turn) and of token clicks, then
+    the do-nothing widget's round trip (which leaves lesson 09)."""
+    heatmap = g["heatmap"].element_handle()
+    picks = [cell(g, 2, 8).element_handle(), cell(g, 4, 5).element_handle()]
+    pick_ms, pick_all = median_latency(lab, heatmap, picks, LATENCY_CLICKS)
+    rotation = g["tokens"][1:] + g["tokens"][:1]
     token_ms, token_all = median_latency(lab, heatmap, rotation, LATENCY_CLICKS)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    grid.evaluate("e => e.scrollIntoView({block: 'start'})")
-    page.wait_for_timeout(200)
-    page.screenshot(path=str(SCREENSHOTS / "real_model_grid_and_explorer.png"))
-
+    g["grid"].evaluate("e => e.scrollIntoView({block: 'start'})")
+    lab.page.wait_for_timeout(200)
+    lab.page.screenshot(path=str(SCREENSHOTS / "real_model_grid_and_explorer.png"))
     lab.leave()
     baseline_ms, baseline_all = baseline_latency(lab)
+
+    def entry(median: float, times: list[float]) -> dict:
+        return {"median": round(median, 1), "all": [round(t, 1) for t in times]}
+
+    return {
+        "grid_pick_to_new_pixels_ms": entry(pick_ms, pick_all),
+        "token_click_to_new_pixels_ms": entry(token_ms, token_all),
+        "do_nothing_widget_round_trip_ms": entry(baseline_ms, baseline_all),
+        "ratios": [round(pick_ms / baseline_ms, 2), round(token_ms / baseline_ms, 2)],
+        "load_average": [round(v, 1) for v in os.getloadavg()],
+    }
+
+
+def test_grid_picks_and_token_clicks_change_the_pixels_quickly(lab):
+    if not (ROOT / REAL_LESSON).exists():
+        pytest.skip(f"{REAL_LESSON} has not been built")
+    g = open_grid(lab)
+    check_every_click_changes_the_pixels(lab, g)
+    attempts = []
+    for attempt in range(ATTEMPTS):
+        if attempt:
+            lab.leave()
+            g = open_grid(lab)
+        attempts.append(measure(lab, g))
+        last = attempts[-1]
+        print(
+            f"\n  lesson 09, attempt {attempt + 1}: grid pick -> new pixels median "
+            f"{last['grid_pick_to_new_pixels_ms']['median']} ms, token click "
+            f"{last['token_click_to_new_pixels_ms']['median']} ms; do-nothing widget "
+            f"{last['do_nothing_widget_round_trip_ms']['median']} ms (ratios {last['ratios']}, "
+            f"limit {MAX_RATIO}; load average {last['load_average'][0]} on {os.cpu_count()} cores)"
+        )
+        if max(last["ratios"]) <= MAX_RATIO:
+            break
     report = {
         "clicks": LATENCY_CLICKS,
         "gap_between_clicks_ms": CLICK_GAP_MS,
-        "grid_pick_to_new_pixels_ms": {
-            "median": round(pick_ms, 1),
-            "all": [round(t, 1) for t in pick_all],
-        },
-        "token_click_to_new_pixels_ms": {
-            "median": round(token_ms, 1),
-            "all": [round(t, 1) for t in token_all],
-        },
-        "do_nothing_widget_round_trip_ms": {
-            "median": round(baseline_ms, 1),
-            "all": [round(t, 1) for t in baseline_all],
-        },
         "max_ratio": MAX_RATIO,
-        "load_average": [round(v, 1) for v in os.getloadavg()],
+        "attempts": attempts,
     }
     out = ROOT / "build" / "browser-latency-09.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
-    print(
-        f"\n  lesson 09: grid pick -> new pixels median {pick_ms:.1f} ms, token click "
-        f"{token_ms:.1f} ms; do-nothing widget {baseline_ms:.1f} ms "
-        f"(ratios {pick_ms / baseline_ms:.2f}, {token_ms / baseline_ms:.2f}; load average "
-        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {out.name})"
-    )
-    assert pick_ms <= MAX_RATIO * baseline_ms, (
-        f"grid pick {pick_ms:.1f} ms > {MAX_RATIO} x the do-nothing round trip {baseline_ms:.1f}"
-    )
-    assert token_ms <= MAX_RATIO * baseline_ms, (
-        f"token click {token_ms:.1f} ms > {MAX_RATIO} x the do-nothing round trip {baseline_ms:.1f}"
-    )
+    pick, token = attempts[-1]["ratios"]
+    assert pick <= MAX_RATIO, f"grid pick at {pick} x the do-nothing round trip ({out.name})"
+    assert token <= MAX_RATIO, f"token click at {token} x the do-nothing round trip ({out.name})"

@@ -614,7 +614,8 @@ def _with_time_limit(fn: Callable[..., Any], args: tuple, seconds: float) -> Any
             _deadlines.pop()
             if outermost:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.signal(signal.SIGALRM, previous_handler)
+                # None: the previous handler was not set from Python; the default is closest.
+                signal.signal(signal.SIGALRM, previous_handler or signal.SIG_DFL)
             else:
                 signal.setitimer(
                     signal.ITIMER_REAL,

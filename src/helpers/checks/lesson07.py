@@ -19,6 +19,17 @@ import numpy as np
 
 from ._core import Exercise, Mistake, Prediction, as_result_array, compare, fresh_rng, named
 
+score_memory_doubling = Prediction(
+    name="score_memory_doubling",
+    question="If the sentence doubles in length (n -> 2n), by what factor does the memory of "
+    "the attention weights grow? (a number)",
+    answer=4.0,
+    explanation="The weights hold one number per (query, key) pair, n * n of them; with 2n "
+    "tokens that is (2n)^2 = 4 n^2. Q, K and V only double: one row per token.",
+    rtol=0.01,
+)
+
+
 # ----------------------------------------------------------------------------------------------
 # score_matrix_bytes(n, h, batch, dtype)
 
@@ -176,17 +187,6 @@ score_matrix_bytes = Exercise(
     stars=1,
     title="bytes of one layer's attention weights for h heads, a batch and any dtype",
 )
-
-score_memory_doubling = Prediction(
-    name="score_memory_doubling",
-    question="If the sentence doubles in length (n -> 2n), by what factor does the memory of "
-    "the attention weights grow? (a number)",
-    answer=4.0,
-    explanation="The weights hold one number per (query, key) pair, n * n of them; with 2n "
-    "tokens that is (2n)^2 = 4 n^2. Q, K and V only double: one row per token.",
-    rtol=0.01,
-)
-
 
 # ----------------------------------------------------------------------------------------------
 # online_softmax_update(m, l, acc, scores, V_block)
@@ -592,6 +592,18 @@ blockwise_attention = Exercise(
     ],
     stars=2,
     title="attention one block of keys at a time, never holding the n x n matrix",
+)
+
+
+blockwise_memory_growth = Prediction(
+    name="blockwise_memory_growth",
+    question="From n = 1024 to n = 4096 (4 times as many tokens) the naive peak memory grows "
+    "about 16 times. By what factor does the peak memory of blockwise attention (blocks of 128 "
+    "keys) grow? (a number)",
+    answer=4.0,
+    explanation="Blockwise attention holds one (n, 128) tile of scores and the (n, d_v) state "
+    "m, l, acc: every one of them has one row per query, so its memory grows like n, not n^2. "
+    "The time still grows like n^2: every query still meets every key.",
 )
 
 

@@ -239,7 +239,9 @@ def _as_pair(value, what):
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return int(value)
     if value is None:
-        raise Mistake(f"{what} returned None; did you forget the `return` statement?")
+        raise Mistake(
+            f"{what} returned None; did you forget the `return` statement?", "returned_none"
+        )
     try:
         pair = tuple(value)
     except TypeError:

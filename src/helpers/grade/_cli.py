@@ -110,6 +110,10 @@ def grade(
             text = f"{where}: no lesson of the course recognised {why}".strip()
             student_notes[submission.student].append(f"`{submission.name}`: not graded, {text}")
             attention.append(text)
+        elif submission.lesson not in lessons_known:
+            student_notes[submission.student].append(
+                f"`{submission.name}` is lesson {submission.lesson}, which has no exercises"
+            )
         elif submission.lesson not in graded:
             student_notes[submission.student].append(
                 f"`{submission.name}` is lesson {submission.lesson}, not graded in this run"

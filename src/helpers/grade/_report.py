@@ -260,9 +260,10 @@ table.grid {{ border-collapse: collapse; }}
 .grid th.ex {{ vertical-align: bottom; padding: 4px 2px; font-weight: normal; font-size: .85em; }}
 .grid th.ex div {{ writing-mode: vertical-rl; transform: rotate(180deg); white-space: nowrap;
                    margin: 0 auto; }}
+.scroll {{ overflow-x: auto; padding-bottom: 4px; }}
 .grid th.who {{ text-align: right; padding: 2px 10px 2px 0; font-weight: 600;
-                white-space: nowrap; }}
-.grid td.s {{ width: 62px; min-width: 62px; height: 34px; text-align: center; font-size: 1.05em;
+                white-space: nowrap; position: sticky; left: 0; background: #fff; z-index: 1; }}
+.grid td.s {{ width: 56px; min-width: 56px; height: 34px; text-align: center; font-size: 1.05em;
               cursor: help; }}
 .grid td.s .m {{ display: block; font-size: .58em; line-height: 1.05; white-space: normal;
                  overflow-wrap: anywhere; padding: 0 2px 2px; }}
@@ -290,8 +291,9 @@ footer {{ margin-top: 32px; color: #888; font-size: .8em; }}
 <p style="color:#555;font-size:.9em">Hover over a square for the check's message; the small
 text under ✗ is the named mistake. Each student's feedback is in <code>feedback/</code>, every
 row in <code>grades.csv</code>.</p>
-<table class="grid"><tr><th></th>{head_lessons}<th></th></tr>
-<tr><th></th>{head_items}<th class="ex"><div>correct</div></th></tr>{body}</table>
+<div class="scroll"><table class="grid"><tr><th class="who"></th>{head_lessons}<th></th></tr>
+<tr><th class="who"></th>{head_items}<th class="ex"><div>correct</div></th></tr>{body}</table>
+</div>
 {top}
 <h2>Per exercise</h2>
 <div class="sections">{sections}</div>
