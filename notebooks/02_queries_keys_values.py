@@ -153,13 +153,15 @@ print("the first 6 rows of Q, K, V unchanged:",
 # %% [markdown]
 # ### Exercise 1 ★ — `project_qkv(X, W_qkv)`: one fused matrix
 #
-# Many implementations run one matrix product instead of three. GPT-2 (for instance in
-# Karpathy's nanoGPT, whose `c_attn` layer has $3 \cdot d_{model}$ outputs) stores $W^Q$,
-# $W^K$ and $W^V$ side by side as **one** matrix $W_{qkv} = [\,W^Q \mid W^K \mid W^V\,]$ of
-# shape $(d_{model}, 3 d_k)$ and runs a single product. Write `project_qkv(X, W_qkv)` that returns
-# the tuple `(Q, K, V)`, each of shape $(\dots, n, d_k)$, for an `X` of shape $(n, d_{model})$
-# or with leading batch axes, e.g. $(b, n, d_{model})$ for $b$ sentences. $d_k$ need not equal
-# $d_{model}$: read it from `W_qkv`.
+# Many implementations run one matrix product instead of three: they store $W^Q$, $W^K$ and
+# $W^V$ side by side as **one** matrix $W_{qkv} = [\,W^Q \mid W^K \mid W^V\,]$ of shape
+# $(d_{model}, 3\,d_{out})$, where $d_{out}$ is the width of each block. GPT-2 puts all $h$ heads
+# in each block, so $d_{out} = d_{model}$ (Karpathy's nanoGPT: its `c_attn` layer has
+# $3 \cdot d_{model}$ outputs); a single head's block would be $d_{out} = d_k$ wide. Write
+# `project_qkv(X, W_qkv)` that returns the tuple `(Q, K, V)`, each of shape
+# $(\dots, n, d_{out})$, for an `X` of shape $(n, d_{model})$ or with leading batch axes, e.g.
+# $(b, n, d_{model})$ for $b$ sentences. $d_{out}$ need not equal $d_{model}$: read it from
+# `W_qkv`.
 
 # %%
 def project_qkv(X, W_qkv):
@@ -270,8 +272,9 @@ print("Z unchanged by the stack:", np.array_equal(X_layers[0], helpers.build_Z(t
 #
 # (The paper writes $W_i^Q$ for head $i$, $i = 1, \dots, h$. We write $a$ for the head, so that
 # $i$ stays the query position and $j$ the key position, and $h$ the number of heads. In code
-# heads are counted from 0, like every NumPy axis: head 0 and head 1 here.) So the same token row of $X$ becomes $h$ different triples $(q, k, v)$,
-# different "views" of the same content. One embedding vector per token could not be $h$ different queries.
+# heads are counted from 0, like every NumPy axis: head 0 and head 1 here.) So the same token
+# row of $X$ becomes $h$ different triples $(q, k, v)$, different "views" of the same content.
+# One embedding vector per token could not be $h$ different queries.
 # (Lesson 06 runs the heads in full and joins their outputs with $W^O$.)
 
 # %%

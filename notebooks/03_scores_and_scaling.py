@@ -14,8 +14,8 @@
 # **What you will learn**
 # - how $QK^\top$ lets every query score every key in one matrix product, and how to read the
 #   $n \times n$ score matrix (rows = queries, columns = keys);
-# - why the paper divides the scores by $\sqrt{d_k}$, **measured**: the variance of $q \cdot k$
-#   grows in proportion to $d_k$, and without the scale the softmax saturates to one-hot;
+# - why the paper divides the scores by $\sqrt{d_k}$, **measured**: how the size of $q \cdot k$
+#   changes with $d_k$, and what that does to the softmax, with and without the scale;
 # - to write the scaled scores $QK^\top / \sqrt{d_k}$ yourself, for a whole batch of sentences
 #   and heads at once.
 #
@@ -163,23 +163,24 @@ checks.scaled_scores.check(scaled_scores)
 # (section 3.2.1) says which part of training: *"We suspect that for large values of $d_k$, the
 # dot products grow large in magnitude, pushing the softmax function into regions where it has
 # extremely small gradients. To counteract this effect, we scale the dot products by
-# $\frac{1}{\sqrt{d_k}}$."* Its footnote gives the reason, which we measure below: *"assume
-# that the components of q and k are independent random variables with mean 0 and variance 1.
-# Then their dot product, $q \cdot k = \sum_{i=1}^{d_k} q_i k_i$, has mean 0 and variance
-# $d_k$."*
+# $\frac{1}{\sqrt{d_k}}$."* How large is "large"?
 #
-# **Predict first.** With $d_k = 64$ (the paper's head size) and such entries, roughly what is
-# the variance of the unscaled score $q \cdot k$? Answer with a number.
+# **Predict first.** Take $q$ and $k$ with $d_k = 64$ entries each (the paper's head size),
+# every entry an independent random number of mean 0 and variance 1. Roughly what is the
+# variance of the unscaled score $q \cdot k$? Answer with a number.
 
 # %%
 guess = None  # YOUR GUESS HERE, before you run the next cell
 checks.unscaled_variance_at_64.check(guess)
 
 # %% [markdown]
-# Take $q$ and $k$ with independent entries of mean 0 and variance 1 (roughly what the
-# projections give at initialisation). Then $q \cdot k = \sum_t q_t k_t$ is a sum of $d_k$
-# independent terms of variance 1, so $\mathrm{Var}(q \cdot k) = d_k$, and
-# $\mathrm{Var}(q \cdot k / \sqrt{d_k}) = 1$ whatever $d_k$ is. Measured, with 3000 random
+# The paper's footnote gives the answer: *"assume that the components of q and k are
+# independent random variables with mean 0 and variance 1. Then their dot product,
+# $q \cdot k = \sum_{i=1}^{d_k} q_i k_i$, has mean 0 and variance $d_k$."* (Its $i$ counts the
+# entries of one vector, not positions.) Each term $q_t k_t$ has variance 1 and the variances
+# of independent terms add, so $\mathrm{Var}(q \cdot k) = d_k$, and
+# $\mathrm{Var}(q \cdot k / \sqrt{d_k}) = 1$ whatever $d_k$ is. Entries like these are roughly
+# what the projections give at initialisation. Measured, with 3000 random
 # pairs per $d_k$ (`helpers.scaling`, seeded; the scaled column uses fresh pairs, so it is a
 # second measurement, not the first one divided by $d_k$):
 
@@ -214,6 +215,18 @@ plt.show()
 # %% [markdown]
 # ### What the size of the scores does to the softmax
 #
+# The softmax turns one query's row of scores into weights that sum to 1 (lesson 04 opens it
+# up). Its row can be anywhere between flat (every key the same weight) and one-hot (one key
+# takes everything).
+#
+# **Predict first.** Without the scale, as $d_k$ grows from 1 to 512, does the softmax of one
+# query's scores get `"flatter"` or `"peakier"`?
+
+# %%
+guess = None  # YOUR GUESS HERE, before you run the next cell
+checks.unscaled_softmax_trend.check(guess)
+
+# %% [markdown]
 # Large scores make the softmax **saturate**: the biggest score takes almost all the weight,
 # the row becomes nearly one-hot, and small changes to the scores no longer change the
 # weights, so the gradient flowing back through the softmax vanishes. Too much scaling does
@@ -225,13 +238,6 @@ plt.show()
 # - the mean size of the softmax's **gradient**: the Frobenius norm (the square root of the sum
 #   of squared entries) of its Jacobian $\mathrm{diag}(p) - pp^\top$, 0 for a one-hot row: no
 #   learning signal.
-#
-# **Predict first.** Without the scale, as $d_k$ grows from 1 to 512, does the softmax of one
-# query's scores get `"flatter"` or `"peakier"`?
-
-# %%
-guess = None  # YOUR GUESS HERE, before you run the next cell
-checks.unscaled_softmax_trend.check(guess)
 
 # %%
 peaked = scaling.softmax_peakedness(d_ks, n_keys=16, n_queries=500, seed=0)
@@ -276,9 +282,9 @@ for scale in ("none", "sqrt"):
     )
 
 # %% [markdown]
-# Notice the three regimes. Unscaled ($QK^\top$), the rows get more one-hot as $d_k$ grows
-# and, beyond $d_k = 8$, the gradient shrinks; at the paper's $d_k = 64$ the largest weight is
-# already 0.834.
+# Notice the three regimes. Unscaled ($QK^\top$), the rows get more one-hot as $d_k$ grows,
+# and the gradient, largest at $d_k = 4$ (0.324), shrinks beyond it; at the paper's $d_k = 64$
+# the largest weight is already 0.834.
 # Divided by $d_k$ the rows drift towards flat ($1/16$): every key gets the same weight, and
 # attention can no longer pick anything out. Divided by $\sqrt{d_k}$ all three curves are flat
 # in $d_k$: the softmax works in the same regime, neither flat nor one-hot, at every width.
@@ -440,8 +446,9 @@ for d in (16, 64, 256):
 #   towards one-hot and its gradient shrinks; dividing by $d_k$ makes it flat instead;
 #   $\sqrt{d_k}$ keeps the same regime at every width.
 # - You wrote `scaled_scores(Q, K)`, the scaled scores for any $n_q$, $n_k$, $d_k$ and any
-#   leading batch and head axes (swap only the last two axes of $K$). From lesson 04 on, `helpers.scaled_dot_product_attention` computes them inside (its `scale`
-#   defaults to $1/\sqrt{d_k}$).
+#   leading batch and head axes (swap only the last two axes of $K$). From lesson 04 on,
+#   `helpers.scaled_dot_product_attention` computes them inside (its `scale` defaults to
+#   $1/\sqrt{d_k}$).
 #
 # **Next**: [04 · softmax and attention](04_softmax_and_attention.ipynb): turn each row of
 # scores into weights that sum to 1, and mix the values with them.

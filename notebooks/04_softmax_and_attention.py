@@ -24,6 +24,8 @@
 # **You need**: [03 · scores and scaling](03_scores_and_scaling.ipynb).
 
 # %%
+import math
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -57,17 +59,19 @@ print(np.round(scores, 3))
 # Scores are any real numbers: positive, negative, unbounded. To mix the values we need
 # **weights**: non-negative, and summing to 1 along each row. That is the softmax's job:
 #
-# $$\text{softmax}(z)_j = \frac{e^{z_j}}{\sum_{k} e^{z_k}}$$
+# $$\text{softmax}(z)_j = \frac{e^{z_j}}{\sum_{j'} e^{z_{j'}}}$$
+#
+# ($j'$ runs over every key of the row, $j$ included.)
 
 # %% [markdown]
 # ## The textbook softmax breaks on large scores
 #
-# Written exactly as the formula, it works on small scores:
+# Written exactly as the formula, for one row of scores, it works on small scores:
 
 # %%
-def naive_softmax(z):
+def naive_softmax(z):  # z: ONE row of scores, shape (n_k,)
     e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
+    return e / e.sum()
 
 
 z_small = np.array([1.0, 2.0, 3.0])
@@ -98,8 +102,8 @@ with np.errstate(over="ignore", invalid="ignore"):  # silence the warnings: the 
 # Subtracting the same number $c$ from every score of a row does not change the softmax,
 # because the factor $e^{-c}$ cancels between numerator and denominator:
 #
-# $$\frac{e^{z_j - c}}{\sum_k e^{z_k - c}} = \frac{e^{-c}\, e^{z_j}}{e^{-c} \sum_k e^{z_k}}
-#   = \frac{e^{z_j}}{\sum_k e^{z_k}}$$
+# $$\frac{e^{z_j - c}}{\sum_{j'} e^{z_{j'} - c}} = \frac{e^{-c}\, e^{z_j}}{e^{-c} \sum_{j'} e^{z_{j'}}}
+#   = \frac{e^{z_j}}{\sum_{j'} e^{z_{j'}}}$$
 #
 # Check it on the small scores, with a few shifts:
 
@@ -109,16 +113,18 @@ for c in (-5.0, 2.0, 3.0, 100.0):
     print(f"shift by c = {c:6.1f}: same weights? {same}")
 
 # %% [markdown]
-# So choose $c = \max_k z_k$. Then the largest entry becomes $e^0 = 1$ and all others are
+# So choose $c = \max_{j'} z_{j'}$. Then the largest entry becomes $e^0 = 1$ and all others are
 # $e^{\text{negative}} \le 1$: nothing can overflow, and the sum is at least 1, so there is no
-# division by zero either. On **one row** of scores, a vector, the fix is one subtraction. The
-# scores around 1000 now give the same weights as $[1, 2, 3]$ (they are $[1, 2, 3]$ shifted by
-# 999):
+# division by zero either. Here is the fix in plain Python, one number at a time, on **one
+# row** of scores. The scores around 1000 now give the same weights as $[1, 2, 3]$ (they are
+# $[1, 2, 3]$ shifted by 999):
 
 # %%
-def stable_softmax_row(z):  # z: ONE row of scores, shape (n_k,)
-    e = np.exp(z - z.max())  # the row's max becomes e^0 = 1, every other entry is in (0, 1)
-    return e / e.sum()
+def stable_softmax_row(z):  # z: ONE row of scores, any sequence of numbers
+    top = max(z)
+    e = [math.exp(z_j - top) for z_j in z]  # the max becomes e^0 = 1, every other entry < 1
+    total = sum(e)  # at least 1: no division by zero
+    return [e_j / total for e_j in e]
 
 
 print("stable_softmax_row([1000, 1001, 1002])    =", np.round(stable_softmax_row(z_big), 3))
@@ -126,13 +132,16 @@ print("stable_softmax_row([1, 2, 3])             =", np.round(stable_softmax_row
 print("stable_softmax_row([-1002, -1001, -1000]) =", np.round(stable_softmax_row(z_neg), 3))
 
 # %% [markdown]
-# ### Exercise 1 ★ — `softmax(z)`: every row of a score matrix
+# ### Exercise 1 ★ — `softmax(z)`: every row, for a matrix or a whole batch
 #
-# Attention has one row of scores **per query**: a matrix `z` of shape $(n_q, n_k)$. Write a
-# numerically stable softmax over the **last axis**, so that every row sums to 1. Each row
-# needs its own shift: one row of the matrix may sit near $+1000$ and the next near $-1000$,
-# and a single row may spread from $-1000$ to $+1000$. Loops, broadcasting or `np.einsum` are
-# all fine.
+# The function above takes one row and walks through it number by number. Attention has one
+# row of scores **per query**, a matrix of shape $(n_q, n_k)$, and a model scores a batch of
+# $b$ sentences with $h$ heads at once, $(b, h, n_q, n_k)$. Write a numerically stable
+# `softmax(z)` for a NumPy array of **any shape** $(\dots, n_k)$: a distribution along the
+# **last axis** (the keys) in every row, returned with $z$'s shape, every row summing to 1. A
+# 1-D `z` is a single row. Each row needs its own shift: one row may sit near $+1000$ and the
+# next near $-1000$, and a single row may spread from $-1000$ to $+1000$. Loops, NumPy
+# reductions along an axis or `np.einsum` are all fine.
 
 # %%
 def softmax(z):
@@ -236,9 +245,9 @@ print("loops == A @ V:", np.allclose(out_loops, out))
 
 # %% [markdown]
 # Weights that are non-negative and sum to 1 make each output row a **convex combination** of
-# the value rows: it lies inside the convex hull of the value vectors, never outside it. One consequence
-# you can check: every coordinate of every output row lies between the smallest and the
-# largest value of that coordinate over $V$'s rows.
+# the value rows: it lies inside the convex hull of the value vectors, never outside it. One
+# consequence you can check: every coordinate of every output row lies between the smallest and
+# the largest value of that coordinate over $V$'s rows.
 
 # %%
 inside = (out >= V.min(axis=0) - 1e-12) & (out <= V.max(axis=0) + 1e-12)
@@ -384,9 +393,9 @@ print("outputs agree:", np.allclose(out_helpers, out))
 # columns = key, brighter = more attention); the bars show the selected query's row. To see
 # another row's distribution, **click its token button** (the row of words after "query:",
 # above the heatmap; clicking the heatmap itself does nothing). Switch **heads**, turn the
-# **causal mask** on (lesson 05), drag the **temperature** (it divides the scores once more:
-# below 1 sharper, above 1 flatter), or type your own sentence. Seeded, not trained: the
-# patterns are illustrative, not linguistic.
+# **causal mask** on (lesson 05), drag the **temperature** $T$ (it divides the scores once
+# more), or type your own sentence. Seeded, not trained: the patterns are illustrative, not
+# linguistic.
 
 # %% [markdown]
 # **Predict first.** The explorer opens on "cat" at temperature $T = 1$. Before you touch the
@@ -451,7 +460,7 @@ print("row 'cat', head 0, largest weight at T = 1, 10:", [
 # 0.341 to 0.183 (last line).
 
 # %% [markdown]
-# ### Challenge ★★★ — `zero_temperature_attention(Q, K, V)`: the limit $T \to 0$
+# ## Challenge ★★★ — `zero_temperature_attention(Q, K, V)`: the limit $T \to 0$
 #
 # Optional. At $T = 0.1$ the rows were close to one-hot, but not quite. What is the **exact
 # limit** of $\text{softmax}\big(QK^\top / (\sqrt{d_k}\,T)\big)\,V$ as $T \to 0$? Derive it

@@ -100,9 +100,19 @@ checks.causal_mask.check(causal_mask)
 # rest of the lesson uses the course's `helpers.causal_mask` (in `src/helpers/attention.py`).
 
 # %% [markdown]
+# **Predict first.** Without a mask, query 2 ("sat") gives key 1 ("cat") the weight 0.087 (row 2,
+# column 1 of the first printout). With the causal mask, "sat" may attend to "the", "cat" and
+# itself only. Does its weight on "cat" **rise**, **fall** or **stay** at 0.087? Write your
+# guess in the cell below and run it; the next cells compute the masked weights.
+
+# %%
+guess = None  # YOUR GUESS HERE, before you run the next cell
+checks.allowed_weight_with_mask.check(guess)
+
+# %% [markdown]
 # ## Mask before the softmax: put $-\infty$ in the blocked scores
 #
-# The softmax turns a row of scores into weights $\exp(s_j) / \sum_k \exp(s_k)$. To give a key
+# The softmax turns a row of scores into weights $\exp(s_j) / \sum_{j'} \exp(s_{j'})$. To give a key
 # weight **exactly 0**, give it the score $-\infty$: $\exp(-\infty) = 0$, so it adds nothing to
 # the numerator or the denominator, and the allowed keys share the whole budget of 1.
 #
@@ -118,9 +128,16 @@ for i in range(n):
     e = np.exp(allowed - allowed.max())
     A_loop[i, : i + 1] = e / e.sum()  # keys i+1.. keep weight 0
 print(np.round(A_loop, 3))
+print(f"query 2 ('sat') on key 1 ('cat'): {A_full[2, 1]:.3f} without the mask, "
+      f"{A_loop[2, 1]:.3f} with it")
 
 # %% [markdown]
-# ### Exercise 2 ★ — `masked_attention(Q, K, V, mask)`: any mask, no loops
+# The prediction's answer: the weight rises. Blocking "on", "the" and "mat" removes their terms
+# from the softmax's denominator, so the three allowed keys share the whole budget of 1
+# between them, and each of their weights grows.
+
+# %% [markdown]
+# ### Exercise 2 ★★ — `masked_attention(Q, K, V, mask)`: any mask, no loops
 #
 # The loop above relies on the causal mask's shape: query $i$'s allowed keys are a prefix,
 # `scores[i, :i + 1]`. Write attention for **any** boolean mask of shape $(n_q, n_k)$, **True =
@@ -175,8 +192,8 @@ plt.show()
 # each row by what is left. It gives the same weights, because the full row's denominator
 # cancels:
 #
-# $$\frac{\exp(s_j) / \sum_{k} \exp(s_k)}{\sum_{m \le i} \exp(s_m) / \sum_{k} \exp(s_k)}
-#   = \frac{\exp(s_j)}{\sum_{m \le i} \exp(s_m)}$$
+# $$\frac{\exp(s_j) / \sum_{j'} \exp(s_{j'})}{\sum_{j' \le i} \exp(s_{j'}) / \sum_{j'} \exp(s_{j'})}
+#   = \frac{\exp(s_j)}{\sum_{j' \le i} \exp(s_{j'})}$$
 
 # %%
 A_late = A_full * mask  # zero the blocked weights of the ordinary softmax
@@ -193,10 +210,10 @@ print("after the softmax + renormalise == before the softmax:", np.allclose(A_la
 
 # %%
 s = np.array([[0.0, 1000.0]])  # key 1 is blocked but scores much higher
-m = np.array([[True, False]])
-print("-inf before the softmax:", helpers.softmax(np.where(m, s, -np.inf)))
+allowed = np.array([[True, False]])
+print("-inf before the softmax:", helpers.softmax(np.where(allowed, s, -np.inf)))
 with np.errstate(invalid="ignore"):
-    late = helpers.softmax(s) * m
+    late = helpers.softmax(s) * allowed
     print("mask after, renormalise:", late / late.sum(axis=1, keepdims=True))
 
 # %% [markdown]
@@ -316,8 +333,8 @@ changed = {"no mask": np.zeros((n, n), bool), "causal mask": np.zeros((n, n), bo
 for j in range(n):
     X_new = X.copy()
     X_new[j] = rng.normal(0.0, 100.0, size=d_model)
-    for name, m, before in (("no mask", None, out_unmasked), ("causal mask", mask, out)):
-        changed[name][:, j] = np.any(one_head(X_new, m) != before, axis=1)
+    for name, which_mask, before in (("no mask", None, out_unmasked), ("causal mask", mask, out)):
+        changed[name][:, j] = np.any(one_head(X_new, which_mask) != before, axis=1)
 
 fig, axes = plt.subplots(1, 2, figsize=(10.5, 4))
 fig.subplots_adjust(wspace=0.3)
@@ -380,7 +397,7 @@ for i in range(n):
 # A model is trained on a **batch** of $b$ sentences at once, stacked into one array of shape
 # $(b, n, d_{\text{model}})$ (with $h$ heads, $Q$ becomes $(b, h, n, d_k)$). Sentences differ in
 # length, so the short ones are **padded** to the longest, $n$, with rows that stand for no
-# token. Here three sentences of lengths 6, 4 and 2, padded with rows of zeros:
+# token. Here three sentences of different lengths, padded with rows of zeros:
 
 # %%
 sentences = ["the cat sat on the mat", "the cat sat on", "the mat"]
@@ -393,6 +410,7 @@ print("lengths:", lengths, "| X_batch shape:", X_batch.shape)
 print("rows that are padding, per sentence:", [list(range(L, n)) for L in lengths])
 
 # %% [markdown]
+# The lengths are 6, 4 and 2, so the second sentence has two padding rows and the third four.
 # Padding must be invisible: no real token may attend to a padding position, or its output
 # would depend on how much padding its batch happened to need. So a second mask joins the
 # causal one. The **padding mask** is $(b, n)$, True where position $j$ of sentence $s$ is a real
@@ -420,7 +438,8 @@ checks.padding_mask.check(padding_mask)
 # ### Exercise 5 ★★ — `batched_masked_attention(Q, K, V, lengths, causal)`
 #
 # Now attention for a whole padded batch: `Q`, `K` $(b, n, d_k)$, `V` $(b, n, d_v)$, the
-# sentence `lengths` $(b,)$ and a flag `causal`. Return `(output, weights)` of shapes
+# sentence `lengths` $(b,)$, **each length at least 1** (every sentence has a real token), and a
+# flag `causal`. Return `(output, weights)` of shapes
 # $(b, n, d_v)$ and $(b, n, n)$, where in sentence $s$ query $i$ may attend to key $j$ when $j$ is
 # a real token ($j < \text{lengths}[s]$) and, if `causal` is True, $j \le i$.
 #
@@ -525,13 +544,9 @@ except ValueError as error:
 # as `key_padding_mask=~padding_mask(lengths, n)`. (PyTorch is not needed for the course; these
 # are its documented conventions.)
 #
-# **$-\infty$ or $-10^9$?** Both give a blocked key weight exactly 0 when its row keeps a real
-# key: $e^{-10^9}$ underflows to 0. They differ on a row with *no* allowed key: $-\infty$ gives
-# NaN (above); $-10^9$ gives every key the same score, so the row becomes a uniform average over
-# all keys, padding included, finite and silently wrong. And in **float16** $-10^9$ does not
-# exist: it rounds to $-\infty$, and the largest float16 is 65504, so $e^x$ overflows for $x$
-# above $\ln 65504 \approx 11.09$; which is why half-precision code uses the dtype's own minimum
-# (or $-\infty$) as the fill and subtracts the row max before `exp`:
+# **$-\infty$ or $-10^9$?** Both are used as the fill for blocked scores. The cell below tries
+# each on a row with *no* allowed key and on a row that keeps two, then looks at what half
+# precision (**float16**) can hold:
 
 # %%
 row_scores = np.array([0.5, -1.0, 2.0, 0.0])  # one query row, 4 keys
@@ -553,18 +568,22 @@ with np.errstate(over="ignore"):
           "| exp(11.2) =", np.exp(np.float16(11.2)))
 
 # %% [markdown]
+# When the row keeps a real key, both fills give the blocked keys weight exactly 0:
+# $e^{-10^9}$ underflows to 0. They differ on a row with no allowed key: $-\infty$ gives NaN
+# (as above); $-10^9$ gives every key the same score, so the row becomes a uniform average over
+# all keys (0.25 each here), padding included: finite and silently wrong. In float16, $-10^9$
+# does not exist: it rounds to $-\infty$. And the largest float16 is 65504 $\approx e^{11.09}$,
+# so $e^x$ overflows for $x$ above 11.09 (`exp(11.2)` is already `inf`). That is why
+# half-precision code uses the dtype's own minimum (or $-\infty$) as the fill, and subtracts the
+# row max before `exp`.
+
+# %% [markdown]
 # ## Explore it: the causal toggle
 #
 # The attention explorer from lesson 04, with the causal mask on. Click a token to see its
 # weights; toggle **causal** off and on and watch the upper-right triangle go grey; switch
-# heads. (Seeded, not trained: illustrative.)
-#
-# **Predict first.** With causal on, the last token, "mat", attends to every token of the
-# sentence. When you toggle causal off, does the row of "mat" change, **yes** or **no**?
-
-# %%
-guess = None  # YOUR GUESS HERE, before you run the next cell
-checks.last_row_with_causal_off.check(guess)
+# heads (head 1 is new here: the lesson has followed head 0). Try the last token, "mat", too:
+# which of its weights does the toggle change? (Seeded, not trained: illustrative.)
 
 # %%
 ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=h, causal=True, seed=0, query=2)

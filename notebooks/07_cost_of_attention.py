@@ -192,12 +192,13 @@ plt.show()
 
 # %% [markdown]
 # Notice: the memory points sit on the slope-2 line from $n \approx 512$ on: each doubling of
-# $n$ costs four times the memory. The time points also make a straight line at large $n$,
-# usually a little steeper than 2 (the first slope printed above; it varies from run to run and
-# machine to machine): once the matrix outgrows the CPU's caches, each number costs a little
-# more to reach. Below $n = 512$ the line is flatter (the second slope printed above): a call
-# takes well under a millisecond, and fixed costs (checks, function calls, the $(n, d_k)$
-# arrays) are a large part of it. Memory does not care about any of this.
+# $n$ costs four times the memory. The time points also make a straight line at large $n$, but
+# usually a steeper one: the first slope printed above, and how far it lies above 2 varies from
+# run to run and machine to machine (it is larger on a busy machine). Once the matrix outgrows
+# the CPU's caches, each of its $n^2$ numbers costs more time to reach, so the time grows
+# faster than the count of numbers. Below $n = 512$ the line is flatter (the second slope
+# printed above): a call takes well under a millisecond, and fixed costs (checks, function
+# calls, the $(n, d_k)$ arrays) are a large part of it. Memory does not care about any of this.
 
 # %% [markdown]
 # ## What that means for a 100k-token context
@@ -242,7 +243,9 @@ checks.score_matrix_bytes.check(score_matrix_bytes)
 # `checks.score_matrix_bytes.solution()`. The lesson continues with the course's version,
 # `helpers.blockwise.score_matrix_bytes`, so it works whether or not you have answered.
 #
-# The paper's base model ($h = 8$) on a batch of 32 sequences of 512 tokens, float32:
+# For example, a layer with $h = 8$ heads, as in the paper's base model, on a batch of 32
+# sequences of 512 tokens in float32 (an illustration: the paper itself batched sentence pairs
+# of similar length, counted in tokens):
 
 # %%
 base = blockwise.score_matrix_bytes(512, h=8, batch=32, dtype=np.float32)
@@ -322,14 +325,15 @@ print(f"n = 4,096, h = 8: {readable_bytes(at_4096)};  16 GB reached at n = {cros
 #
 # Section 4 of the paper ("Why Self-Attention") compares layer types on three counts; $n$ is
 # the sequence length, $d$ the representation width ($d_{model}$), $k$ a convolution's kernel
-# size and $r$ the neighbourhood of a restricted self-attention:
+# size and $w$ the neighbourhood (window) size of a restricted self-attention (the paper calls
+# it $r$; this course keeps $r_t$ for the RNN's state of lesson 02):
 #
 # | layer type | complexity per layer | sequential operations | maximum path length |
 # |---|---|---|---|
 # | self-attention | $O(n^2 \cdot d)$ | $O(1)$ | $O(1)$ |
 # | recurrent | $O(n \cdot d^2)$ | $O(n)$ | $O(n)$ |
 # | convolutional | $O(k \cdot n \cdot d^2)$ | $O(1)$ | $O(\log_k(n))$ |
-# | self-attention (restricted) | $O(r \cdot n \cdot d)$ | $O(1)$ | $O(n/r)$ |
+# | self-attention (restricted) | $O(w \cdot n \cdot d)$ | $O(1)$ | $O(n/w)$ |
 #
 # - **Path length** is what [lesson 02](02_queries_keys_values.ipynb#Short-mixing-paths,-measured)
 #   measured: a change at position 0 reached position 5 of the toy RNN only after 5 steps of
@@ -360,8 +364,8 @@ print(f"crossover n^2 d = n d^2  <=>  n = d = {d}")
 # translation are usually below $d$. Above it, attention costs more, $n/d$ times as much
 # (16 times at $n = 8192$), and its $n \times n$ matrix is what the rest of this lesson is
 # about. The restricted row is the first of the long-context answers at the end of the lesson:
-# each query sees only $r$ neighbours, $O(r \cdot n \cdot d)$, but a path across the
-# sequence then takes $n/r$ layers.
+# each query sees only $w$ neighbours, $O(w \cdot n \cdot d)$, but a path across the
+# sequence then takes $n/w$ layers.
 
 # %% [markdown]
 # ## Blockwise attention: the same output, without the n × n matrix
@@ -411,14 +415,14 @@ print("same to 1e-12:", np.allclose(acc / l, out[2], rtol=0, atol=1e-12))
 # ### All queries at once, block by block
 #
 # `helpers.blockwise.online_softmax_steps` does the same for every query in parallel (one
-# $(n, b)$ tile of scores per step) and yields $m$, $\ell$ (its attribute `ell`) and the
-# partial output after each block:
+# $(n, b)$ tile of scores per step) and yields $m$, $\ell$ (code: `l`) and the partial output
+# after each block:
 
 # %%
 for step in online_softmax_steps(Q, K, V, block_size=3):
     print(f"after block {step.block} (keys {step.start}-{step.stop - 1}):")
     print("  m   =", np.round(step.m, 3))
-    print("  l   =", np.round(step.ell, 3))
+    print("  l   =", np.round(step.l, 3))
     print("  partial output (n, d_k):\n", np.round(step.output, 3))
 print("final output equals naive attention:", np.allclose(step.output, out, rtol=0, atol=1e-12))
 print("row 'sat' matches the hand computation:", np.allclose(step.output[2], acc / l))
@@ -494,11 +498,10 @@ for block_size in (1, 2, 4, 6):
           f"{np.abs(causal - naive_causal).max() < 1e-12} (causal)")
 
 # %% [markdown]
-# ## Measured: blockwise memory grows like n, not n²
+# ## Measured: blockwise memory
 #
 # Now at $n = 1024$ and $n = 4096$ (one head, $d_k = 64$, float64, blocks of 128 keys), against
-# the naive peaks measured above. The largest score array blockwise attention ever holds is one
-# $(n, 128)$ tile.
+# the naive peaks measured above.
 #
 # **Predict first.** Quadrupling $n$ multiplied the naive peak by about 16. By what factor
 # will it multiply the blockwise peak?
@@ -522,8 +525,10 @@ print(f"n x 4: naive memory x {naive_peak[-1] / naive_peak[sizes.index(1024)]:.1
 
 # %% [markdown]
 # Quadrupling $n$ multiplies the naive peak by about 16 ($n^2$) and the blockwise peak by
-# about 4 ($n$). The outputs are the same as the naive ones (same inputs), and with the causal
-# mask too (checked at $n = 1024$ to keep the lesson fast; the tests check many more sizes):
+# about 4 ($n$): the largest score array blockwise attention ever holds is one $(n, 128)$ tile,
+# and its running state $m$, $\ell$, acc has one row per query too. The outputs are the same
+# as the naive ones (same inputs), and with the causal mask too (checked at $n = 1024$ to keep
+# the lesson fast; the tests check many more sizes):
 
 # %%
 for size in (1024, 4096):
@@ -562,7 +567,8 @@ print("n = 4096: blockwise peak <= 1/10 of the naive peak:", block_peak[4096] * 
 # ## Challenge ★★★ — `causal_blockwise_attention(Q, K, V, block_size)`
 #
 # Under the causal mask (lesson 05), query $i$ sees keys $0..i$ only. Cut the queries **and**
-# the keys into blocks of `block_size`: a grid of $T \times T$ tiles, $T = \lceil n/b \rceil$.
+# the keys into blocks of `block_size` $= b$: a grid of $n_b \times n_b$ tiles, where
+# $n_b = \lceil n/b \rceil$ is the number of blocks.
 # A tile whose keys all come after its last query is entirely masked, so there is no need to
 # compute it at all: that is how FlashAttention halves the work of a causal layer. Write
 # `causal_blockwise_attention(Q, K, V, block_size)` for self-attention (`Q`, `K` $(n, d_k)$,
@@ -586,17 +592,18 @@ checks.causal_blockwise_attention.check(causal_blockwise_attention)
 # ## Summary
 #
 # - Attention holds an $n \times n$ matrix per head: measured, its peak memory grows with
-#   slope 2 on a log-log plot, and its time with a slope of about 2 for large $n$ (a little
-#   more once the matrix outgrows the CPU's caches).
+#   slope 2 on a log-log plot, and its time with a slope of 2 or more for large $n$ (more
+#   once the matrix outgrows the CPU's caches; the fitted value varies from machine to
+#   machine).
 # - The weights take `batch * h * n * n * itemsize` bytes per layer: 40 GB for one float32
 #   head at $n = 100\,000$. The paper's Table 1: a self-attention layer costs $O(n^2 d)$
 #   against a recurrent layer's $O(n d^2)$ (less below the crossover $n = d$, 512 in the
 #   paper), with $O(1)$ sequential operations and path length against $O(n)$.
 # - An online softmax (running max $m$, running sum $\ell$, rescaled by $e^{m - m_{new}}$;
-#   your `online_softmax_update` and `blockwise_attention`) processes the keys block by block: the same output to $10^{-12}$, with memory
-#   $O(n \cdot \text{block})$ instead of $O(n^2)$; the time stays $O(n^2)$. Approximations
-#   (sparse or local windows, linear/kernel attention, low-rank) cut the time too, at some
-#   cost in accuracy.
+#   your `online_softmax_update` and `blockwise_attention`) processes the keys block by
+#   block: the same output to $10^{-12}$, with memory $O(n \cdot b)$ instead of $O(n^2)$; the
+#   time stays $O(n^2)$. Approximations (sparse or local windows, linear/kernel attention,
+#   low-rank) cut the time too, at some cost in accuracy.
 #
 # **Next**: [08 · training attention](08_training_attention.ipynb): so far every weight was
 # seeded; now we train an attention layer and watch the pattern form.

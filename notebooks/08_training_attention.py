@@ -85,8 +85,8 @@ for seq, target in zip(example_tokens, example_targets):
 # averaged over the positions that have one. The embeddings $E$ and the positional encodings
 # stay fixed; training changes $W^Q, W^K, W^V$ $(d_{model}, d_k)$ and $W^{out}$
 # $(d_k, \text{vocab})$. One head as wide as the model: $d_k = d_{model} = 8$ here, not the
-# $d_k = 4$ of lessons 02–07 (two heads of 4), so the scale is $1/\sqrt{8}$. The forward pass (`helpers.training.forward`) calls the course's
-# `helpers.scaled_dot_product_attention`.
+# $d_k = 4$ of lessons 02–07 (two heads of 4), so the scale is $1/\sqrt{8}$. The forward pass
+# (`helpers.training.forward`) calls the course's `helpers.scaled_dot_product_attention`.
 
 # %%
 params = training.init_params(d_model, d_k=d_model, vocab_size=len(vocab), seed=SEED)
@@ -103,18 +103,20 @@ print("column 0 (the first 'the'), rows 1-4:", np.round(cache.A[0, 1:5, 0], 2))
 # ## The backward pass, by hand
 #
 # Gradient descent needs $\partial \text{loss} / \partial W$ for every weight. Going backwards
-# through each line of the forward pass, with $s = 1/\sqrt{d_k}$ and $S$ the scaled scores:
+# through each line of the forward pass, with $c = 1/\sqrt{d_k}$ the scale and $S$ the scaled
+# scores:
 #
 # | forward | backward |
 # |---|---|
-# | $\text{logits} = O W^{out}$ | $dW^{out} = O^\top d\text{logits}$, $\ dO = d\text{logits}\,{W^{out}}^\top$ |
+# | $\text{logits} = O W^{out}$ | $dW^{out} = O^\top d\text{logits}$, $dO = d\text{logits}\,{W^{out}}^\top$ |
 # | $O = AV$ | $dA = dO\,V^\top$, $\ dV = A^\top dO$ |
 # | $A = \text{softmax}(S)$ row by row | $dS$ = `softmax_backward(A, dA)`: your exercise below |
-# | $S = s\,QK^\top$ (+ mask) | $dQ = s\,dS\,K$, $\ dK = s\,dS^\top Q$ |
+# | $S = c\,QK^\top$ (+ mask) | $dQ$ and $dK$ from $dS$: the challenge at the end of the lesson |
 # | $Q = XW^Q$, ... | $dW^Q = X^\top dQ$, $\ dW^K = X^\top dK$, $\ dW^V = X^\top dV$ |
 #
 # The cross-entropy's gradient is $d\text{logits} = \text{softmax}(\text{logits}) -
-# \text{onehot}(\text{target})$, divided by the number of targets.
+# \text{onehot}(\text{target})$, divided by the number of targets. The training code below uses
+# the course's complete backward pass, `helpers.training.loss_and_grads`.
 #
 # ### The softmax's gradient, on one row
 #
@@ -192,13 +194,13 @@ print("hand-written gradients agree with finite differences (max error < 1e-6):"
 
 # %% [markdown]
 # A wrong term gives an error of order 1, not $10^{-9}$. Here is a backward pass that forgets
-# the scale $s$ in $dQ = s\,dS\,K$ and $dK = s\,dS^\top Q$: its gradients for $W^Q$ and
-# $W^K$ are $\sqrt{d_k}$ times too large; `gradient_check(..., grads_fn=...)` checks it instead
-# of the right one.
+# the scale $c$ on the way back through $S = c\,QK^\top$: its gradients for $W^Q$ and $W^K$
+# are $\sqrt{d_k}$ times too large; `gradient_check(..., grads_fn=...)` checks it instead of
+# the right one.
 
 # %%
 def forgot_the_scale(params, X, targets):
-    """helpers.training.loss_and_grads, but dQ and dK without the factor s = 1/sqrt(d_k)."""
+    """helpers.training.loss_and_grads, but dQ and dK without the factor c = 1/sqrt(d_k)."""
     loss, grads, cache = training.loss_and_grads(params, X, targets)
     d_k = params["W_Q"].shape[1]
     return loss, dict(grads, W_Q=grads["W_Q"] * np.sqrt(d_k), W_K=grads["W_K"] * np.sqrt(d_k)), cache
@@ -209,12 +211,12 @@ wrong_errors = training.gradient_check(
 )
 for name in errors:
     right, wrong = (f"{e:.2f}" if e >= 1e-6 else "< 1e-6" for e in (errors[name], wrong_errors[name]))
-    print(f"{name:5}: relative error {right} with the right backward pass, {wrong} without s")
+    print(f"{name:5}: relative error {right} with the right backward pass, {wrong} without c")
 
 # %% [markdown]
 # The check also says where the mistake is: $W^Q$ and $W^K$ are off by
 # $(\sqrt{8} - 1)/(\sqrt{8} + 1) \approx 0.48$, while $W^V$ and $W^{out}$, whose gradients do
-# not go through $s$, are still right.
+# not go through $c$, are still right.
 
 # %% [markdown]
 # ## Train
@@ -354,13 +356,14 @@ for step in (0, 30, 60, 80, 100, 130, 150, 300):
 # %% [markdown]
 # ## Challenge ★★★ — `attention_backward(Q, K, V, dO)`
 #
-# `helpers.training.loss_and_grads` backpropagates through attention inside the training code.
-# Write that part on its own: for one head without a mask, $O = \text{softmax}(QK^\top /
-# \sqrt{d_k})\,V$ with `Q` $(n_q, d_k)$, `K` $(n_k, d_k)$, `V` $(n_k, d_v)$, and `dO`
-# $(n_q, d_v)$ the gradient of the loss with respect to $O$, return `(dQ, dK, dV)`, each the
-# shape of its input. You may call your `softmax_backward`. The check compares all three with
-# finite differences, for $n_q = n_k$ and for $n_q \ne n_k$ (cross-attention, lesson 06),
-# where a missing transpose shows.
+# The table above leaves one line for you: $dQ$ and $dK$ from $dS$, through $S = c\,QK^\top$.
+# Derive it, then write the backward pass of one attention head on its own, from $dO$ to $dQ$,
+# $dK$ and $dV$. Without a mask, $O = \text{softmax}(QK^\top / \sqrt{d_k})\,V$ with `Q`
+# $(n_q, d_k)$, `K` $(n_k, d_k)$, `V` $(n_k, d_v)$, and `dO` $(n_q, d_v)$ the gradient of the
+# loss with respect to $O$; return `(dQ, dK, dV)`, each the shape of its input. You may call
+# your `softmax_backward`. The check compares all three with finite differences, for
+# $n_q = n_k$ and for $n_q \ne n_k$ (cross-attention, lesson 06), where a missing transpose
+# shows.
 
 # %%
 def attention_backward(Q, K, V, dO):
@@ -387,7 +390,6 @@ checks.attention_backward.check(attention_backward)
 # - Learned attention has a clean structure (here: one step left of the diagonal) where seeded
 #   weights have none; the slider shows it forming row by row between steps 30 and 150.
 #
-# **Next**: back to [00 · start here](00_start_here.ipynb) for the map of the course, or
-# revisit [07 · the cost of attention](07_cost_of_attention.ipynb). Real models stack many
-# such layers, each with several heads, and learn the embeddings too; some of their heads
-# learn exactly this "previous token" pattern.
+# **Next**: [09 · a real Transformer](09_real_model.ipynb). Real models stack many such layers,
+# each with several heads, and learn the embeddings too; some of their heads learn exactly this
+# "previous token" pattern. The map of the course is in [00 · start here](00_start_here.ipynb).

@@ -50,7 +50,7 @@
 # | 02 | [queries, keys, values](02_queries_keys_values.ipynb) | $Q = XW^Q$, $K = XW^K$, $V = XW^V$, and why they are not the embeddings |
 # | 03 | [scores and scaling](03_scores_and_scaling.ipynb) | $QK^\top$, and why we divide by $\sqrt{d_k}$ |
 # | 04 | [softmax and attention](04_softmax_and_attention.ipynb) | weights that sum to 1, output $= AV$, the attention explorer |
-# | 05 | [causal masking](05_causal_masking.ipynb) | no peeking at the future: what makes GPT autoregressive |
+# | 05 | [causal masking](05_causal_masking.ipynb) | no peeking at the future: what makes GPT autoregressive; batches and padding masks |
 # | 06 | [cross-attention and heads](06_cross_attention_and_heads.ipynb) | Q from one sequence, K and V from another; several heads |
 # | 07 | [cost of attention](07_cost_of_attention.ipynb) | the O(n²) matrix, measured, and how blockwise attention avoids storing it |
 # | 08 | [training attention](08_training_attention.ipynb) | an attention layer that learns where to look |

@@ -97,6 +97,10 @@ plt.show()
 # $$PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right), \qquad
 #   PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)$$
 #
+# Here $i$ is the paper's index of a **column pair** (one frequency), not a position. We keep
+# the paper's letter for the encodings of this lesson; everywhere else, from lesson 02 on, $i$
+# is the query position.
+#
 # Pair $i$ turns at the frequency $w_i = 1/10000^{2i/d_{model}}$ radians per position, so its
 # wave repeats every $2\pi / w_i = 2\pi \cdot 10000^{2i/d_{model}}$ positions (its
 # wavelength):
@@ -215,13 +219,19 @@ show(widgets.VBox([widgets.HBox([dim_slider, pos_slider]), live.image]), live,
      "dimension 0 and the vector of position 0.")
 
 # %% [markdown]
-# Notice: dimension 0 oscillates quickly (its wavelength is $2\pi$ = 6.283 positions, as
-# printed above for pair 0), dimension 30 barely moves over 64 positions. Neighbouring positions differ mostly in the fast (left)
-# columns, while the slow (right) columns barely move. But a fast column repeats every few
-# positions, so on its own it cannot say *which* turn of the wave a position is on; the slow
-# columns change steadily over long distances and settle that. Together, every position gets
-# its own vector. Even and odd dimensions of a pair are the same wave shifted by a quarter turn
-# (sin and cos).
+# How far does each end of the heatmap move over the 64 positions?
+
+# %%
+for d in (0, 30):
+    column = PE_big[:, d]  # (64,): one dimension down all positions
+    print(f"dimension {d:>2} over {N_SHOW} positions: from {column.min():.3f} "
+          f"to {column.max():.3f}")
+
+# %% [markdown]
+# Notice: dimension 0 oscillates quickly between -1 and 1 (its wavelength is $2\pi$ = 6.283
+# positions, as printed above for pair 0); dimension 30 barely moves, from 0.000 to 0.011 over
+# all 64 positions. Even and odd dimensions of a pair are the same wave shifted by a quarter
+# turn (sin and cos).
 #
 # **Predict first.** Positions 10 and 54 are 44 apart. Which part of their encodings differs
 # more: the fastest pair, dimensions 0-1 (`"fast"`), or the slow half, dimensions 16-31
@@ -244,6 +254,10 @@ print(f"7 turns of the fastest wave: 7 · 2π = {7 * 2 * math.pi:.2f} positions"
 # move (0.010). Positions 10 and 54 are 44 apart, almost exactly 7 turns of the fastest wave
 # ($7 \cdot 2\pi \approx 43.98$), so dimensions 0-1 hardly tell them apart (0.015); the slow
 # columns do (0.414).
+#
+# So each end does one job. A fast column repeats every few positions, so on its own it cannot
+# say *which* turn of the wave a position is on; the slow columns change steadily over long
+# distances and settle that. Together, every position gets its own vector.
 
 # %% [markdown]
 # ## Z = token embeddings + positional encodings

@@ -13,8 +13,8 @@
 #
 # **What you will learn**
 # - how **cross-attention** (encoder–decoder) takes its queries from one sequence and its keys
-#   and values from another, so the weight matrix is $n_q \times n_k$, not square, and how a
-#   batch of padded source sentences is handled;
+#   and values from another, what shape that gives the weight matrix, and how a batch of padded
+#   source sentences is handled;
 # - how **multi-head attention** runs $h$ attentions side by side, each on its own block of
 #   $d_k = d_{model}/h$ columns, and why one big projection cut into column blocks is the same
 #   as $h$ separate per-head projections;
@@ -54,8 +54,7 @@ print("X:", X.shape, "-> weights", A_self.shape, "(n x n), output", out_self.sha
 # %% [markdown]
 # ## Cross-attention: queries from one sequence, keys and values from another
 #
-# > Self-attention: Q, K, V all come from the same sequence X. Cross-attention
-# > (encoder–decoder) uses Q from one side and K, V from the other.
+# > Cross-attention (encoder–decoder) uses Q from one side and K, V from the other.
 #
 # In the original Transformer, an **encoder** reads the source sentence and a **decoder**
 # writes the translation. Inside the decoder, a cross-attention layer lets each word being
@@ -151,8 +150,8 @@ print("attend(French, French):", A_fr_fr.shape, " attend(French, English):", A_c
 # array (lesson 05's padding). Write cross-attention for such a batch:
 #
 # - `X_q` $(b, n_q, d_{model})$: the decoder's sequences, the queries ($b$ = batch size);
-# - `X_kv` $(b, n_k, d_{model})$: the encoder's sequences, keys and values; sequence $i$ has
-#   `kv_lengths[i]` real tokens, and its positions `kv_lengths[i]` … $n_k - 1$ are padding;
+# - `X_kv` $(b, n_k, d_{model})$: the encoder's sequences, keys and values; sequence $s$ has
+#   `kv_lengths[s]` real tokens, and its positions `kv_lengths[s]` … $n_k - 1$ are padding;
 # - `W_Q`, `W_K` $(d_{model}, d_k)$ and `W_V` $(d_{model}, d_v)$.
 #
 # Return `(output, weights)`: `weights` $(b, n_q, n_k)$, the softmax of $QK^\top/\sqrt{d_k}$
@@ -180,7 +179,7 @@ checks.cross_attention.check(cross_attention)
 # Stuck? `checks.cross_attention.hint(1)` (then 2, 3), or `checks.cross_attention.solution()`.
 
 # %% [markdown]
-# ## Multi-head attention (preview)
+# ## Multi-head attention
 #
 # One attention head computes one weight matrix: one notion of "who should I listen to?".
 # **Multi-head attention** stacks $h$ attentions in parallel, each with its own projections,
@@ -251,8 +250,8 @@ plt.show()
 
 # %% [markdown]
 # The black line cuts $Q$ into $h = 2$ blocks of $d_k = 4$ columns: head 0 on the left,
-# head 1 on the right (the queries have signs, so the colours are centred on 0). Every head keeps **all six tokens** (all rows); heads split the
-# *features*, never the tokens.
+# head 1 on the right (the queries have signs, so the colours are centred on 0). Every head
+# keeps **all six tokens** (all rows); heads split the *features*, never the tokens.
 
 # %% [markdown]
 # You cut a projection into heads by hand in lesson 02 (`head_slices`); from here on

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from check_tables import assert_mistakes_distinct
 
-from helpers import checks, split_heads
+from helpers import checks
 
 qkv = checks.project_qkv
 heads = checks.head_slices
@@ -29,14 +29,14 @@ def _run_table(exercise, table, name, repeats=3):
 
 
 def _qkv_loops(X, W_qkv):
-    d_k = W_qkv.shape[1] // 3
+    d_out = W_qkv.shape[1] // 3
     flat = X.reshape(-1, X.shape[-1])  # every token of every batch, one row each
     out = np.zeros((flat.shape[0], W_qkv.shape[1]))
     for r in range(flat.shape[0]):
         for c in range(W_qkv.shape[1]):
             out[r, c] = sum(flat[r, t] * W_qkv[t, c] for t in range(flat.shape[1]))
     out = out.reshape(*X.shape[:-1], -1)
-    return [out[..., k * d_k : (k + 1) * d_k] for k in range(3)]  # a list of three is fine
+    return [out[..., k * d_out : (k + 1) * d_out] for k in range(3)]  # a list of three is fine
 
 
 QKV_CORRECT = {
@@ -105,7 +105,7 @@ def test_project_qkv_stub_exception_hints_and_solution():
     assert qkv.check(stub).passed is None
 
     def broken(X, W_qkv):
-        QKV = X @ W_qkv.T  # W_qkv is already (d_model, 3 d_k): shapes do not line up
+        QKV = X @ W_qkv.T  # W_qkv is already (d_model, 3 d_out): shapes do not line up
         return np.split(QKV, 3, axis=-1)
 
     result = qkv.check(broken)
@@ -121,7 +121,6 @@ def test_project_qkv_stub_exception_hints_and_solution():
 
 HEADS_CORRECT = {
     "reference": heads.reference,
-    "helpers.split_heads": split_heads,
     "stack of slices": lambda M, h: np.stack(np.split(M, h, axis=-1), axis=-3),
     "moveaxis": lambda M, h: np.moveaxis(M.reshape(*M.shape[:-1], h, -1), -2, -3),
     "loops": lambda M, h: np.stack(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -12,18 +14,19 @@ from helpers.checks import _core, lesson04
 
 
 def softmax_loops(z):
-    out = np.empty_like(z)
-    for i, row in enumerate(z):
-        m = max(row)
-        e = [np.exp(x - m) for x in row]
+    rows = z.reshape(-1, z.shape[-1])  # every row, whatever the leading axes
+    out = np.empty_like(rows)
+    for i, row in enumerate(rows):
+        top = max(row)
+        e = [np.exp(x - top) for x in row]
         out[i] = [x / sum(e) for x in e]
-    return out
+    return out.reshape(z.shape)
 
 
 def softmax_float32(z):
     z = np.asarray(z, dtype=np.float32)
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    return e / np.einsum("ij->i", e)[:, None]
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / np.einsum("...j->...", e)[..., None]
 
 
 def softmax_global_shift_per_row_logsumexp(z):
@@ -38,9 +41,22 @@ def softmax_in_place(z):
     return z
 
 
+def _stable_softmax_row(z):  # the lesson's one-row function, plain Python
+    top = max(z)
+    e = [math.exp(z_j - top) for z_j in z]
+    total = sum(e)
+    return [e_j / total for e_j in e]
+
+
+def softmax_rows_in_plain_python(z):  # the lesson's function on every row: lists accepted
+    rows = [_stable_softmax_row(row) for row in np.reshape(z, (-1, np.shape(z)[-1]))]
+    return np.reshape(rows, np.shape(z))
+
+
 @pytest.mark.parametrize(
     "answer", [lesson04._reference_softmax, softmax_loops, softmax_float32,
-               softmax_global_shift_per_row_logsumexp, softmax_in_place]
+               softmax_global_shift_per_row_logsumexp, softmax_in_place,
+               softmax_rows_in_plain_python]
 )  # fmt: skip
 def test_correct_softmaxes_pass(answer):
     result = checks.softmax.check(answer)
@@ -113,6 +129,25 @@ def _no_keepdims_no_max(z):
     return np.exp(z) / np.exp(z).sum(-1)
 
 
+def _axis_1(z):  # right on a matrix, where axis 1 is the last axis
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _each_matrix(z):  # the lesson's idea applied to z[b] with whole-array max and sum
+    out = np.empty_like(z)
+    for b, matrix in enumerate(z):
+        if matrix.ndim == 1:  # a 2-D z: each row on its own, which is right
+            matrix = matrix[None, :]
+        e = np.exp(matrix - matrix.max())
+        out[b] = (e / e.sum()).reshape(out[b].shape)
+    return out
+
+
+def _rows_of_a_matrix_only(z):  # the lesson's row function on each row of z
+    return np.array([_stable_softmax_row(row) for row in z])
+
+
 def _returns_nothing(z):
     e = np.exp(z - z.max(axis=-1, keepdims=True))
     e / e.sum(axis=-1, keepdims=True)  # noqa: B018 - the forgotten return is the point
@@ -133,6 +168,9 @@ SOFTMAX_MISTAKES = {  # answer: (words in its message, its stable mistake id)
     _no_keepdims_max: ("broadcasts the max of row i across column i", "no_keepdims_max"),
     _no_keepdims_either: ("add keepdims=True to both", "no_keepdims_either"),
     _no_keepdims_no_max: ("divide by the row sum with keepdims=True", "no_keepdims_no_max"),
+    _axis_1: ("your distributions run along axis 1", "axis_1_not_last"),
+    _each_matrix: ("each (n_q, n_k) matrix of the batch sums to 1", "matrix_sums_to_one"),
+    _rows_of_a_matrix_only: ("works on 2-D matrices but raises on a 3-D array", "fixed_rank"),
     _returns_nothing: ("returned None", "returned_none"),
 }
 
@@ -161,6 +199,17 @@ def test_the_checked_inputs_include_a_row_spread_over_plus_minus_1000():
     cases = lesson04._softmax_cases(np.random.default_rng(0))
     wide = [z for what, z in cases if "spread" in what]
     assert wide and all(np.ptp(row) >= 1900 for row in wide[0])
+
+
+def test_the_lessons_one_row_function_is_not_already_the_answer():
+    result = checks.softmax.check(_stable_softmax_row)  # max() of a matrix compares whole rows
+    assert result.passed is False and result.mistake == "softmax.raised", result.message
+
+
+def test_the_checked_inputs_include_a_row_and_batches_of_any_rank():
+    ranks = [z.ndim for _, z in lesson04._softmax_cases(np.random.default_rng(0))]
+    assert {1, 2, 3, 4} <= set(ranks)
+    assert ranks.index(3) < ranks.index(1)  # axis=1 is named on a batch before 1-D raises
 
 
 def test_a_hard_coded_softmax_fails():
@@ -208,16 +257,10 @@ def attention_reshape(Q, K, V):
     return (A @ v).reshape(*lead, *(A @ v).shape[-2:]), A.reshape(*lead, *A.shape[-2:])
 
 
-def attention_with_helpers(Q, K, V):
-    import helpers
-
-    return helpers.scaled_dot_product_attention(Q, K, V)
-
-
 @pytest.mark.parametrize(
     "answer",
     [lesson04._reference_attention, attention_loops, attention_einsum_float32,
-     attention_reshape, attention_with_helpers],
+     attention_reshape],
 )  # fmt: skip
 def test_correct_attentions_pass(answer):
     result = checks.attention.check(answer)

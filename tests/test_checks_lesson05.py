@@ -458,7 +458,6 @@ def padding_loops(lengths, n):
         padding_loops,
         lambda lengths, n: np.less.outer(np.arange(n), lengths).T,
         lambda lengths, n: np.array([np.arange(n) < length for length in lengths]).reshape(-1, n),
-        lambda lengths, n: __import__("helpers").padding_mask(lengths, n),
     ],
 )
 def test_correct_padding_masks_pass(answer):
@@ -653,12 +652,32 @@ def test_a_padded_query_row_attends_to_its_sentences_real_tokens():
 # the prediction, and the ★★★ decode_step challenge
 
 
-@pytest.mark.parametrize("guess, passed", [("no", True), ("yes", False), (None, None)])
-def test_the_causal_toggle_prediction_is_explained_either_way(guess, passed):
-    result = lesson05.last_row_with_causal_off.check(guess)
+@pytest.mark.parametrize(
+    "guess, passed, mistake",
+    [("rise", True, None), ("Stay", False, "picked_stay"), ("fall", False, "picked_fall"),
+     (None, None, None)],
+)  # fmt: skip
+def test_the_allowed_weight_prediction_is_explained_either_way(guess, passed, mistake):
+    result = lesson05.allowed_weight_with_mask.check(guess)
     assert result.passed is passed
     if guess is not None:
-        assert "blocks nothing in its row" in result.message
+        assert "share the whole budget of 1" in result.message
+        assert result.mistake == (f"allowed_weight_with_mask.{mistake}" if mistake else None)
+
+
+def test_the_allowed_weight_prediction_holds_on_the_running_example():
+    import helpers
+
+    tokens = helpers.tokenize(helpers.RUNNING_SENTENCE)
+    X = helpers.build_Z(tokens, helpers.D_MODEL)
+    W = helpers.seeded_projections(helpers.D_MODEL, n_heads=helpers.N_HEADS, seed=0)
+    Q, K, V = X @ W["W_Q"][0], X @ W["W_K"][0], X @ W["W_V"][0]
+    _, free = helpers.scaled_dot_product_attention(Q, K, V)
+    _, masked = helpers.scaled_dot_product_attention(Q, K, V, mask=helpers.causal_mask(len(X)))
+    sat, cat = tokens.index("sat"), tokens.index("cat")
+    assert masked[sat, cat] > free[sat, cat]
+    factor = masked[sat, : sat + 1] / free[sat, : sat + 1]  # every allowed weight, same factor
+    assert np.allclose(factor, factor[0])
 
 
 decode_step = lesson05.decode_step

@@ -185,7 +185,6 @@ def mha_per_head_blocks_of_W_O(X, W_Q, W_K, W_V, W_O):
         ref_mha,
         mha_einsum,
         mha_per_head_blocks_of_W_O,
-        lambda X, W_Q, W_K, W_V, W_O: helpers.multi_head_attention(X, W_Q, W_K, W_V, W_O),
     ],
 )
 def test_correct_multi_head_attention_passes(answer):

@@ -33,7 +33,7 @@ def with_einsum(A, dA):
 
 @pytest.mark.parametrize(
     "answer",
-    [lesson08._reference_softmax_backward, T.softmax_backward, jacobian_per_row, with_einsum],
+    [lesson08._reference_softmax_backward, jacobian_per_row, with_einsum],
 )
 def test_correct_softmax_backward_passes(answer):
     for _ in range(2):
@@ -102,25 +102,25 @@ attention_check = checks.attention_backward.check
 
 def backward_loops(Q, K, V, dO):
     """Row by row: each query's softmax backward on its own."""
-    s = 1 / np.sqrt(Q.shape[1])
+    c = 1 / np.sqrt(Q.shape[1])
     dQ, dK, dV = np.zeros_like(Q), np.zeros_like(K), np.zeros_like(V)
     for i in range(len(Q)):
-        a = helpers.softmax(K @ Q[i] * s)  # (n_k,)
+        a = helpers.softmax(K @ Q[i] * c)  # (n_k,)
         da = V @ dO[i]  # (n_k,)
         dV += np.outer(a, dO[i])
         ds = a * (da - da @ a)
-        dQ[i] = s * ds @ K
-        dK += s * np.outer(ds, Q[i])
+        dQ[i] = c * ds @ K
+        dK += c * np.outer(ds, Q[i])
     return dQ, dK, dV
 
 
 def backward_einsum_with_helpers(Q, K, V, dO):
-    s = 1 / np.sqrt(Q.shape[-1])
+    c = 1 / np.sqrt(Q.shape[-1])
     _, A = helpers.scaled_dot_product_attention(Q, K, V)
     dS = T.softmax_backward(A, np.einsum("qv,kv->qk", dO, V))
     return (
-        np.einsum("qk,kd->qd", dS, K) * s,
-        np.einsum("qk,qd->kd", dS, Q) * s,
+        np.einsum("qk,kd->qd", dS, K) * c,
+        np.einsum("qk,qd->kd", dS, Q) * c,
         np.einsum("qk,qv->kv", A, dO),
     )
 
@@ -136,8 +136,8 @@ def test_correct_attention_backward_passes(answer):
 
 def backward_variant(how):
     def answer(Q, K, V, dO):
-        s = 1 / np.sqrt(Q.shape[-1])
-        A = helpers.softmax(Q @ K.T * s, axis=-1)
+        c = 1 / np.sqrt(Q.shape[-1])
+        A = helpers.softmax(Q @ K.T * c, axis=-1)
         dA = dO @ V.T
         dV = A @ dO if how == "dv_not_transposed" else A.T @ dO
         if how == "softmax_skipped":
@@ -146,7 +146,7 @@ def backward_variant(how):
             dS = A * dA
         else:
             dS = A * (dA - (dA * A).sum(-1, keepdims=True))
-        f = {"forgot_scale": 1.0, "scale_inverted": np.sqrt(Q.shape[-1])}.get(how, s)
+        f = {"forgot_scale": 1.0, "scale_inverted": np.sqrt(Q.shape[-1])}.get(how, c)
         dQ = dS @ K * f
         dK = dS @ Q * f if how == "dk_not_transposed" else dS.T @ Q * f
         return (dK, dQ, dV) if how == "dq_dk_swapped" else (dQ, dK, dV)
@@ -160,7 +160,7 @@ ATTENTION_MISTAKES = {
     "softmax_skipped": (backward_variant("softmax_skipped"), r"as if the softmax were"),
     "no_row_sum": (backward_variant("no_row_sum"), r"your dS is A \* dA"),
     "dv_not_transposed": (backward_variant("dv_not_transposed"), r"dV = A @ dO"),
-    "dk_not_transposed": (backward_variant("dk_not_transposed"), r"dK = s dS Q"),
+    "dk_not_transposed": (backward_variant("dk_not_transposed"), r"dK = c dS Q"),
     "dq_dk_swapped": (backward_variant("dq_dk_swapped"), r"dQ and dK are swapped"),
     "not_a_triple": (lambda Q, K, V, dO: backward_variant("")(Q, K, V, dO)[:2], r"three"),
 }

@@ -7,7 +7,6 @@ import pytest
 
 from helpers import checks
 from helpers.checks.lesson09 import _plant, _previous_head_mistakes, _random_attention
-from helpers.pretrained import attention_distance as helpers_attention_distance
 from helpers.pretrained import head_offset_score as helpers_head_offset_score
 
 # --------------------------------------------------------------------------- head_offset_score
@@ -46,7 +45,6 @@ def offset_trace(A, offset):
     "answer",
     [
         checks.head_offset_score.reference,
-        helpers_head_offset_score,
         offset_loops,
         offset_fancy_indexing,
         offset_eye_mask,
@@ -220,7 +218,6 @@ def distance_by_diagonals(A):
     "answer",
     [
         checks.attention_distance.reference,
-        helpers_attention_distance,
         distance_loops,
         distance_einsum,
         distance_by_diagonals,

@@ -43,7 +43,7 @@ def test_gradient_check_catches_a_wrong_gradient(monkeypatch):
 
 
 def test_gradient_check_of_a_backward_pass_that_forgets_the_scale():
-    """dQ and dK without s = 1/sqrt(d_k): W_Q's and W_K's gradients are sqrt(d_k) too large,
+    """dQ and dK without c = 1/sqrt(d_k): W_Q's and W_K's gradients are sqrt(d_k) too large,
     so their error is (sqrt(d_k) - 1) / (sqrt(d_k) + 1), of order 1; the others stay right."""
     params, X, targets = small_problem()
     d_k = params["W_Q"].shape[1]

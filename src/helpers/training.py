@@ -195,12 +195,12 @@ def loss_and_grads(
 ) -> tuple[float, dict[str, np.ndarray], Cache]:
     """The loss, its gradient with respect to every weight matrix, and the forward cache.
 
-    Backpropagation, one line per forward line (``s = 1 / sqrt(d_k)``)::
+    Backpropagation, one line per forward line (``c = 1 / sqrt(d_k)``)::
 
         dW_out = O^T dlogits                 dO = dlogits W_out^T
         dA     = dO V^T                      dV = A^T dO
         dS     = softmax_backward(A, dA) = A * (dA - rowsum(dA * A))   (masked: A = 0, dS = 0)
-        dQ     = s dS K                      dK = s dS^T Q
+        dQ     = c dS K                      dK = c dS^T Q
         dW_Q   = X^T dQ,  dW_K = X^T dK,  dW_V = X^T dV   (summed over the batch)
 
     Parameters

@@ -20,7 +20,9 @@ JSON line to it (exercise, lesson, passed, mistake, message): ``make grade`` rea
 
 from __future__ import annotations
 
+import contextlib
 import html
+import importlib
 import inspect
 import json
 import os
@@ -193,6 +195,10 @@ class Exercise:
         1 apply, 2 generalise, 3 derive or design (the ★★★ challenges).
     title : str
         One line for lesson 00's list of exercises; defaults to the signature.
+    not_allowed : tuple of str
+        Course helpers that *are* this exercise's answer, as dotted names
+        (``"helpers.causal_mask"``): an answer that calls one of them is refused (mistake id
+        ``calls_helper``), so the exercise cannot be passed by delegating to the course.
 
     ``lesson`` (``"04"``) is set by :mod:`helpers.checks` from the module that defines it.
     """
@@ -208,10 +214,12 @@ class Exercise:
         hints: list[str],
         stars: int = 1,
         title: str = "",
+        not_allowed: tuple[str, ...] = (),
     ):
         self.name, self.signature = name, signature
         self._grade, self.reference, self._hints = grade, reference, hints
         self.stars, self.title = stars, title or signature
+        self.not_allowed = tuple(not_allowed)
 
     def _result(self, passed: bool | None, message: str, mistake: str | None = None):
         return CheckResult(
@@ -236,9 +244,12 @@ class Exercise:
                 "not_a_function",
             )
         limit = CHECK_TIME_LIMIT_SECONDS
+        watched = _helper_codes(self.not_allowed)
         try:
             message = _in_known_state(
-                self._grade, (lambda *args: _call_learner(answer, args, self.signature),), limit
+                self._grade,
+                (lambda *args: _call_learner(answer, args, self.signature, watched),),
+                limit,
             )
         except NotImplementedError as stub:
             raiser = _stub_raised_by(stub, answer)
@@ -286,7 +297,19 @@ class Exercise:
         return _Text(f"Solution for {self.signature}", source.strip(), code=True)
 
 
-def _call_learner(fn: Callable[..., Any], args: tuple, signature: str) -> Any:
+def _helper_codes(dotted_names: tuple[str, ...]) -> dict[Any, str]:
+    """The code objects of the course helpers ``dotted_names`` name, mapped to those names."""
+    codes = {}
+    for dotted in dotted_names:
+        module_name, _, attribute = dotted.rpartition(".")
+        function = inspect.unwrap(getattr(importlib.import_module(module_name), attribute))
+        codes[function.__code__] = dotted
+    return codes
+
+
+def _call_learner(
+    fn: Callable[..., Any], args: tuple, signature: str, watched: dict[Any, str] | None = None
+) -> Any:
     """Call the learner's ``fn`` on copies of ``args`` under a time limit.
 
     Copies mean an answer that modifies its input in place cannot corrupt the next case.
@@ -294,9 +317,12 @@ def _call_learner(fn: Callable[..., Any], args: tuple, signature: str) -> Any:
     other ``BaseException`` subclasses included, becomes a :class:`LearnerError` that names the
     line of the learner's code that raised. A returned object with ``__array__`` is converted
     inside the time limit; a complex result is a :class:`Mistake` (id ``complex``). NumPy's and
-    ``random``'s global RNG state and NumPy's print options are restored afterwards.
+    ``random``'s global RNG state and NumPy's print options are restored afterwards. A call
+    into one of the ``watched`` helpers (the exercise's own answer) is a :class:`Mistake` (id
+    ``calls_helper``).
     """
     args = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+    used: list[str] = []
 
     def quietly(*args):
         # NumPy's floating-point errors (overflow in exp, 0/0) would print warnings above the
@@ -304,7 +330,8 @@ def _call_learner(fn: Callable[..., Any], args: tuple, signature: str) -> Any:
         # it is set in whichever thread runs fn.
         with np.errstate(all="ignore"):
             try:
-                return _materialize(fn(*args))
+                with _watching(watched, used):
+                    return _materialize(fn(*args))
             except (NotImplementedError, _TimeLimit):
                 raise
             except BaseException as exc:  # SystemExit, KeyboardInterrupt, any Exception
@@ -332,6 +359,13 @@ def _call_learner(fn: Callable[..., Any], args: tuple, signature: str) -> Any:
         ) from None
     finally:
         _restore_global_state(saved)
+    if used:
+        raise Mistake(
+            f"{signature} calls {used[0]}, which is this exercise's answer ready-made. Write it "
+            "yourself with NumPy: that is the exercise (you may use the helpers from earlier "
+            "lessons).",
+            "calls_helper",
+        )
     if _is_complex(value):
         raise Mistake(
             f"{signature} returned complex numbers; every quantity here is real. A square root "
@@ -339,6 +373,28 @@ def _call_learner(fn: Callable[..., Any], args: tuple, signature: str) -> Any:
             "complex",
         )
     return value
+
+
+@contextlib.contextmanager
+def _watching(watched: dict[Any, str] | None, used: list[str]):
+    """Record in ``used`` every call into a ``watched`` code object while the block runs.
+
+    A profile hook (not a trace), so it coexists with the time limit's trace; set and removed
+    in the thread that runs the learner's code."""
+    if not watched:
+        yield
+        return
+    previous = sys.getprofile()
+
+    def hook(frame, event, arg):
+        if event == "call" and frame.f_code in watched and watched[frame.f_code] not in used:
+            used.append(watched[frame.f_code])
+
+    sys.setprofile(hook)
+    try:
+        yield
+    finally:
+        sys.setprofile(previous)
 
 
 def _materialize(value: Any, depth: int = 0) -> Any:
@@ -899,7 +955,7 @@ class Prediction:
                     "not_a_choice",
                 )
             if picked == str(self.answer).lower():
-                return self._result(True, f"yes, {self.answer}. {self.explanation}")
+                return self._result(True, f"right: {self.answer}. {self.explanation}")
             overlooked = (self.wrong.get(picked, "") + " ").lstrip()
             return self._result(
                 False,
@@ -915,7 +971,7 @@ class Prediction:
             return self._result(False, f"answer with a finite number; got {value}", "not_a_number")
         target = float(self.answer)
         if abs(value - target) <= self.rtol * abs(target):
-            return self._result(True, f"yes, about {target:.3g}. {self.explanation}")
+            return self._result(True, f"right: about {target:.3g}. {self.explanation}")
         direction = "too high" if value > target else "too low"
         return self._result(
             False,

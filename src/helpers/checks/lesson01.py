@@ -119,6 +119,7 @@ def _grade(call):
 
 positional_encoding = Exercise(
     name="positional_encoding",
+    not_allowed=("helpers.sinusoidal_positional_encoding",),
     signature="positional_encoding(n_positions, d_model)",
     grade=_grade,
     reference=_reference,

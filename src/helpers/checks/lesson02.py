@@ -21,11 +21,12 @@ from ._core import (
 
 
 def _reference_project_qkv(X, W_qkv):
-    d_k = W_qkv.shape[-1] // 3  # the fused matrix holds three blocks of d_k columns
-    QKV = X @ W_qkv  # (..., n, 3 * d_k): one matrix product for all three
-    Q = QKV[..., :d_k]  # (..., n, d_k)
-    K = QKV[..., d_k : 2 * d_k]  # (..., n, d_k)
-    V = QKV[..., 2 * d_k :]  # (..., n, d_k)
+    # d_out: the width of each block; d_model in GPT-2 (all heads at once), d_k for one head
+    d_out = W_qkv.shape[-1] // 3  # the fused matrix holds three blocks of d_out columns
+    QKV = X @ W_qkv  # (..., n, 3 * d_out): one matrix product for all three
+    Q = QKV[..., :d_out]  # (..., n, d_out)
+    K = QKV[..., d_out : 2 * d_out]  # (..., n, d_out)
+    V = QKV[..., 2 * d_out :]  # (..., n, d_out)
     return Q, K, V
 
 
@@ -37,7 +38,7 @@ def _three_arrays(value, what: str, fused_shape: tuple) -> tuple:
         if value.shape == fused_shape:
             raise Mistake(
                 f"{what} returned one array of shape {value.shape}: that is X @ W_qkv, all three "
-                "projections side by side. Cut its last axis into three blocks of d_k columns "
+                "projections side by side. Cut its last axis into three blocks of d_out columns "
                 "and return them: `return Q, K, V`.",
                 "fused_only",
             )
@@ -58,13 +59,13 @@ def _three_arrays(value, what: str, fused_shape: tuple) -> tuple:
 
 def _grade_project_qkv(call):
     rng = fresh_rng()
-    d_k = int(rng.integers(3, 7))
-    d_model = int(rng.integers(d_k + 1, 3 * d_k))  # d_k < d_model < 3 d_k, so slips show
+    d_head = int(rng.integers(3, 7))  # a block narrower than d_model, as for one head
+    d_model = int(rng.integers(d_head + 1, 3 * d_head))  # d_head < d_model < 3 d_head
     # n: a multiple of 3, so splitting the tokens "works", and never d_model, so a weight
-    # block (d_model, d_k) cannot pass for a projection (n, d_k).
+    # block (d_model, d_out) cannot pass for a projection (n, d_out).
     n = 3 * int(rng.choice([m for m in (2, 3, 4) if 3 * m != d_model]))
     b = int(rng.integers(2, 5))
-    cases = [((n, d_model), d_k), ((b, n, d_model), d_k), ((2, b, n, d_model), d_model)]
+    cases = [((n, d_model), d_head), ((b, n, d_model), d_head), ((2, b, n, d_model), d_model)]
     for shape, d_out in cases:
         X = rng.standard_normal(shape)
         d_in = shape[-1]
@@ -99,7 +100,7 @@ def _grade_project_qkv(call):
             if shape_got == (*lead, d_in) and d_in != d_out and k == 0:
                 raise Mistake(
                     f"{what}: your Q has {d_in} = d_model columns. Each block of W_qkv is "
-                    f"d_k = W_qkv.shape[-1] // 3 = {d_out} columns wide, which need not be "
+                    f"d_out = W_qkv.shape[-1] // 3 = {d_out} columns wide, which need not be "
                     "d_model.",
                     "blocks_of_d_model",
                 )
@@ -118,8 +119,8 @@ def _grade_project_qkv(call):
                 named(
                     "interleaved",
                     f"{what}: your {name} took every third column of X @ W_qkv. The three "
-                    "blocks are contiguous: Q is columns 0 to d_k - 1, K the next d_k, V the "
-                    "last d_k.",
+                    "blocks are contiguous: Q is columns 0 to d_out - 1, K the next d_out, V "
+                    "the last d_out.",
                 )
             ] = (X @ W)[..., k::3]
             compare(
@@ -127,7 +128,7 @@ def _grade_project_qkv(call):
                 blocks[name],
                 mistakes,
                 f"{what}: your {name} differs from X @ W_{name}, the {_ORDINAL[name]} block of "
-                "d_k columns of X @ W_qkv.",
+                "d_out columns of X @ W_qkv.",
             )
     return (
         "Q, K and V match the three blocks of X @ W_qkv on fresh inputs: one matrix, two and "
@@ -145,12 +146,14 @@ project_qkv = Exercise(
     grade=_grade_project_qkv,
     reference=_reference_project_qkv,
     hints=[
-        "W_qkv is W_Q, W_K and W_V side by side: shape (d_model, 3 * d_k). X @ W_qkv gives all "
-        "three projections side by side too, one row per token.",
-        "d_k = W_qkv.shape[-1] // 3. Q is the first d_k columns of X @ W_qkv, K the next d_k, "
-        "V the last d_k. Index the last axis with `...` so any leading axes of X pass through.",
-        "QKV = X @ W_qkv; d_k = W_qkv.shape[-1] // 3; return QKV[..., :d_k], "
-        "QKV[..., d_k:2*d_k], QKV[..., 2*d_k:]  (or np.split(QKV, 3, axis=-1))",
+        "W_qkv is W_Q, W_K and W_V side by side: shape (d_model, 3 * d_out), each block "
+        "d_out columns wide. X @ W_qkv gives all three projections side by side too, one row "
+        "per token.",
+        "d_out = W_qkv.shape[-1] // 3. Q is the first d_out columns of X @ W_qkv, K the next "
+        "d_out, V the last d_out. Index the last axis with `...` so any leading axes of X pass "
+        "through.",
+        "QKV = X @ W_qkv; d_out = W_qkv.shape[-1] // 3; return QKV[..., :d_out], "
+        "QKV[..., d_out:2*d_out], QKV[..., 2*d_out:]  (or np.split(QKV, 3, axis=-1))",
     ],
     stars=1,
     title="Q, K and V from one fused weight matrix [W_Q | W_K | W_V], any leading axes",
@@ -292,6 +295,7 @@ def _grade_head_slices(call):
 
 head_slices = Exercise(
     name="head_slices",
+    not_allowed=("helpers.split_heads",),
     signature="head_slices(M, h)",
     grade=_grade_head_slices,
     reference=_reference_head_slices,

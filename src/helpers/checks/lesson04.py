@@ -133,8 +133,20 @@ def _no_keepdims_no_max(z):
     return e / e.sum(axis=-1)
 
 
+@_quiet
+def _axis_1(z):
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+@_quiet
+def _per_matrix(z):
+    e = np.exp(z - z.max(axis=(-2, -1), keepdims=True))
+    return e / e.sum(axis=(-2, -1), keepdims=True)
+
+
 def _softmax_mistakes(z: np.ndarray, what: str) -> dict[str, np.ndarray]:
-    rows = "rows" if z.shape[0] > 1 else "row"
+    rows = "rows" if z.size > z.shape[-1] else "row"
     mistakes = {
         named(
             "min_shift",
@@ -164,11 +176,6 @@ def _softmax_mistakes(z: np.ndarray, what: str) -> dict[str, np.ndarray]:
             "0 / 0 = NaN. Subtract each row's own max: z.max(axis=-1, keepdims=True).",
         ): _global_max(z),
         named(
-            "columns_sum_to_one",
-            f"{what}: your columns sum to 1, not your {rows}. Softmax runs along the last axis "
-            "(axis=-1): one distribution per row (per query).",
-        ): _axis0(z),
-        named(
             "whole_matrix",
             f"{what}: the whole matrix sums to 1, but each row should. Take the max and the "
             "sum along axis=-1 with keepdims=True.",
@@ -194,7 +201,32 @@ def _softmax_mistakes(z: np.ndarray, what: str) -> dict[str, np.ndarray]:
             "(and subtract the row max first, or large scores overflow).",
         ): _not_normalised_no_max(z),
     }
-    if z.shape[0] == z.shape[1]:  # only a square z lets a missing keepdims broadcast at all
+    if z.ndim == 2:
+        mistakes[
+            named(
+                "columns_sum_to_one",
+                f"{what}: your columns sum to 1, not your {rows}. Softmax runs along the last "
+                "axis (axis=-1): one distribution per row (per query).",
+            )
+        ] = _axis0(z)
+    if z.ndim >= 3:
+        mistakes[
+            named(
+                "axis_1_not_last",
+                f"{what}: your distributions run along axis 1. For a matrix (n_q, n_k) axis 1 is "
+                f"the last axis, the keys; for this {z.ndim}-D array it is not. Use axis=-1, "
+                "which is the keys whatever the number of leading axes.",
+            )
+        ] = _axis_1(z)
+        mistakes[
+            named(
+                "matrix_sums_to_one",
+                f"{what}: each (n_q, n_k) matrix of the batch sums to 1, but each row should. "
+                "A row.max() or e.sum() without an axis, applied to each z[b], takes all the "
+                "rows of that matrix together; reduce along axis=-1 (keepdims=True) instead.",
+            )
+        ] = _per_matrix(z)
+    if z.ndim == 2 and z.shape[0] == z.shape[1]:  # only then does a missing keepdims broadcast
         no_keepdims_sum = (
             "e.sum(axis=-1) without keepdims=True has shape (n,), so the division broadcasts it "
             "along the wrong axis (row i gets divided by other rows' sums). Use "
@@ -241,6 +273,11 @@ def _softmax_cases(rng: np.random.Generator) -> list[tuple[str, np.ndarray]]:
     for row in wide:
         row[rng.permutation(m)[:3]] = np.round(rng.normal(0.0, 3.0, 3) * 64) / 64 + [-1000, 0, 1000]
     square = int(rng.integers(3, 6))
+    # A batch (b, n_q, n_k) whose matrices sit at different heights, one row per matrix spread
+    # over +-1000; and a (b, h, n_q, n_k) batch of heads. b = 2 and n_q = 3 != n_k, so a
+    # reduction without keepdims cannot broadcast by accident.
+    batch = np.round(rng.normal(0.0, 3.0, (2, 3, m)) * 64) / 64 + np.array([[[800.0]], [[-800.0]]])
+    batch[1, 0, rng.permutation(m)[:2]] = [-1000.0, 1000.0]
     return [
         ("softmax(z) on a square score matrix", rng.normal(0.0, 2.0, (square, square))),
         ("softmax(z) on random scores", rng.normal(0.0, 2.0, (n, m))),
@@ -248,12 +285,33 @@ def _softmax_cases(rng: np.random.Generator) -> list[tuple[str, np.ndarray]]:
         ("softmax(z) on rows that spread from -1000 to +1000", wide),
         ("softmax(z) on one row", rng.normal(0.0, 2.0, (1, m))),
         ("softmax(z) with one key per row", rng.normal(0.0, 2.0, (n, 1))),
-    ]
+        (f"softmax(z) on a batch (b, n_q, n_k) = (2, 3, {m}) around +800 and -800", batch),
+        (f"softmax(z) on batch and heads (b, h, n_q, n_k) = (2, 3, 4, {m})",
+         rng.normal(0.0, 3.0, (2, 3, 4, m))),
+        ("softmax(z) on a 1-D row of scores (n_k,)", rng.normal(0.0, 2.0, m)),
+    ]  # fmt: skip
 
 
 def _grade_softmax(call) -> str:
+    ranks_passed: set[int] = set()
     for what, z in _softmax_cases(fresh_rng()):
-        got = as_result_array(call(z), what, z.shape)
+        try:
+            value = call(z)
+        except LearnerError as error:
+            if ranks_passed and z.ndim not in ranks_passed:
+                raise Mistake(
+                    named(
+                        "fixed_rank",
+                        f"{what}: your softmax works on 2-D matrices but raises on a "
+                        f"{z.ndim}-D array. A loop over z gives rows only when z is a matrix "
+                        "(a 1-D z gives single numbers, a 3-D z whole matrices). Take the max "
+                        "and the sum along axis=-1 with keepdims=True, which works for any "
+                        "number of leading axes, or loop over z.reshape(-1, z.shape[-1]) and "
+                        "reshape back.\n" + str(error),
+                    )
+                ) from None
+            raise
+        got = as_result_array(value, what, z.shape)
         compare(
             got,
             _softmax(z, axis=-1),
@@ -262,26 +320,31 @@ def _grade_softmax(call) -> str:
             "each row by its sum (subtracting the max keeps every exponent <= 0, even when a "
             "row spreads from -1000 to +1000).",
         )
+        ranks_passed.add(z.ndim)
     return (
         "your softmax matches on fresh random scores, a square matrix, rows around "
-        "+-1000, rows that spread from -1000 to +1000 (no overflow) and single rows and "
-        "columns."
+        "+-1000, rows that spread from -1000 to +1000 (no overflow), single rows and columns, "
+        "a 1-D row, and batches (b, n_q, n_k) and (b, h, n_q, n_k)."
     )
 
 
 softmax = Exercise(
     name="softmax",
+    not_allowed=("helpers.softmax",),
     signature="softmax(z)",
     grade=_grade_softmax,
     reference=_reference_softmax,
     stars=1,
-    title="a stable softmax over each row of a score matrix",
+    title="a stable softmax over the last axis: a row, a score matrix or a batch",
     hints=[
-        "The lesson's fix works on one row: subtract that row's max. A matrix holds one row "
-        "per query, each with its own max; a row near -1000 and a row near +1000 need "
-        "different shifts. Work along axis=-1.",
-        "np.exp(1000) is inf. Subtract each row's max first: z - z.max(axis=-1, keepdims=True). "
-        "The result does not change (softmax is shift-invariant) and nothing overflows.",
+        "The lesson's stable_softmax_row works on one row: subtract that row's max, exponentiate, "
+        "divide by the sum. Every row of z (along its last axis, whatever the leading axes) is "
+        "one such distribution, with its own max: a row near -1000 and a row near +1000 need "
+        "different shifts. NumPy reductions along axis=-1 do all rows at once.",
+        "np.exp(1000) is inf. Subtract each row's max first: z.max(axis=-1, keepdims=True) has "
+        "z's shape with the last axis 1, (..., n_q, 1): one max per row, which broadcasts along "
+        "its own row. Divide by the row sums taken the same way. The result does not change "
+        "(softmax is shift-invariant) and nothing overflows.",
         "z = z - z.max(axis=-1, keepdims=True); e = np.exp(z); "
         "return e / e.sum(axis=-1, keepdims=True)",
     ],
@@ -538,6 +601,7 @@ def _grade_attention(call) -> str:
 
 attention = Exercise(
     name="attention",
+    not_allowed=("helpers.scaled_dot_product_attention",),
     signature="attention(Q, K, V)",
     grade=_grade_attention,
     reference=_reference_attention,
@@ -719,7 +783,7 @@ zero_temperature_attention = Exercise(
     stars=3,
     title="challenge: the T -> 0 limit of attention, ties included",
     hints=[
-        "Write weight j as exp((s_j - s_max) / T) / sum_k exp((s_k - s_max) / T), with s_max "
+        "Write weight j as exp((s_j - s_max) / T) / sum_j' exp((s_j' - s_max) / T), with s_max "
         "the row's largest score. What does each term do as T -> 0 when s_j < s_max, and when "
         "s_j = s_max?",
         "Every term below the max goes to 0; every term equal to the max stays exactly 1. So "

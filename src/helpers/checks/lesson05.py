@@ -1,6 +1,6 @@
 """Lesson 05 exercises: the causal mask, attention with a boolean mask (True = may attend), the
 lesson text's cell made causal, padding masks and batched masked attention, a prediction about
-the causal toggle, and the ★★★ challenge ``decode_step`` (a KV cache)."""
+what the mask does to an allowed weight, and the ★★★ challenge ``decode_step`` (a KV cache)."""
 
 from __future__ import annotations
 
@@ -137,6 +137,7 @@ def _grade_causal_mask(call):
 
 causal_mask = Exercise(
     name="causal_mask",
+    not_allowed=("helpers.causal_mask",),
     signature="causal_mask(n)",
     grade=_grade_causal_mask,
     reference=_reference_causal_mask,
@@ -368,10 +369,11 @@ def _grade_masked_attention(call):
 
 masked_attention = Exercise(
     name="masked_attention",
+    not_allowed=("helpers.scaled_dot_product_attention",),
     signature="masked_attention(Q, K, V, mask)",
     grade=_grade_masked_attention,
     reference=_reference_masked_attention,
-    stars=1,
+    stars=2,
     title="attention with any boolean mask, vectorised (True = may attend)",
     hints=[
         "The lesson's loop handled the causal mask, whose allowed keys are a prefix. Here any "
@@ -621,6 +623,7 @@ def _grade_padding_mask(call):
 
 padding_mask = Exercise(
     name="padding_mask",
+    not_allowed=("helpers.masks.padding_mask",),
     signature="padding_mask(lengths, n)",
     grade=_grade_padding_mask,
     reference=_reference_padding_mask,
@@ -803,22 +806,29 @@ batched_masked_attention = Exercise(
 
 
 # ----------------------------------------------------------------------------------------------
-# The prediction asked before the explorer's causal toggle.
+# The prediction asked before the lesson computes its first masked weights.
 
-last_row_with_causal_off = Prediction(
-    name="last_row_with_causal_off",
+allowed_weight_with_mask = Prediction(
+    name="allowed_weight_with_mask",
     question=(
-        "With the causal mask on, the explorer shows each query's weights. Toggle causal off: "
-        "does the row of the last token, 'mat', change (yes or no)?"
+        "Without a mask, query 'sat' gives key 'cat' some weight. With the causal mask, 'sat' "
+        "may attend to 'the', 'cat' and itself only. Does its weight on 'cat' rise, fall or "
+        "stay the same?"
     ),
-    answer="no",
-    choices=["yes", "no"],
+    answer="rise",
+    choices=["rise", "fall", "stay"],
     explanation=(
-        "The last query may already attend to every key, since every key j <= 5 = i: the causal "
-        "mask blocks nothing in its row. Toggling causal off only changes the rows that had "
-        "future keys to block: rows 0 to 4."
+        "The mask gives the future keys the score -inf, so their terms exp(-inf) = 0 leave the "
+        "softmax's denominator. The numerator exp(s_cat) is unchanged and the denominator is "
+        "smaller, so the weight on 'cat' rises; so do the weights on 'the' and 'sat', all by the "
+        "same factor: the three allowed keys now share the whole budget of 1."
     ),
-    wrong={"yes": "The mask only blocks keys after the query; after the last token there is none."},
+    wrong={
+        "stay": "The mask does not just zero the future weights and leave the rest: each row "
+        "must still sum to 1, and the allowed keys take over the weight the future had.",
+        "fall": "No allowed key loses anything: the blocked keys only drop out of the "
+        "denominator, which can only shrink.",
+    },
 )
 
 

@@ -114,17 +114,17 @@ def _cross(X_q, X_kv, W_Q, W_K, W_V, lengths, how=""):
 
 
 _CROSS_MISTAKES = {
-    "no_padding_mask": "the padded keys get weight: the encoder's sequence i has only "
-    "kv_lengths[i] real tokens; set the scores of the keys at positions >= kv_lengths[i] to "
+    "no_padding_mask": "the padded keys get weight: the encoder's sequence s has only "
+    "kv_lengths[s] real tokens; set the scores of the keys at positions >= kv_lengths[s] to "
     "-inf before the softmax.",
     "zeroed_after_softmax": "you set the padded keys' weights to 0 after the softmax, so the "
     "rows no longer sum to 1. Mask the scores before the softmax (-inf), so it shares the "
     "weight among the real keys only.",
     "off_by_one": "your mask lets each query see one padded key too: the real keys of "
-    "sequence i are the positions 0 .. kv_lengths[i] - 1, so keep positions < kv_lengths[i], "
+    "sequence s are the positions 0 .. kv_lengths[s] - 1, so keep positions < kv_lengths[s], "
     "not <=.",
     "inverted_mask": "your mask is the wrong way round: it keeps the padding and hides the "
-    "real keys. Real keys are the positions < kv_lengths[i].",
+    "real keys. Real keys are the positions < kv_lengths[s].",
     "unscaled": "the scores are not scaled; divide Q K^T by sqrt(d_k).",
     "scale_d_model": "the scores are divided by sqrt(d_model); the scale uses d_k, the width "
     "of the queries and keys.",
@@ -226,7 +226,7 @@ cross_attention = Exercise(
     reference=_reference_cross_attention,
     hints=[
         "The lesson's cross-attention, for a batch: Q from X_q, K and V from X_kv, scores "
-        "(b, n_q, n_k). New is the padding: sequence i of X_kv has only kv_lengths[i] real "
+        "(b, n_q, n_k). New is the padding: sequence s of X_kv has only kv_lengths[s] real "
         "tokens; the rest are filler that no query may attend to.",
         "Build a boolean (b, n_k) array of real keys, np.arange(n_k) < kv_lengths[:, None], "
         "give it a query axis, real[:, None, :], and set the other scores to -inf before the "
@@ -414,6 +414,7 @@ def _grade_multi_head_attention(call):
 
 multi_head_attention = Exercise(
     name="multi_head_attention",
+    not_allowed=("helpers.multi_head_attention",),
     signature="multi_head_attention(X, W_Q, W_K, W_V, W_O)",
     grade=_grade_multi_head_attention,
     reference=_reference_multi_head_attention,

@@ -173,6 +173,7 @@ def _grade_bytes(call):
 
 score_matrix_bytes = Exercise(
     name="score_matrix_bytes",
+    not_allowed=("helpers.blockwise.score_matrix_bytes",),
     signature="score_matrix_bytes(n, h, batch, dtype)",
     grade=_grade_bytes,
     reference=_reference,
@@ -575,6 +576,10 @@ def _check_memory(call, rng, d_k, d_v):
 
 blockwise_attention = Exercise(
     name="blockwise_attention",
+    not_allowed=(
+        "helpers.blockwise_attention",
+        "helpers.blockwise.online_softmax_steps",
+    ),
     signature="blockwise_attention(Q, K, V, block_size)",
     grade=_grade_blockwise,
     reference=_reference_blockwise_attention,
@@ -693,9 +698,9 @@ def _grade_causal(call):
     cases += [(n, 1), (n, n + 2)]
     for n, b in cases:
         Q, K, V = (rng.standard_normal(s) for s in ((n, d_k), (n, d_k), (n, d_v)))
-        T = -(-n // b)  # blocks: ceil(n / b)
+        n_b = -(-n // b)  # blocks: ceil(n / b)
         what = (
-            f"causal_blockwise_attention(Q, K, V, block_size={b}) with n={n} ({T} blocks "
+            f"causal_blockwise_attention(Q, K, V, block_size={b}) with n={n} ({n_b} blocks "
             f"of queries and of keys)"
         )
         value = call(Q, K, V, b)
@@ -731,14 +736,14 @@ def _grade_causal(call):
                     f"score tiles you computed), got {type(tiles).__name__}.",
                 ),
             )
-        if tiles == T * T and T > 1:
+        if tiles == n_b * n_b and n_b > 1:
             raise Mistake(
                 named(
                     "computed_every_tile",
                     f"{what}: the output is right, but you computed "
-                    f"all {T} x {T} = {T * T} tiles. A tile whose keys all come after its "
-                    f"last query is fully masked; skip it: {want_tiles} = T(T+1)/2 tiles "
-                    "are enough.",
+                    f"all {n_b} x {n_b} = {n_b * n_b} tiles. A tile whose keys all come after "
+                    f"its last query is fully masked; skip it: {want_tiles} = n_b(n_b+1)/2 "
+                    "tiles are enough.",
                 ),
             )
         if tiles != want_tiles:
@@ -747,25 +752,29 @@ def _grade_causal(call):
                     "tile_count",
                     f"{what}: the output is right, but you report {tiles} "
                     f"tiles; visiting each query block's key blocks up to and including its "
-                    f"own (the diagonal) gives T(T+1)/2 = {want_tiles}.",
+                    f"own (the diagonal) gives n_b(n_b+1)/2 = {want_tiles}.",
                 ),
             )
     return (
         "your causal blockwise attention equals causal attention with a shorter last block, "
-        "blocks of 1 and one block, and visits only the T(T+1)/2 tiles on or below the "
+        "blocks of 1 and one block, and visits only the n_b(n_b+1)/2 tiles on or below the "
         "diagonal: about half the work of the full square."
     )
 
 
 causal_blockwise_attention = Exercise(
     name="causal_blockwise_attention",
+    not_allowed=(
+        "helpers.blockwise_attention",
+        "helpers.blockwise.online_softmax_steps",
+    ),
     signature="causal_blockwise_attention(Q, K, V, block_size)",
     grade=_grade_causal,
     reference=_reference_causal_blockwise,
     hints=[
-        "Cut both the queries and the keys into blocks of block_size: a grid of T x T tiles, "
-        "T = ceil(n / block_size). Query block q0:q1 only needs key blocks that start before "
-        "q1; the others lie entirely in its future.",
+        "Cut both the queries and the keys into blocks of block_size: a grid of n_b x n_b "
+        "tiles, n_b = ceil(n / block_size). Query block q0:q1 only needs key blocks that start "
+        "before q1; the others lie entirely in its future.",
         "For each query block run the online softmax over key blocks k0 = 0, b, ... while "
         "k0 < q1, counting the tiles. Only the diagonal tile (k0 == q0) has some future keys "
         "inside: set those scores to -inf where key j > query i.",

@@ -141,6 +141,7 @@ def _grade_softmax_backward(call):
 
 softmax_backward = Exercise(
     name="softmax_backward",
+    not_allowed=("helpers.training.softmax_backward",),
     signature="softmax_backward(A, dA)",
     grade=_grade_softmax_backward,
     reference=_reference_softmax_backward,
@@ -148,8 +149,8 @@ softmax_backward = Exercise(
         "Work on one row first: a = softmax(s), and the lesson's Jacobian d a_j / d s_k = "
         "a_j (delta_jk - a_k). The chain rule gives ds_k = sum_j da_j * d a_j / d s_k.",
         "Split the sum: sum_j da_j a_j delta_jk = da_k a_k, and sum_j da_j a_j a_k = a_k * "
-        "(sum_j da_j a_j). So ds_k = a_k (da_k - c), with one number c = sum_j da_j a_j per "
-        "row.",
+        "(sum_j da_j a_j). So ds_k = a_k (da_k - rowsum), with one number rowsum = sum_j "
+        "da_j a_j per row.",
         "return A * (dA - (dA * A).sum(axis=-1, keepdims=True))",
     ],
     stars=2,
@@ -162,15 +163,15 @@ softmax_backward = Exercise(
 
 
 def _reference_attention_backward(Q, K, V, dO):
-    s = 1 / np.sqrt(Q.shape[-1])  # the scale 1/sqrt(d_k)
-    S = Q @ K.T * s  # (n_q, n_k)
+    c = 1 / np.sqrt(Q.shape[-1])  # the scale 1/sqrt(d_k)
+    S = Q @ K.T * c  # (n_q, n_k)
     A = np.exp(S - S.max(axis=-1, keepdims=True))
     A = A / A.sum(axis=-1, keepdims=True)  # forward: O = A V
     dA = dO @ V.T  # (n_q, n_k)
     dV = A.T @ dO  # (n_k, d_v)
     dS = A * (dA - (dA * A).sum(axis=-1, keepdims=True))  # softmax_backward
-    dQ = dS @ K * s  # (n_q, d_k)
-    dK = dS.T @ Q * s  # (n_k, d_k)
+    dQ = dS @ K * c  # (n_q, d_k)
+    dK = dS.T @ Q * c  # (n_k, d_k)
     return dQ, dK, dV
 
 
@@ -195,8 +196,8 @@ def _finite_difference_attention(Q, K, V, dO, eps=EPS):
 
 
 def _attention_backward_wrong(Q, K, V, dO, how):
-    s = 1 / np.sqrt(Q.shape[-1])
-    A = _softmax(Q @ K.T * s)
+    c = 1 / np.sqrt(Q.shape[-1])
+    A = _softmax(Q @ K.T * c)
     dA = dO @ V.T
     dV = A.T @ dO
     dS = A * (dA - (dA * A).sum(-1, keepdims=True))
@@ -204,30 +205,30 @@ def _attention_backward_wrong(Q, K, V, dO, how):
         dS = dA
     if how == "no_row_sum":
         dS = A * dA
-    factor = {"forgot_scale": 1.0, "scale_inverted": np.sqrt(Q.shape[-1])}.get(how, s)
+    factor = {"forgot_scale": 1.0, "scale_inverted": np.sqrt(Q.shape[-1])}.get(how, c)
     dQ, dK = dS @ K * factor, dS.T @ Q * factor
     if how == "dv_not_transposed":
         dV = A @ dO
     if how == "dk_not_transposed":
-        dK = dS @ Q * s
+        dK = dS @ Q * c
     if how == "dq_dk_swapped":
         dQ, dK = dK, dQ
     return dQ, dK, dV
 
 
 _ATTENTION_MISTAKES = {
-    "forgot_scale": "dQ and dK lack the scale: S = Q K^T * s with s = 1/sqrt(d_k), so "
-    "dQ = s dS K and dK = s dS^T Q.",
+    "forgot_scale": "dQ and dK lack the scale: S = Q K^T * c with c = 1/sqrt(d_k), so "
+    "dQ = c dS K and dK = c dS^T Q.",
     "scale_inverted": "dQ and dK are multiplied by sqrt(d_k); the forward pass multiplies the "
-    "scores by s = 1/sqrt(d_k), so the backward pass does too.",
+    "scores by c = 1/sqrt(d_k), so the backward pass does too.",
     "softmax_skipped": "you passed dA straight through as dS, as if the softmax were the "
     "identity: dS = softmax_backward(A, dA) = A * (dA - rowsum(dA * A)).",
     "no_row_sum": "your dS is A * dA: the softmax's gradient also subtracts each row's sum, "
     "dS = A * (dA - rowsum(dA * A)).",
     "dv_not_transposed": "dV = A @ dO has the right shape only when n_q = n_k; O = A V gives "
     "dV = A^T dO: key j collects the gradient of every query that read it.",
-    "dk_not_transposed": "dK = s dS Q mixes queries into keys the wrong way round; S = s Q K^T "
-    "gives dK = s dS^T Q (one row per key).",
+    "dk_not_transposed": "dK = c dS Q mixes queries into keys the wrong way round; S = c Q K^T "
+    "gives dK = c dS^T Q (one row per key).",
     "dq_dk_swapped": "dQ and dK are swapped: return dQ, dK, dV in that order.",
 }
 
@@ -283,17 +284,20 @@ def _grade_attention_backward(call):
 
 attention_backward = Exercise(
     name="attention_backward",
+    not_allowed=("helpers.training.loss_and_grads",),
     signature="attention_backward(Q, K, V, dO)",
     grade=_grade_attention_backward,
     reference=_reference_attention_backward,
     hints=[
-        "Redo the forward pass, keeping what the backward pass needs: s = 1/sqrt(d_k), "
-        "S = s Q K^T, A = softmax(S), O = A V. Then walk back through the three lines.",
-        "O = A V gives dA = dO V^T and dV = A^T dO. The softmax gives dS = softmax_backward(A, "
-        "dA). S = s Q K^T gives dQ = s dS K and dK = s dS^T Q.",
-        "s = 1 / np.sqrt(Q.shape[-1]); A = helpers.softmax(Q @ K.T * s); dA = dO @ V.T; "
-        "dV = A.T @ dO; dS = A * (dA - (dA * A).sum(-1, keepdims=True)); return dS @ K * s, "
-        "dS.T @ Q * s, dV",
+        "Redo the forward pass, keeping what the backward pass needs: c = 1/sqrt(d_k), "
+        "S = c Q K^T, A = softmax(S), O = A V. Then walk back through the three lines.",
+        "O = A V gives dA = dO V^T and dV = A^T dO; the softmax gives dS = softmax_backward(A, "
+        "dA). For the last line, one score S_ij = c q_i . k_j touches only query row i and key "
+        "row j: q_i collects c dS_ij k_j over the keys j (a row of dS times K), and k_j "
+        "collects c dS_ij q_i over the queries i (a column of dS, so dS^T).",
+        "c = 1 / np.sqrt(Q.shape[-1]); A = helpers.softmax(Q @ K.T * c); dA = dO @ V.T; "
+        "dV = A.T @ dO; dS = A * (dA - (dA * A).sum(-1, keepdims=True)); return dS @ K * c, "
+        "dS.T @ Q * c, dV",
     ],
     stars=3,
     title="challenge: the attention backward pass for Q, K and V, by finite differences",

@@ -129,6 +129,7 @@ def _grade_head_offset_score(call):
 
 head_offset_score = Exercise(
     name="head_offset_score",
+    not_allowed=("helpers.pretrained.heads.head_offset_score",),
     signature="head_offset_score(A, offset)",
     grade=_grade_head_offset_score,
     reference=_reference_head_offset_score,
@@ -397,6 +398,7 @@ def _grade_attention_distance(call):
 
 attention_distance = Exercise(
     name="attention_distance",
+    not_allowed=("helpers.pretrained.heads.attention_distance",),
     signature="attention_distance(A)",
     grade=_grade_attention_distance,
     reference=_reference_attention_distance,
