@@ -102,7 +102,8 @@ with np.errstate(over="ignore", invalid="ignore"):  # silence the warnings: the 
 # Subtracting the same number $c$ from every score of a row does not change the softmax,
 # because the factor $e^{-c}$ cancels between numerator and denominator:
 #
-# $$\frac{e^{z_j - c}}{\sum_{j'} e^{z_{j'} - c}} = \frac{e^{-c}\, e^{z_j}}{e^{-c} \sum_{j'} e^{z_{j'}}}
+# $$\frac{e^{z_j - c}}{\sum_{j'} e^{z_{j'} - c}}
+#   = \frac{e^{-c}\, e^{z_j}}{e^{-c} \sum_{j'} e^{z_{j'}}}
 #   = \frac{e^{z_j}}{\sum_{j'} e^{z_{j'}}}$$
 #
 # Check it on the small scores, with a few shifts:

@@ -128,8 +128,8 @@ class RealAttentionExplorer(AttentionExplorer):
         self._recompute()
         self._notify()
 
-    def set_head(self, h: int) -> None:
-        super().set_head(h)
+    def set_head(self, head: int) -> None:
+        super().set_head(head)
         self._notify()
 
     def select(self, layer: int, head: int) -> None:
@@ -150,19 +150,19 @@ class RealAttentionExplorer(AttentionExplorer):
         self._move(self._head_control, "value", self._head)
         self._notify()
 
-    def set_sentence(self, text: str) -> None:
-        super().set_sentence(text)
+    def set_sentence(self, sentence: str) -> None:
+        super().set_sentence(sentence)
         self._notify()
 
-    def set_causal(self, flag: bool) -> None:
-        if flag:
+    def set_causal(self, causal: bool) -> None:
+        if causal:
             raise ValueError(
                 "all-MiniLM-L6-v2 is an encoder: it was trained without a causal mask, every "
                 "token sees every token (lesson 05's mask belongs to decoders such as GPT)"
             )
 
-    def set_temperature(self, t: float) -> None:
-        if float(t) != 1.0:
+    def set_temperature(self, temperature: float) -> None:
+        if float(temperature) != 1.0:
             raise ValueError("the real model's scale is fixed at 1/sqrt(d_k) = 1/sqrt(32)")
 
     def on_change(self, callback) -> None:
