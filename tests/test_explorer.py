@@ -59,9 +59,16 @@ def decode_heatmap_png(svg: str) -> tuple[np.ndarray, np.ndarray, float, float]:
 
 
 def shown_cell_colours(ex: AttentionExplorer) -> np.ndarray:
-    """The RGB colour at the centre of each heatmap cell, as the browser would paint it."""
-    indices, palette, _, _ = decode_heatmap_png(ex._heatmap.value)
+    """The RGB colour at the centre of each heatmap cell, as the browser would paint it: the
+    fills of the cell rectangles (short sentences) or the pixels of the cell PNG (long ones)."""
     n = len(ex.tokens)
+    cells = re.search(r'<g class="explorer-cells"[^>]*>(.*?)</g>', ex._heatmap.value)
+    if cells:
+        fills = re.findall(r'fill="#([0-9a-f]{6})"', cells.group(1))
+        assert len(fills) == n * n, f"{len(fills)} cell rectangles for {n} tokens"
+        rgb = [[int(f[k : k + 2], 16) for k in (0, 2, 4)] for f in fills]
+        return np.array(rgb, dtype=float).reshape(n, n, 3)
+    indices, palette, _, _ = decode_heatmap_png(ex._heatmap.value)
     cell = indices.shape[0] / n
     centres = ((np.arange(n) + 0.5) * cell).astype(int)
     return palette[indices[np.ix_(centres, centres)]]
@@ -283,7 +290,7 @@ def test_html_escapes_tokens():
 def test_a_click_reuses_the_cached_projections_and_weights(monkeypatch):
     ex = AttentionExplorer()
     calls = []
-    for name in ("build_Z", "scaled_dot_product_attention", "_palette_png"):
+    for name in ("build_Z", "scaled_dot_product_attention"):
         original = getattr(explorer_module, name)
         monkeypatch.setattr(
             explorer_module,
@@ -293,10 +300,12 @@ def test_a_click_reuses_the_cached_projections_and_weights(monkeypatch):
     for i in range(len(TOKENS)):
         ex.select_query(i)
     assert calls == []
+    cells_of_head_0 = ex._heatmap.value
     ex.set_head(1)
-    assert calls == ["scaled_dot_product_attention", "_palette_png"]  # no new Z, no projection
-    ex.set_head(0)  # seen before: served from the cache
-    assert calls == ["scaled_dot_product_attention", "_palette_png"]
+    assert calls == ["scaled_dot_product_attention"]  # no new Z, no projection
+    ex.set_head(0)  # seen before: weights and cell rectangles served from the cache
+    assert calls == ["scaled_dot_product_attention"]
+    assert ex._heatmap.value == cells_of_head_0
 
 
 def test_css_classes_the_browser_tests_rely_on():

@@ -38,7 +38,7 @@ LINTED = [
 STEPS = {
     "lint (ruff)": [PY, "-m", "ruff", "check", *LINTED],
     # Includes tests/test_build_lessons.py, which fails when a generated lesson file is stale.
-    "helpers and course tests": [PY, "-m", "pytest", "-q", "-m", "not browser"],
+    "helpers and course tests": [PY, "-m", "pytest", "-q", *PARALLEL, "-m", "not browser"],
     # Solutions: every stored output must reproduce (only cells tagged as unreproducible skip).
     "solutions reproduce (nbval)": [
         PY,

@@ -19,7 +19,6 @@ import asyncio
 import base64
 import io
 import itertools
-import re
 
 import ipywidgets as widgets
 import numpy as np
@@ -27,7 +26,6 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from .explorer import (
-    _HEX,
     MAX_TOKENS,
     AttentionExplorer,
     _axis_label,
@@ -43,8 +41,6 @@ SELECTED = "#f03b20"  # the explorer's highlight colour
 # Up to this many tokens the heatmap's cells are SVG rectangles instead of a PNG: nothing for
 # the browser to decode after a click, so the new map shows one frame sooner (at most 24 x 24
 # = 576 rectangles; longer sentences keep the base class's picture).
-RECT_TOKENS = 24
-_IMAGE = re.compile(r'<image x="([\d.]+)" y="([\d.]+)" width="([\d.]+)"[^>]*/>')
 _ids = itertools.count()
 
 
@@ -216,30 +212,6 @@ class RealAttentionExplorer(AttentionExplorer):
         self._weights = self._trace.attention[self._layer, self._head].astype(float)
         self._output = self._trace.head_outputs[self._layer, self._head].astype(float)
 
-    def _with_rect_cells(self, svg: str) -> str:
-        """The heatmap's cell picture replaced by one rectangle per weight (n <= RECT_TOKENS)."""
-        n = len(self._tokens)
-        match = _IMAGE.search(svg)
-        if not 0 < n <= RECT_TOKENS or match is None:
-            return svg
-        x, y, size = (float(v) for v in match.groups())
-        cell = size / n
-        key = ("rects", self._head, x, y, cell)
-        rects = self._png_cache.get(key)
-        if rects is None:
-            index = _colour_index(self._weights)
-            rects = self._png_cache[key] = (
-                '<g shape-rendering="crispEdges">'
-                + "".join(
-                    f'<rect x="{x + j * cell:.1f}" y="{y + i * cell:.1f}" width="{cell:.1f}" '
-                    f'height="{cell:.1f}" fill="{_HEX[index[i, j]]}"/>'
-                    for i in range(n)
-                    for j in range(n)
-                )
-                + "</g>"
-            )
-        return svg[: match.start()] + rects + svg[match.end() :]
-
     def _cells_uri(self, cell: int) -> str:
         """The map's cells as an n x n palette PNG (one pixel per weight), cached per
         (layer, head); the SVG scales it up with ``image-rendering:pixelated``. Smaller to send
@@ -250,7 +222,7 @@ class RealAttentionExplorer(AttentionExplorer):
         return uri
 
     def _heatmap_svg(self) -> str:
-        svg = self._with_rect_cells(super()._heatmap_svg())
+        svg = super()._heatmap_svg()
         svg = svg.replace("<svg ", f'<svg data-layer="{self._layer}" ', 1)
         return svg.replace(
             f">head {self._head}: rows", f">layer {self._layer}, head {self._head}: rows", 1
