@@ -250,7 +250,9 @@ def test_a_finite_fill_is_named_on_every_run(fill):
 
 
 @pytest.mark.parametrize(
-    "answer", [filled_with(-1e4), filled_with(-1e9), additive_mask_answer], ids=["fill -1e4", "fill -1e9", "additive -inf mask"]
+    "answer",
+    [filled_with(-1e4), filled_with(-1e9), additive_mask_answer],
+    ids=["fill -1e4", "fill -1e9", "additive -inf mask"],
 )
 def test_fills_whose_exp_is_exactly_0_pass_on_every_run(answer):
     for _ in range(20):
