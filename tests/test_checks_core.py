@@ -367,7 +367,7 @@ def test_rng_state_and_print_options_set_in_an_answer_are_undone():
 
 
 def test_a_prediction_survives_hostile_guesses():
-    prediction = next(p for p in checks.catalogue() if isinstance(p, _core.Prediction))
+    prediction = next(p for p in checks.catalogue() if isinstance(p, checks.Prediction))
 
     class Hostile(str):
         def strip(self, *args):
@@ -386,7 +386,7 @@ def test_every_check_appends_one_json_line_when_grading(tmp_path, monkeypatch):
     monkeypatch.setenv(_core.GRADE_LOG_VARIABLE, str(log))
     ex.check(lambda n, d: np.zeros((d, n)) if n != d else np.ones((n, d)))
     ex.check(ex.reference)
-    prediction = next(p for p in checks.catalogue() if isinstance(p, _core.Prediction))
+    prediction = next(p for p in checks.catalogue() if isinstance(p, checks.Prediction))
     prediction.check(None)
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(r["exercise"], r["passed"], r["mistake"]) for r in records] == [

@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ._core import CheckResult, Exercise, Mistake, Prediction, named
+from ._core import CheckResult, Exercise, Mistake, named
+from ._prediction import Prediction
 
 __all__ = ["CheckResult", "Exercise", "Mistake", "Prediction", "named", "catalogue"]
 

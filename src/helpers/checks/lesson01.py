@@ -5,16 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..positions import sinusoidal_positional_encoding
-from ._core import (
-    Exercise,
-    Mistake,
-    Prediction,
-    as_result_array,
-    close,
-    compare,
-    fresh_rng,
-    named,
-)
+from ._core import Exercise, Mistake, as_result_array, close, compare, fresh_rng, named
+from ._prediction import Prediction
 
 
 def _reference(n_positions, d_model):

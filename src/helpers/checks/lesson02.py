@@ -8,13 +8,13 @@ from ._core import (
     Exercise,
     LearnerError,
     Mistake,
-    Prediction,
     as_result_array,
     close,
     compare,
     fresh_rng,
     named,
 )
+from ._prediction import Prediction
 
 # ----------------------------------------------------------------------------------------------
 # ★ project_qkv(X, W_qkv) -> (Q, K, V): one fused matrix [W_Q | W_K | W_V], any leading axes

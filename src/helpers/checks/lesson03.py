@@ -5,16 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..attention import softmax
-from ._core import (
-    Exercise,
-    LearnerError,
-    Mistake,
-    Prediction,
-    as_result_array,
-    compare,
-    fresh_rng,
-    named,
-)
+from ._core import Exercise, LearnerError, Mistake, as_result_array, compare, fresh_rng, named
+from ._prediction import Prediction
 
 # ----------------------------------------------------------------------------------------------
 # ★★ scaled_scores(Q, K): (..., n_q, d_k), (..., n_k, d_k) -> (..., n_q, n_k)

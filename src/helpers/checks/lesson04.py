@@ -13,7 +13,6 @@ from ._core import (
     Exercise,
     LearnerError,
     Mistake,
-    Prediction,
     as_result_array,
     close,
     compare,
@@ -21,6 +20,7 @@ from ._core import (
     named,
     unpack_pair,
 )
+from ._prediction import Prediction
 
 
 def _reference_softmax(z):

@@ -10,7 +10,6 @@ from ._core import (
     Exercise,
     LearnerError,
     Mistake,
-    Prediction,
     as_result_array,
     close,
     compare,
@@ -18,6 +17,7 @@ from ._core import (
     named,
     unpack_pair,
 )
+from ._prediction import Prediction
 
 # ----------------------------------------------------------------------------------------------
 # causal_mask(n)

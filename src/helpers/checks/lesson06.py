@@ -17,13 +17,13 @@ from ._core import (
     Exercise,
     LearnerError,
     Mistake,
-    Prediction,
     as_result_array,
     compare,
     fresh_rng,
     named,
     unpack_pair,
 )
+from ._prediction import Prediction
 
 
 def _softmax(s, axis=-1):

@@ -17,7 +17,8 @@ import tracemalloc
 
 import numpy as np
 
-from ._core import Exercise, Mistake, Prediction, as_result_array, compare, fresh_rng, named
+from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, named
+from ._prediction import Prediction
 
 score_memory_doubling = Prediction(
     name="score_memory_doubling",

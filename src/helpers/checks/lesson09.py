@@ -16,15 +16,8 @@ import numbers
 
 import numpy as np
 
-from ._core import (
-    Exercise,
-    Mistake,
-    Prediction,
-    as_result_array,
-    compare,
-    fresh_rng,
-    named,
-)
+from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, named
+from ._prediction import Prediction
 
 # ----------------------------------------------------------------------------------------------
 # helpers for the checks

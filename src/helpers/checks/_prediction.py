@@ -1,0 +1,133 @@
+"""Predictions: a question answered before a widget or figure shows the answer.
+
+``checks.<name>.check("fall")``: explained whichever way the learner answered, so a wrong guess
+teaches as much as a right one. Results carry the same ids as exercise checks (see ``_core``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from . import _core  # its time limit is read at call time (tests may lower it)
+from ._core import CheckResult, _log_for_grading, _Text, _type_name
+
+
+class Prediction:
+    """A question asked *before* a widget answers it: ``checks.<name>.check("fall")``.
+
+    The learner's copy sets the guess to None (``guess = None  ### ANSWER`` in the source), which
+    counts as "not attempted yet". Either way the learner answers, the result explains why, so
+    a wrong guess teaches as much as a right one.
+
+    Parameters
+    ----------
+    name : str
+        Stable id, e.g. ``"temperature_prediction"``.
+    question : str
+        The question, as the lesson asks it.
+    answer : str or float
+        The right choice (one of ``choices``) or the right number.
+    explanation : str
+        Why that is the answer; shown whichever way the learner answered.
+    choices : list of str, optional
+        The allowed answers (case and surrounding spaces ignored). Omit for a number.
+    wrong : dict, optional
+        For a choice: ``{choice: what that guess overlooks}``, shown before the explanation.
+    rtol : float
+        For a number: the relative tolerance within which the guess counts as right.
+    stars : int
+        Predictions are ★ unless said otherwise.
+    """
+
+    lesson: str = ""
+    signature = "a prediction"
+
+    def __init__(
+        self,
+        name: str,
+        question: str,
+        answer: str | float,
+        explanation: str,
+        choices: list[str] | None = None,
+        wrong: dict[str, str] | None = None,
+        rtol: float = 0.1,
+        stars: int = 1,
+    ):
+        if choices is not None and answer not in choices:
+            raise ValueError(f"{name}: answer {answer!r} is not one of the choices {choices}")
+        self.name, self.question, self.answer = name, question, answer
+        self.explanation, self.choices = explanation, choices
+        self.wrong, self.rtol, self.stars = wrong or {}, rtol, stars
+        self.title = f"predict: {question}"
+
+    def __repr__(self) -> str:
+        options = f" ({' / '.join(self.choices)})" if self.choices else " (a number)"
+        return f"<prediction {self.name}: {self.question}{options}: .check(your_guess)>"
+
+    def _result(self, passed: bool | None, message: str, mistake: str | None = None):
+        return CheckResult(
+            passed, message, self.name, f"{self.name}.{mistake}" if mistake else None
+        )
+
+    def check(self, guess: Any) -> CheckResult:
+        """Compare the guess with the answer and explain. Never raises."""
+        try:
+            result = _core._in_known_state(self._check, (guess,), _core.CHECK_TIME_LIMIT_SECONDS)
+        except BaseException as bug:  # e.g. a guess whose __str__ or __float__ raises or hangs
+            result = self._result(False, f"could not read your guess ({_type_name(bug)})", "bad")
+        _log_for_grading(result, self.lesson)
+        return result
+
+    def _check(self, guess: Any) -> CheckResult:
+        if guess is None or guess is Ellipsis:
+            return self._result(
+                None, f"make your guess first: {self.question} Then run this cell again."
+            )
+        if self.choices is not None:
+            if not isinstance(guess, str):
+                return self._result(
+                    False,
+                    f"answer with one of {', '.join(map(repr, self.choices))} (a string); got "
+                    f"{type(guess).__name__}",
+                    "not_a_choice",
+                )
+            picked = guess.strip().lower()
+            if picked not in [c.lower() for c in self.choices]:
+                return self._result(
+                    False,
+                    f"answer with one of {', '.join(map(repr, self.choices))}; got {guess[:40]!r}",
+                    "not_a_choice",
+                )
+            if picked == str(self.answer).lower():
+                return self._result(True, f"right: {self.answer}. {self.explanation}")
+            overlooked = (self.wrong.get(picked, "") + " ").lstrip()
+            return self._result(
+                False,
+                f"not {picked}: the answer is {self.answer}. {overlooked}{self.explanation}",
+                "picked_" + re.sub(r"[^a-z0-9]+", "_", picked).strip("_"),
+            )
+        if isinstance(guess, bool) or not isinstance(guess, (int, float, np.integer, np.floating)):
+            return self._result(
+                False, f"answer with a number; got {type(guess).__name__}", "not_a_number"
+            )
+        value = float(guess)
+        if not np.isfinite(value):
+            return self._result(False, f"answer with a finite number; got {value}", "not_a_number")
+        target = float(self.answer)
+        if abs(value - target) <= self.rtol * abs(target):
+            return self._result(True, f"right: about {target:.3g}. {self.explanation}")
+        direction = "too high" if value > target else "too low"
+        return self._result(
+            False,
+            f"{value:.3g} is {direction}: the answer is about {target:.3g}. {self.explanation}",
+            direction.replace(" ", "_"),
+        )
+
+    def hint(self, level: int = 1) -> _Text:
+        return _Text("Hint", "run the widget or figure below after you guess; then explain it.")
+
+    def solution(self) -> _Text:
+        return _Text(f"Answer to {self.name}", f"{self.answer}: {self.explanation}")
