@@ -132,6 +132,7 @@ def _state():
         len(warnings.filters),
         signal.getitimer(signal.ITIMER_REAL),
         sys.gettrace(),
+        sys.getprofile(),  # the calls_helper watch must not outlive the check
     )
 
 

@@ -51,7 +51,7 @@ def test_a_key_padding_mask_broadcasts_over_queries_and_heads_in_attention():
         ([1, 2], True, TypeError, "n must be a whole number"),
         ([1, 2], None, TypeError, "n must be a whole number"),
         ([1, 2], "3", TypeError, "n must be a whole number"),
-        ([0], -1, ValueError, "n must be >= 0"),
+        ([0], -1, ValueError, "n must be at least 0"),
         ([1.0, 2.0], 3, TypeError, "lengths must hold whole numbers"),
         ([True, False], 3, TypeError, "lengths must hold whole numbers"),
         (["a"], 3, TypeError, "lengths must hold whole numbers"),

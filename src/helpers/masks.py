@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._validate import ArgumentTypeError, whole_number
+
 __all__ = ["padding_mask"]
 
 
@@ -36,25 +38,23 @@ def padding_mask(lengths, n: int) -> np.ndarray:
     ------
     TypeError
         If ``n`` is not a whole number (a bool or a float such as 4.0 included), or
-        ``lengths`` does not hold whole numbers.
+        ``lengths`` does not hold whole numbers (an ``ArgumentTypeError``, also a
+        ``ValueError``).
     ValueError
         If ``n`` is negative, ``lengths`` is not 1-D, or a length is negative or above ``n``.
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"padding_mask: n must be a whole number of positions, got {n!r}")
-    if n < 0:
-        raise ValueError(f"padding_mask: n must be >= 0, got n={n}")
+    n = whole_number(n, "padding_mask: n")
     try:
         arr = np.asarray(lengths)
     except Exception:  # ragged lists and the like
-        raise TypeError(
+        raise ArgumentTypeError(
             "padding_mask: lengths must be a flat list or 1-D array of whole numbers, one per "
             f"sentence; got {type(lengths).__name__} {str(lengths)[:60]}"
         ) from None
     if arr.shape == (0,):  # an empty batch: np.asarray([]) is float64, but there is no length
         arr = arr.astype(int)
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(
+        raise ArgumentTypeError(
             "padding_mask: lengths must hold whole numbers (one length per sentence), got "
             f"dtype {arr.dtype}"
         )

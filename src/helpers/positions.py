@@ -28,7 +28,7 @@ def sinusoidal_positional_encoding(n_positions: int, d_model: int) -> np.ndarray
     """
     n_positions = whole_number(n_positions, "n_positions")
     d_model = whole_number(d_model, "d_model", minimum=1)
-    if d_model <= 0 or d_model % 2:
+    if d_model % 2:
         raise ValueError(
             f"d_model must be a positive even number (sin/cos come in pairs), got d_model={d_model}"
         )

@@ -38,9 +38,6 @@ from .pretrained import MiniLM, load_minilm
 __all__ = ["AttentionGrid", "RealAttentionExplorer", "grid_mosaic", "plot_attention_grid"]
 
 SELECTED = "#f03b20"  # the explorer's highlight colour
-# Up to this many tokens the heatmap's cells are SVG rectangles instead of a PNG: nothing for
-# the browser to decode after a click, so the new map shows one frame sooner (at most 24 x 24
-# = 576 rectangles; longer sentences keep the base class's picture).
 _ids = itertools.count()
 
 

@@ -23,7 +23,12 @@ def _gather() -> dict[str, Exercise | Prediction]:
             continue
         module = importlib.import_module(f"{__name__}.{module_info.name}")
         for name, value in vars(module).items():
-            if isinstance(value, (Exercise, Prediction)) and name == value.name:
+            if isinstance(value, (Exercise, Prediction)):
+                if name != value.name:
+                    raise ImportError(
+                        f"{module_info.name}.{name} is the exercise {value.name!r}: name the "
+                        "variable as the exercise, so checks.<name> finds it"
+                    )
                 if name in found:
                     raise ImportError(f"exercise {name!r} is defined in two lessons")
                 value.lesson = module_info.name.removeprefix("lesson")

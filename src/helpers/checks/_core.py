@@ -21,6 +21,7 @@ JSON line to it (exercise, lesson, passed, mistake, message): ``make grade`` rea
 from __future__ import annotations
 
 import contextlib
+import functools
 import html
 import importlib
 import inspect
@@ -244,8 +245,8 @@ class Exercise:
                 "not_a_function",
             )
         limit = CHECK_TIME_LIMIT_SECONDS
-        watched = _helper_codes(self.not_allowed)
         try:
+            watched = _helper_codes(self.not_allowed)
             message = _in_known_state(
                 self._grade,
                 (lambda *args: _call_learner(answer, args, self.signature, watched),),
@@ -297,6 +298,7 @@ class Exercise:
         return _Text(f"Solution for {self.signature}", source.strip(), code=True)
 
 
+@functools.cache
 def _helper_codes(dotted_names: tuple[str, ...]) -> dict[Any, str]:
     """The code objects of the course helpers ``dotted_names`` name, mapped to those names."""
     codes = {}
@@ -658,7 +660,7 @@ def _with_time_limit(fn: Callable[..., Any], args: tuple, seconds: float) -> Any
         deadline = time.monotonic() + seconds
         if _deadlines:
             deadline = min(deadline, _deadlines[-1])
-        previous_trace = sys.gettrace()
+        previous_trace, previous_profile = sys.gettrace(), sys.getprofile()
         previous_handler = signal.signal(signal.SIGALRM, _on_alarm) if outermost else None
         _deadlines.append(deadline)
         signal.setitimer(
@@ -680,6 +682,9 @@ def _with_time_limit(fn: Callable[..., Any], args: tuple, seconds: float) -> Any
                 )
             if sys.gettrace() is not previous_trace:
                 sys.settrace(previous_trace)
+            # Here, not only in _watching: the alarm may interrupt that clean-up, never this one.
+            if sys.getprofile() is not previous_profile:
+                sys.setprofile(previous_profile)
 
     outcome: dict[str, Any] = {}
 
@@ -699,7 +704,14 @@ def _with_time_limit(fn: Callable[..., Any], args: tuple, seconds: float) -> Any
     return outcome["value"]
 
 
-_MACHINERY = {_with_time_limit.__code__, _on_alarm.__code__, _trace_after_deadline.__code__}
+# Code the alarm never interrupts: the time limit itself, and the restoring of the learner's
+# global state (RNG, print options), whose interruption would leave that state changed.
+_MACHINERY = {
+    _with_time_limit.__code__,
+    _on_alarm.__code__,
+    _trace_after_deadline.__code__,
+    _restore_global_state.__code__,
+}
 
 
 # ----------------------------------------------------------------------------------------------

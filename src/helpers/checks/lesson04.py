@@ -29,16 +29,6 @@ def _reference_softmax(z):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def _reference_attention(Q, K, V):
-    d_k = Q.shape[-1]
-    scores = Q @ K.T / np.sqrt(d_k)  # (n_q, n_k)
-    scores = scores - scores.max(axis=-1, keepdims=True)
-    weights = np.exp(scores)
-    weights = weights / weights.sum(axis=-1, keepdims=True)  # each row sums to 1
-    output = weights @ V  # (n_q, d_v): a weighted average of V's rows
-    return output, weights
-
-
 # ------------------------------------------------------------------------------ softmax
 # What common wrong softmaxes return, to recognise them. NumPy's overflow warnings are
 # silenced: a NaN here is the point.

@@ -39,6 +39,23 @@ def _bytes(text: str) -> int | None:
     return int(value) or None
 
 
+def _seconds(limit: float):
+    """A float type for argparse that must lie in (0, limit) seconds."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+        if not 0 < value < limit:
+            raise argparse.ArgumentTypeError(
+                f"{value:g} s: give more than 0 and less than {limit:g}"
+            )
+        return value
+
+    return parse
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m helpers.grade",
@@ -48,11 +65,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--submissions", required=True, type=Path, help="one folder per student")
     p.add_argument("--out", required=True, type=Path, help="where the reports go")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="kernels at once")
-    p.add_argument("--cell-timeout", type=float, default=60.0, help="seconds per cell")
-    p.add_argument("--notebook-timeout", type=float, default=300.0, help="seconds per notebook")
+    p.add_argument("--cell-timeout", type=_seconds(86400), default=60.0, help="seconds per cell")
+    p.add_argument(
+        "--notebook-timeout", type=_seconds(86400), default=300.0, help="seconds per notebook"
+    )
     p.add_argument(
         "--check-time-limit",
-        type=float,
+        type=_seconds(3600),  # the checks' own bound (helpers.checks._core)
         default=5.0,
         help="seconds for one call of a student's function inside a check",
     )

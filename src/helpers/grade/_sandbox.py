@@ -138,6 +138,17 @@ def read_log(path: Path) -> list[dict]:
     return records
 
 
+class _NotebookOutOfTime(Exception):
+    """The notebook's own time limit passed between two cells."""
+
+
+def _before_deadline(deadline: float) -> None:
+    """Stop before the next cell once the notebook's limit has passed: each cell still gets at
+    least 0.5 s of its own, so many quick cells could otherwise run past it."""
+    if time.monotonic() >= deadline:
+        raise _NotebookOutOfTime
+
+
 async def run_notebook(
     path: Path,
     nb: nbformat.NotebookNode,
@@ -194,6 +205,7 @@ async def run_notebook(
                     if cell.cell_type != "code":
                         continue
                     outcome.stopped_at = index
+                    _before_deadline(deadline)
                     await client.async_execute_cell(cell, index)
                 outcome.stopped_at = None
                 checked = {r["exercise"] for r in read_log(log_path)}
@@ -206,9 +218,12 @@ async def run_notebook(
                     )
                     nb.cells.append(cell)
                     outcome.stopped_at, outcome.detail = -1, f"the grader's own check of {name}"
+                    _before_deadline(deadline)
                     await client.async_execute_cell(cell, len(nb.cells) - 1)
                     outcome.detail = ""
                 outcome.stopped_at = None
+        except _NotebookOutOfTime:
+            outcome.stopped = "notebook_timeout"
         except CellTimeoutError:
             late = time.monotonic() >= deadline - 0.5
             outcome.stopped = "notebook_timeout" if late else "cell_timeout"

@@ -18,7 +18,19 @@ and checked by sha256 on every load. Widgets on top of it live in :mod:`helpers.
 
 from .fetch import MODEL_DIR, ModelFilesError, fetch
 from .heads import attention_distance, head_offset_score, special_token_weight
-from .minilm import MiniLM, Trace, gelu, layer_norm, load_minilm
+
+_FROM_MINILM = ("MiniLM", "Trace", "gelu", "layer_norm", "load_minilm")
+
+
+def __getattr__(name: str):
+    # The model module imports safetensors, tokenizers and threadpoolctl: only when it is used,
+    # so that `helpers.pretrained.heads` (and the checks that use it) need NumPy alone.
+    if name in _FROM_MINILM:
+        from . import minilm
+
+        return getattr(minilm, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "MODEL_DIR",
