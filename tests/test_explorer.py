@@ -491,3 +491,25 @@ def test_accented_words_are_one_token():
     ex = AttentionExplorer("le café est prêt")
     assert ex.tokens == ["le", "café", "est", "prêt"]
     assert ">café<" in ex._heatmap.value
+
+
+def test_in_a_kernel_the_pictures_go_first_and_the_message_a_moment_later():
+    """With an event loop running (a kernel), a click sends the heatmap and the bars at once,
+    the sentence under the controls and the button highlight after AFTER_PAINT_S."""
+    import asyncio
+
+    from helpers.explorer import AFTER_PAINT_S
+
+    ex = AttentionExplorer()
+    message_before = ex._message_control.value
+
+    async def click() -> tuple:
+        ex.select_query(3)
+        at_once = ('data-query="3"' in ex._heatmap.value, ex._message_control.value)
+        await asyncio.sleep(2 * AFTER_PAINT_S)
+        return at_once, ex._message_control.value, ex._token_buttons[3].button_style
+
+    (heatmap_moved, message_at_once), message_later, style = asyncio.run(click())
+    assert heatmap_moved and message_at_once == message_before
+    assert message_later != message_before and "&quot;on&quot; (position 3)" in message_later
+    assert style == "warning"

@@ -91,7 +91,7 @@ def test_in_a_kernel_the_buttons_follow_the_map_a_moment_later():
     """With an event loop running (a kernel), a pick sends the map first, the rest after."""
     import asyncio
 
-    from helpers.real_explorer import AFTER_PAINT_S
+    from helpers.explorer import AFTER_PAINT_S
 
     grid = AttentionGrid(model=load_minilm())
 

@@ -27,6 +27,7 @@ current state in the same output as the widget (see :func:`helpers.live.show`).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import html
 import io
@@ -592,6 +593,12 @@ class AttentionExplorer:
         self._heatmap.value = self._heatmap_svg()
         self._bars.value = self._bars_svg()
         self._message_text = self._describe()
+        # The sentence under the controls and the buttons' highlight follow a moment later, so
+        # that the browser paints the pictures before it re-renders them (_after_paint).
+        _after_paint(self._show_message_and_buttons)
+
+    def _show_message_and_buttons(self) -> None:
+        """Send the message and the selected token's highlight, as the state is now."""
         self._message_control.value = f'<span style="{_FONT}">{_esc(self._message_text)}</span>'
         buttons = self._token_buttons
         if 0 <= self._styled < len(buttons) and self._styled != self._query:
@@ -841,6 +848,25 @@ class AttentionExplorer:
         parts.extend(masked_marks)
         parts.append("</svg>")
         return "".join(parts)
+
+
+AFTER_PAINT_S = 0.03
+
+
+def _after_paint(callback) -> None:
+    """Run ``callback`` ``AFTER_PAINT_S`` later when a kernel's event loop runs, else now.
+
+    A click changes the pictures (what the learner looks at) and, besides, text and buttons.
+    Sent together, the browser re-renders them all before it paints the new pictures; sent a
+    moment later, the pictures come first. The callback reads the state when it runs, so a
+    quicker second click is never undone.
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no event loop (a script, a test): nothing to wait for
+        callback()
+        return
+    loop.call_later(AFTER_PAINT_S, callback)
 
 
 def _cross(x: float, y: float, r: float) -> str:

@@ -15,7 +15,6 @@ costs one forward pass (~10-30 ms); picking a map or a token only draws.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import io
 import itertools
@@ -28,6 +27,7 @@ from matplotlib.figure import Figure
 from .explorer import (
     MAX_TOKENS,
     AttentionExplorer,
+    _after_paint,
     _axis_label,
     _colour_index,
     _palette_png,
@@ -224,26 +224,6 @@ class RealAttentionExplorer(AttentionExplorer):
         return svg.replace(
             f">head {self._head}: rows", f">layer {self._layer}, head {self._head}: rows", 1
         )
-
-
-AFTER_PAINT_S = 0.03
-
-
-def _after_paint(callback) -> None:
-    """Run ``callback`` ``AFTER_PAINT_S`` later when a kernel's event loop runs, else now.
-
-    A grid pick changes the map (what the learner looks at) and, besides, two rows of buttons
-    and the grid's outline. Sent together, the browser re-renders them before it paints the
-    new map: in the browser test, 40 ms click-to-new-pixels instead of 32 ms for a token
-    click. Sent a moment later, the map comes first. The callback reads the state when it runs,
-    so a quicker second pick is never undone.
-    """
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:  # no event loop (a script, a test): nothing to wait for
-        callback()
-        return
-    loop.call_later(AFTER_PAINT_S, callback)
 
 
 # ---------------------------------------------------------------------- the grid of 72 maps
