@@ -820,6 +820,14 @@ def unpack_pair(
     return value[0], value[1]
 
 
+def raw_softmax(s: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Softmax along ``axis`` that lets NaN and inf through, silently: what a (wrong) answer's
+    arithmetic returns, to recognise it. Not for the learner's own result."""
+    with np.errstate(all="ignore"):
+        e = np.exp(s - np.max(s, axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+
 def close(a: np.ndarray, b: np.ndarray, rtol: float = 1e-4, atol: float = 1e-5) -> bool:
     """Equal within float32-friendly tolerances (NaN anywhere, or complex, counts as not equal)."""
     if np.iscomplexobj(a) or np.iscomplexobj(b):

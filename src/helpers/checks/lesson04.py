@@ -18,6 +18,7 @@ from ._core import (
     compare,
     fresh_rng,
     named,
+    raw_softmax,
     unpack_pair,
 )
 from ._prediction import Prediction
@@ -355,13 +356,6 @@ def _reference_attention(Q, K, V):
     return output, weights
 
 
-def _sm(s, axis=-1):
-    """Softmax that lets NaN through, to reproduce what a wrong answer returns."""
-    with np.errstate(all="ignore"):
-        e = np.exp(s - np.max(s, axis=axis, keepdims=True))
-        return e / e.sum(axis=axis, keepdims=True)
-
-
 def _weights_mistakes(Q, K, what: str) -> dict[str, np.ndarray]:
     d_k, n_k = Q.shape[-1], K.shape[-2]
     scores = Q @ np.swapaxes(K, -1, -2)
@@ -376,17 +370,17 @@ def _weights_mistakes(Q, K, what: str) -> dict[str, np.ndarray]:
             "unscaled",
             f"{what}: the weights are not scaled. Divide the scores Q K^T by sqrt(d_k) before "
             "the softmax (without it, large d_k saturates the softmax).",
-        ): _sm(scores),
+        ): raw_softmax(scores),
         named(
             "scale_dk",
             f"{what}: you divided the scores by d_k = {d_k}; the paper divides by "
             f"sqrt(d_k) = {np.sqrt(d_k):g}.",
-        ): _sm(scores / d_k),
+        ): raw_softmax(scores / d_k),
         named(
             "scale_n",
             f"{what}: you divided the scores by the sequence length n_k = {n_k}; the scale is "
             f"1 / sqrt(d_k), with d_k = {d_k} the width of Q and K.",
-        ): _sm(scores / n_k),
+        ): raw_softmax(scores / n_k),
         named(
             "returned_scores",
             f"{what}: the second value holds the scores Q K^T / sqrt(d_k); return the weights, "
@@ -401,7 +395,7 @@ def _weights_mistakes(Q, K, what: str) -> dict[str, np.ndarray]:
             "columns_sum_to_one",
             f"{what}: your weights' columns sum to 1, not the rows: take the softmax along the "
             "last axis (keys, axis=-1), one distribution per query.",
-        ): _sm(scaled, axis=-2),
+        ): raw_softmax(scaled, axis=-2),
         named(
             "overflow",
             f"{what}: your weights contain NaN or inf. np.exp of scores around 800 overflows; "
@@ -422,7 +416,7 @@ def _weights_mistakes(Q, K, what: str) -> dict[str, np.ndarray]:
                 "The leading axes are separate examples; the softmax runs over the keys only: "
                 "axis=-1.",
             )
-        ] = _sm(scaled, axis=0)
+        ] = raw_softmax(scaled, axis=0)
         KT = K.T  # what K.T gives on a batch: every axis reversed, (d_k, n_k, b) for (b, n_k, d_k)
         try:
             with np.errstate(all="ignore"):
@@ -430,7 +424,9 @@ def _weights_mistakes(Q, K, what: str) -> dict[str, np.ndarray]:
         except ValueError:
             flipped = None
         if flipped is not None and flipped.shape == scaled.shape:
-            mistakes[named("transpose_all_axes", _transpose_all_axes_message(what))] = _sm(flipped)
+            mistakes[named("transpose_all_axes", _transpose_all_axes_message(what))] = raw_softmax(
+                flipped
+            )
     if Q.shape[-2] == K.shape[-2]:
         mistakes[
             named(
@@ -438,14 +434,14 @@ def _weights_mistakes(Q, K, what: str) -> dict[str, np.ndarray]:
                 f"{what}: the scores are transposed: K Q^T puts keys on the rows. Use Q K^T so "
                 "that row i holds query i's score against every key.",
             )
-        ] = _sm(scaled.swapaxes(-1, -2))
+        ] = raw_softmax(scaled.swapaxes(-1, -2))
         mistakes[
             named(
                 "weights_transposed",
                 f"{what}: the weights are transposed: row i should be query i's distribution "
                 "over the keys (rows sum to 1).",
             )
-        ] = _sm(scaled).swapaxes(-1, -2)
+        ] = raw_softmax(scaled).swapaxes(-1, -2)
     return mistakes
 
 
@@ -692,7 +688,7 @@ def _zero_t_mistakes(what: str, scaled: np.ndarray, top: np.ndarray) -> dict[str
             "temperature_one",
             f"{what}: these are the ordinary attention weights, at T = 1. The challenge asks "
             "for their limit as T -> 0.",
-        ): _sm(scaled),
+        ): raw_softmax(scaled),
         named(
             "argmax_over_queries",
             f"{what}: you took the top score of each column (over the queries, axis 0); "

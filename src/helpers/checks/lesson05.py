@@ -15,6 +15,7 @@ from ._core import (
     compare,
     fresh_rng,
     named,
+    raw_softmax,
     unpack_pair,
 )
 from ._prediction import Prediction
@@ -167,14 +168,6 @@ def _reference_masked_attention(Q, K, V, mask):
     return weights @ V, weights  # (n_q, d_v), (n_q, n_k)
 
 
-def _softmax_nan_ok(s, axis=-1):
-    """Softmax that lets NaN through (to reproduce what a wrong answer returns)."""
-    with np.errstate(all="ignore"):
-        s = s - np.max(s, axis=axis, keepdims=True)
-        e = np.exp(s)
-        return e / e.sum(axis=axis, keepdims=True)
-
-
 def _variant_weights(Q, K, V, mask, how: str) -> np.ndarray:
     """The weights a particular wrong answer computes (NaN where it would produce NaN)."""
     d_k, d_v = Q.shape[-1], V.shape[-1]
@@ -184,21 +177,21 @@ def _variant_weights(Q, K, V, mask, how: str) -> np.ndarray:
     s = Q @ K.T * scale
     with np.errstate(all="ignore"):
         if how == "after_no_renorm":
-            return _softmax_nan_ok(s) * mask
+            return raw_softmax(s) * mask
         if how == "after_renorm":  # right in exact arithmetic; underflows on huge scores
-            w = _softmax_nan_ok(s) * mask
+            w = raw_softmax(s) * mask
             return w / w.sum(axis=-1, keepdims=True)
         if how == "times_zero":
-            return _softmax_nan_ok(s * mask)
+            return raw_softmax(s * mask)
         if how == "no_mask":
-            return _softmax_nan_ok(s)
+            return raw_softmax(s)
         if how == "inverted":
-            return _softmax_nan_ok(np.where(mask, -np.inf, s))
+            return raw_softmax(np.where(mask, -np.inf, s))
         if how == "own_causal":
-            return _softmax_nan_ok(np.where(np.tril(np.ones(mask.shape, bool)), s, -np.inf))
+            return raw_softmax(np.where(np.tril(np.ones(mask.shape, bool)), s, -np.inf))
         if how == "axis0":
-            return _softmax_nan_ok(np.where(mask, s, -np.inf), axis=0)
-        return _softmax_nan_ok(np.where(mask, s, -np.inf))  # the scale variants
+            return raw_softmax(np.where(mask, s, -np.inf), axis=0)
+        return raw_softmax(np.where(mask, s, -np.inf))  # the scale variants
 
 
 _WEIGHT_MISTAKES = {
@@ -246,7 +239,7 @@ def _finite_fill(Q, K, mask, got) -> float | None:
         return None
     fill = float(np.median(estimates))
     agree = np.allclose(estimates, fill, rtol=1e-3, atol=0.05)
-    if agree and close(got, _softmax_nan_ok(np.where(mask, s, fill))):
+    if agree and close(got, raw_softmax(np.where(mask, s, fill))):
         return fill
     return None
 
@@ -428,15 +421,15 @@ def _build_it_variants(seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """(A, out) of the usual wrong versions of the cell."""
     _, _, V, s = _build_it_parts(seed)
     tril = np.tril(np.ones((3, 3), dtype=bool))
-    full = _softmax_nan_ok(s)
-    causal = _softmax_nan_ok(np.where(tril, s, -np.inf))
+    full = raw_softmax(s)
+    causal = raw_softmax(np.where(tril, s, -np.inf))
     late = full * tril
     variants = {
         "no_mask": full,
-        "upper_triangle": _softmax_nan_ok(np.where(np.triu(tril.T), s, -np.inf)),
-        "diagonal_left_out": _softmax_nan_ok(np.where(np.tril(tril, k=-1), s, -np.inf)),
+        "upper_triangle": raw_softmax(np.where(np.triu(tril.T), s, -np.inf)),
+        "diagonal_left_out": raw_softmax(np.where(np.tril(tril, k=-1), s, -np.inf)),
         "after_no_renorm": late,
-        "times_zero": _softmax_nan_ok(s * tril),
+        "times_zero": raw_softmax(s * tril),
     }
     out = {how: (A, A @ V) for how, A in variants.items()}
     out["out_from_unmasked"] = (causal, full @ V)
@@ -666,13 +659,13 @@ def _batched_variants(Q, K, lengths, causal) -> dict[str, np.ndarray]:
     causal_part = tril if causal else True
 
     def sm(mask, scores=s):
-        return _softmax_nan_ok(np.where(mask, scores, -np.inf))
+        return raw_softmax(np.where(mask, scores, -np.inf))
 
     variants = {
         "ignores_padding": sm(np.broadcast_to(causal_part, s.shape)),
         "masks_padded_queries": sm(keys & real[:, :, None] & causal_part),
         "padding_on_query_axis": sm(real[:, :, None] & causal_part),
-        "times_zero": _softmax_nan_ok(s * (keys & causal_part)),
+        "times_zero": raw_softmax(s * (keys & causal_part)),
         "unscaled": sm(keys & causal_part, s * np.sqrt(d_k)),
         "includes_first_pad": sm(
             (np.arange(n)[None, :] <= lengths[:, None])[:, None, :] & causal_part
@@ -764,7 +757,7 @@ def _grade_batched_masked_attention(call):
                     f"{what}: K.T reverses every axis of a batch (b, n, d_k) -> (d_k, n, b); "
                     "swap only the last two: np.swapaxes(K, -1, -2).",
                 )
-            ] = _softmax_nan_ok(np.where(mask, flipped, -np.inf))
+            ] = raw_softmax(np.where(mask, flipped, -np.inf))
         compare(
             w,
             ref_w,
@@ -937,13 +930,13 @@ def _decode_run(call, X, weights, qkv, full, p: int, label: str) -> None:
         known = {
             "only_new_token": V[t],
             "first_key_only": V[0],
-            "unscaled": _softmax_nan_ok(K[: t + 1] @ q) @ V[: t + 1],
+            "unscaled": raw_softmax(K[: t + 1] @ q) @ V[: t + 1],
             "mean_of_values": V[: t + 1].mean(axis=0),
-            "key_as_query": _softmax_nan_ok(K[: t + 1] @ K[t] / np.sqrt(d_k)) @ V[: t + 1],
+            "key_as_query": raw_softmax(K[: t + 1] @ K[t] / np.sqrt(d_k)) @ V[: t + 1],
         }
         if t > 0:
             known = {
-                "attends_before_append": _softmax_nan_ok(s_all[:t]) @ V[:t],
+                "attends_before_append": raw_softmax(s_all[:t]) @ V[:t],
                 **known,
             }
         if t == 0:  # one key: every rule gives v_0, nothing to tell apart

@@ -21,15 +21,10 @@ from ._core import (
     compare,
     fresh_rng,
     named,
+    raw_softmax,
     unpack_pair,
 )
 from ._prediction import Prediction
-
-
-def _softmax(s, axis=-1):
-    with np.errstate(all="ignore"):
-        e = np.exp(s - s.max(axis=axis, keepdims=True))
-        return e / e.sum(axis=axis, keepdims=True)
 
 
 def _swap(a):
@@ -105,11 +100,11 @@ def _cross(X_q, X_kv, W_Q, W_K, W_V, lengths, how=""):
         "inverted_mask": positions >= lengths[:, None],
     }.get(how, positions < lengths[:, None])  # (b, n_k)
     if how in ("no_padding_mask", "zeroed_after_softmax"):
-        w = _softmax(s)
+        w = raw_softmax(s)
         if how == "zeroed_after_softmax":
             w = w * real[:, None, :]
     else:
-        w = _softmax(np.where(real[:, None, :], s, -np.inf))
+        w = raw_softmax(np.where(real[:, None, :], s, -np.inf))
     return w @ V, w
 
 
@@ -267,7 +262,7 @@ def _heads(X, W_Q, W_K, W_V, scale="sqrt_dk", shared=False):
     V = np.einsum("...nd,hdk->...hnk", X, W_V)
     factor = {"sqrt_dk": 1 / np.sqrt(Q.shape[-1]), "none": 1.0,
               "sqrt_d_model": 1 / np.sqrt(X.shape[-1])}[scale]  # fmt: skip
-    A = _softmax(Q @ _swap(K) * factor)
+    A = raw_softmax(Q @ _swap(K) * factor)
     return A @ V, A
 
 
@@ -458,7 +453,7 @@ def _mqa(X, W_Q, W_K, W_V, W_O, how=""):
     picks = [0] * W_Q.shape[0] if how == "one_query_head" else range(W_Q.shape[0])
     Q = np.stack([X @ W_Q[a] for a in picks])  # (h, n, d_k)
     scale = 1.0 if how == "unscaled" else 1 / np.sqrt(Q.shape[-1])
-    A = _softmax(Q @ K.T * scale)  # (h, n, n)
+    A = raw_softmax(Q @ K.T * scale)  # (h, n, n)
     heads = A @ V  # (h, n, d_v)
     h, n, d_v = heads.shape
     concat = np.concatenate(list(heads), axis=-1)

@@ -13,14 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, named
+from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, named, raw_softmax
 
 EPS = 1e-6
-
-
-def _softmax(S):
-    e = np.exp(S - S.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -41,7 +36,7 @@ def _finite_difference_softmax(S, dA, eps=EPS):
         plus, minus = S.copy(), S.copy()
         plus[index] += eps
         minus[index] -= eps
-        grad[index] = ((dA * _softmax(plus)).sum() - (dA * _softmax(minus)).sum()) / (2 * eps)
+        grad[index] = ((dA * raw_softmax(plus)).sum() - (dA * raw_softmax(minus)).sum()) / (2 * eps)
     return grad
 
 
@@ -120,7 +115,7 @@ def _grade_softmax_backward(call):
         S = rng.normal(0, 1.5, shape)
         if mask is not None:
             S = np.where(mask, S, -np.inf)
-        A, dA = _softmax(S), rng.standard_normal(shape)
+        A, dA = raw_softmax(S), rng.standard_normal(shape)
         # Central differences; a masked score (-inf) stays -inf when nudged: its gradient is 0.
         numerical = _finite_difference_softmax(S, dA)
         what = f"softmax_backward(A, dA) on {label}"
@@ -176,7 +171,7 @@ def _reference_attention_backward(Q, K, V, dO):
 
 
 def _attention(Q, K, V):
-    return _softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V
+    return raw_softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V
 
 
 def _finite_difference_attention(Q, K, V, dO, eps=EPS):
@@ -197,7 +192,7 @@ def _finite_difference_attention(Q, K, V, dO, eps=EPS):
 
 def _attention_backward_wrong(Q, K, V, dO, how):
     c = 1 / np.sqrt(Q.shape[-1])
-    A = _softmax(Q @ K.T * c)
+    A = raw_softmax(Q @ K.T * c)
     dA = dO @ V.T
     dV = A.T @ dO
     dS = A * (dA - (dA * A).sum(-1, keepdims=True))
