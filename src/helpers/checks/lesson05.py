@@ -260,11 +260,11 @@ def _generic_weights_message(what: str, got: np.ndarray, mask: np.ndarray) -> st
     )
 
 
-def _unpack(value, what: str, n_q: int, n_k: int, d_v: int) -> tuple[np.ndarray, np.ndarray]:
-    """The learner's ``(output, weights)``, with the usual slips named."""
-    out, weights = unpack_pair(value, what, (n_q, d_v), (n_q, n_k))
-    out = as_result_array(out, what, (n_q, d_v), part="output")
-    weights = as_result_array(weights, what, (n_q, n_k), part="weights")
+def _unpack(value, what: str, out_shape: tuple, w_shape: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """The learner's ``(output, weights)`` as float arrays, with the usual slips named."""
+    out, weights = unpack_pair(value, what, out_shape, w_shape)
+    out = as_result_array(out, what, out_shape, part="output")
+    weights = as_result_array(weights, what, w_shape, part="weights")
     return out, weights
 
 
@@ -299,9 +299,8 @@ def _grade_masked_attention(call):
         got_out, got_w = _unpack(
             call(Q.astype(dtype), K.astype(dtype), V.astype(dtype), mask.copy()),
             what,
-            nq,
-            nk,
-            d_v,
+            (nq, d_v),
+            (nq, nk),
         )
         ref_out, ref_w = _reference_masked_attention(Q, K, V, mask)
         if label == "large scores" and not np.all(np.isfinite(got_w)):
@@ -737,9 +736,7 @@ def _grade_batched_masked_attention(call):
                     "transpose_all_axes",
                 ) from None
             raise
-        out, w = unpack_pair(value, what, (bb, nn, d_v), (bb, nn, nn))
-        out = as_result_array(out, what, (bb, nn, d_v), part="output")
-        w = as_result_array(w, what, (bb, nn, nn), part="weights")
+        out, w = _unpack(value, what, (bb, nn, d_v), (bb, nn, nn))
         ref_out, ref_w = _reference_batched_masked_attention(Q, K, V, L, causal)
         known = {
             named(how, f"{what}: {_BATCHED_MISTAKES[how]}"): wrong
