@@ -175,7 +175,21 @@ class LearnerError(Exception):
         self.id = id
 
 
-class Exercise:
+class _Checked:
+    """What exercises and predictions share: a stable ``name`` (the result's ``exercise`` id)
+    and the lesson it belongs to (set by :mod:`helpers.checks`)."""
+
+    name: str
+    lesson: str = ""
+
+    def _result(self, passed: bool | None, message: str, mistake: str | None = None):
+        """A result of this check; ``mistake`` gets the exercise prefix (``softmax.<id>``)."""
+        return CheckResult(
+            passed, message, self.name, f"{self.name}.{mistake}" if mistake else None
+        )
+
+
+class Exercise(_Checked):
     """One exercise: ``check(answer)``, ``hint(level)``, ``solution()``.
 
     Parameters
@@ -204,8 +218,6 @@ class Exercise:
     ``lesson`` (``"04"``) is set by :mod:`helpers.checks` from the module that defines it.
     """
 
-    lesson: str = ""
-
     def __init__(
         self,
         name: str,
@@ -221,11 +233,6 @@ class Exercise:
         self._grade, self.reference, self._hints = grade, reference, hints
         self.stars, self.title = stars, title or signature
         self.not_allowed = tuple(not_allowed)
-
-    def _result(self, passed: bool | None, message: str, mistake: str | None = None):
-        return CheckResult(
-            passed, message, self.name, f"{self.name}.{mistake}" if mistake else None
-        )
 
     def __repr__(self) -> str:
         return f"<exercise {self.signature}: .check(answer), .hint(level), .solution()>"

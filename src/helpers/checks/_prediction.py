@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 
 from . import _core  # its time limit is read at call time (tests may lower it)
-from ._core import CheckResult, _log_for_grading, _Text, _type_name
+from ._core import CheckResult, _Checked, _log_for_grading, _Text, _type_name
 
 
-class Prediction:
+class Prediction(_Checked):
     """A question asked *before* a widget answers it: ``checks.<name>.check("fall")``.
 
     The learner's copy sets the guess to None (``guess = None  ### ANSWER`` in the source), which
@@ -42,7 +42,6 @@ class Prediction:
         Predictions are ★ unless said otherwise.
     """
 
-    lesson: str = ""
     signature = "a prediction"
 
     def __init__(
@@ -66,11 +65,6 @@ class Prediction:
     def __repr__(self) -> str:
         options = f" ({' / '.join(self.choices)})" if self.choices else " (a number)"
         return f"<prediction {self.name}: {self.question}{options}: .check(your_guess)>"
-
-    def _result(self, passed: bool | None, message: str, mistake: str | None = None):
-        return CheckResult(
-            passed, message, self.name, f"{self.name}.{mistake}" if mistake else None
-        )
 
     def check(self, guess: Any) -> CheckResult:
         """Compare the guess with the answer and explain. Never raises."""
