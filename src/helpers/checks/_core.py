@@ -491,14 +491,23 @@ def _log_for_grading(result: CheckResult, lesson: str) -> None:
     path = os.environ.get(GRADE_LOG_VARIABLE)
     if not path:
         return
-    record = {
-        "exercise": result.exercise,
-        "lesson": lesson,
-        "passed": result.passed,
-        "mistake": result.mistake,
-        "message": result.message[:4000],
-        "phase": _grade_phase,
-    }
+    _append_to_grade_log(
+        {
+            "exercise": result.exercise,
+            "lesson": lesson,
+            "passed": result.passed,
+            "mistake": result.mistake,
+            "message": result.message[:4000],
+            "phase": _grade_phase,
+        }
+    )
+
+
+def _append_to_grade_log(record: dict) -> None:
+    """One JSON line in the ``HELPERS_GRADE_LOG`` file, if grading; never raises."""
+    path = os.environ.get(GRADE_LOG_VARIABLE)
+    if not path:
+        return
     try:
         with open(path, "a", encoding="utf-8") as log:
             log.write(json.dumps(record) + "\n")
