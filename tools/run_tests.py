@@ -29,6 +29,7 @@ def find_chromium() -> str | None:
 PARALLEL = ["-n", str(min(4, os.cpu_count() or 1)), "--dist", "loadfile"]
 
 LINTED = [
+    "conftest.py",
     "src",
     "tests",
     "tools",

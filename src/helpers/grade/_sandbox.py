@@ -35,6 +35,9 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from helpers.checks import _core
 
+from ._ipc import SUPPORTED as IPC_SUPPORTED
+from ._ipc import AsyncIpcKernelManager
+
 
 @dataclass
 class Limits:
@@ -177,6 +180,8 @@ async def run_notebook(
             record_timing=False,
             iopub_timeout=4,
             resources={"metadata": {"path": str(folder)}},
+            # Unix sockets: kernels started at the same moment cannot race for a TCP port.
+            **({"kernel_manager_class": AsyncIpcKernelManager} if IPC_SUPPORTED else {}),
             **({"config": config} if config is not None else {}),
         )
         client.timeout_func = lambda cell: max(
