@@ -62,13 +62,21 @@ def shown_cell_colours(ex: AttentionExplorer) -> np.ndarray:
     """The RGB colour at the centre of each heatmap cell, as the browser would paint it: the
     fills of the cell rectangles (short sentences) or the pixels of the cell PNG (long ones)."""
     n = len(ex.tokens)
-    cells = re.search(r'<g class="explorer-cells"[^>]*>(.*?)</g>', ex._heatmap.value)
-    if cells:
-        fills = re.findall(r'fill="#([0-9a-f]{6})"', cells.group(1))
-        assert len(fills) == n * n, f"{len(fills)} cell rectangles for {n} tokens"
-        rgb = [[int(f[k : k + 2], 16) for k in (0, 2, 4)] for f in fills]
-        return np.array(rgb, dtype=float).reshape(n, n, 3)
-    indices, palette, _, _ = decode_heatmap_png(ex._heatmap.value)
+    cells = re.search(r'<g class="explorer-cells"[^>]*>(.*?)</g>', ex._heatmap_html)
+    if cells:  # one path per colour, one square "M<x> <y>h..." per cell
+        squares = [
+            (float(x), float(y), fill)
+            for fill, d in re.findall(r'<path fill="#([0-9a-f]{6})" d="([^"]*)"/>', cells.group(1))
+            for x, y in re.findall(r"M([\d.]+) ([\d.]+)h", d)
+        ]
+        assert len(squares) == n * n, f"{len(squares)} cell squares for {n} tokens"
+        xs, ys = sorted({x for x, _, _ in squares}), sorted({y for _, y, _ in squares})
+        assert len(xs) == len(ys) == n, "the squares do not form an n x n grid"
+        rgb = np.zeros((n, n, 3))
+        for x, y, fill in squares:
+            rgb[ys.index(y), xs.index(x)] = [int(fill[k : k + 2], 16) for k in (0, 2, 4)]
+        return rgb
+    indices, palette, _, _ = decode_heatmap_png(ex._heatmap_html)
     cell = indices.shape[0] / n
     centres = ((np.arange(n) + 0.5) * cell).astype(int)
     return palette[indices[np.ix_(centres, centres)]]
@@ -112,11 +120,11 @@ def test_every_control_combination_shows_scaled_dot_product_attention(head, caus
         # The pixels shown are the weights' colours, masked cells grey.
         np.testing.assert_allclose(shown_cell_colours(ex), expected_cell_colours(expected, causal))
         # The bar chart and the message follow the query.
-        assert f'data-query="{i}"' in ex._bars.value
-        assert f'query "{token}" (position {i})' in ex._bars.value
+        assert f'data-query="{i}"' in ex._bars_html
+        assert f'query "{token}" (position {i})' in ex._bars_html
         assert f'"{token}" (position {i})' in ex.message
-        assert f'data-head="{head}"' in ex._heatmap.value
-        assert f'data-causal="{int(causal)}"' in ex._heatmap.value
+        assert f'data-head="{head}"' in ex._heatmap_html
+        assert f'data-causal="{int(causal)}"' in ex._heatmap_html
 
 
 def test_the_widget_controls_drive_the_same_state_as_the_methods():
@@ -194,7 +202,7 @@ def test_empty_sentence_shows_a_message_not_a_traceback():
     ex.set_sentence("   ")
     assert ex.tokens == [] and ex.weights.shape == (0, 0)
     assert "empty" in ex.message
-    assert "no tokens" in ex._heatmap.value
+    assert "no tokens" in ex._heatmap_html
     assert ex._token_buttons == []
     for action in (lambda: ex.set_head(1), lambda: ex.set_causal(True)):
         action()
@@ -264,7 +272,7 @@ def rotated_labels(svg: str) -> list[tuple[float, int, str]]:
 def test_long_words_are_shortened_on_the_axes_and_fit_in_the_bar_chart():
     long_word = "supercalifragilisticexpialidocious"
     ex = AttentionExplorer(f"{long_word} antidisestablishmentarianism is long")
-    labels = rotated_labels(ex._bars.value)
+    labels = rotated_labels(ex._bars_html)
     assert labels, "with words this long the key labels are rotated"
     first = labels[0][2]
     assert first == f"<title>{long_word}</title>supercalifr…"  # 12 characters, full on hover
@@ -273,15 +281,15 @@ def test_long_words_are_shortened_on_the_axes_and_fit_in_the_bar_chart():
         assert len(shown) <= explorer_module.LABEL_CHARS
         # A label rotated by 60 degrees reaches half its length left of its anchor: inside.
         assert x - 0.5 * 0.62 * font * len(shown) >= 0, f"{shown!r} is cut off on the left"
-    assert ">supercalifr…</text>" in ex._heatmap.value  # the heatmap's rows too
+    assert ">supercalifr…</text>" in ex._heatmap_html  # the heatmap's rows too
     assert ex.tokens[0] == long_word  # the buttons and the math keep the whole word
     assert ex._token_buttons[0].description == long_word
 
 
 def test_html_escapes_tokens():
     ex = AttentionExplorer("a < b & c")
-    assert "<text" in ex._heatmap.value and ">&lt;<" in ex._heatmap.value
-    assert ">&amp;<" in ex._bars.value
+    assert "<text" in ex._heatmap_html and ">&lt;<" in ex._heatmap_html
+    assert ">&amp;<" in ex._bars_html
 
 
 # ------------------------------------------------------------------ speed and structure
@@ -300,12 +308,12 @@ def test_a_click_reuses_the_cached_projections_and_weights(monkeypatch):
     for i in range(len(TOKENS)):
         ex.select_query(i)
     assert calls == []
-    cells_of_head_0 = ex._heatmap.value
+    cells_of_head_0 = ex._heatmap_html
     ex.set_head(1)
     assert calls == ["scaled_dot_product_attention"]  # no new Z, no projection
     ex.set_head(0)  # seen before: weights and cell rectangles served from the cache
     assert calls == ["scaled_dot_product_attention"]
-    assert ex._heatmap.value == cells_of_head_0
+    assert ex._heatmap_html == cells_of_head_0
 
 
 def test_css_classes_the_browser_tests_rely_on():
@@ -389,7 +397,7 @@ def test_any_sequence_of_actions_shows_the_math(words, actions):
     np.testing.assert_allclose(ex.weights, expected, atol=1e-12)
     np.testing.assert_allclose(ex.weights.sum(axis=1), 1.0)
     np.testing.assert_allclose(shown_cell_colours(ex), expected_cell_colours(expected, ex.causal))
-    assert f'data-query="{ex.query}"' in ex._bars.value
+    assert f'data-query="{ex.query}"' in ex._bars_html
 
 
 # ------------------------------------------------------------ issue 12: masked keys and text
@@ -400,13 +408,13 @@ def masked_marks(svg: str) -> list[int]:
 
 
 def bar_rects(svg: str) -> list[tuple[float, float]]:
-    """(y, height) of the bars: the rects with a stroke (the grid lines are lines)."""
+    """(y, height) of the bars: the rects of the bars' group (the grid lines are lines)."""
+    group = re.search(r'<g class="explorer-bar-rects"[^>]*>(.*?)</g>', svg)
     return [
         (float(y), float(h))
         for y, h in re.findall(
-            r'<rect x="[\d.]+" y="([\d.]+)" width="[\d.]+" height="([\d.]+)" fill="#[0-9a-f]+" '
-            r'stroke="#444"',
-            svg,
+            r'<rect x="[\d.]+" y="([\d.]+)" width="[\d.]+" height="([\d.]+)" fill="#[0-9a-f]+"',
+            group.group(1) if group else "",
         )
     ]
 
@@ -414,7 +422,7 @@ def bar_rects(svg: str) -> list[tuple[float, float]]:
 @pytest.mark.parametrize("query", [0, 2, 5])
 def test_masked_keys_are_drawn_at_zero_with_a_marker_not_as_full_bars(query):
     ex = AttentionExplorer(causal=True, query=query)
-    svg = ex._bars.value
+    svg = ex._bars_html
     n = len(TOKENS)
     assert masked_marks(svg) == list(range(query + 1, n))  # one cross per future key
     assert len(bar_rects(svg)) == query + 1  # bars only for the keys that take part
@@ -425,7 +433,7 @@ def test_masked_keys_are_drawn_at_zero_with_a_marker_not_as_full_bars(query):
         path = re.search(rf'data-key="{j}"><path d="M([\d.]+) ([\d.]+)L[\d.]+ ([\d.]+)', svg)
         assert abs((float(path.group(2)) + float(path.group(3))) / 2 - zero_line) < 0.2
     ex.set_causal(False)
-    assert masked_marks(ex._bars.value) == [] and len(bar_rects(ex._bars.value)) == n
+    assert masked_marks(ex._bars_html) == [] and len(bar_rects(ex._bars_html)) == n
 
 
 def test_the_static_figure_draws_masked_keys_at_zero_with_a_marker():
@@ -458,7 +466,7 @@ def test_the_text_box_with_a_lone_surrogate_updates_everything():
     ex = AttentionExplorer()
     ex._text_control.value = "x \udc00 y z"  # as if typed in the browser
     assert ex.tokens == ["x", "y", "z"] and ex.weights.shape == (3, 3)
-    assert 'data-n="3"' in ex._heatmap.value
+    assert 'data-n="3"' in ex._heatmap_html
 
 
 def test_a_failed_sentence_change_leaves_the_previous_sentence_whole():
@@ -479,7 +487,7 @@ def test_a_huge_word_is_capped_in_titles_buttons_and_alt_text_and_stays_fast():
     assert len(ex.alt_text()) < 300 and "a" * cap not in ex.alt_text()
     assert len(ex.message) < 300
     assert len(ex._token_buttons[1].description) == cap
-    assert len(ex._heatmap.value) + len(ex._bars.value) < 20_000
+    assert len(ex._heatmap_html) + len(ex._bars_html) < 20_000
     start = time.perf_counter()
     fig = ex._static_figure(dpi=40)
     png = ex.static_png(dpi=40)
@@ -490,7 +498,7 @@ def test_a_huge_word_is_capped_in_titles_buttons_and_alt_text_and_stays_fast():
 def test_accented_words_are_one_token():
     ex = AttentionExplorer("le café est prêt")
     assert ex.tokens == ["le", "café", "est", "prêt"]
-    assert ">café<" in ex._heatmap.value
+    assert ">café<" in ex._heatmap_html
 
 
 def test_in_a_kernel_the_pictures_go_first_and_the_message_a_moment_later():
@@ -505,7 +513,7 @@ def test_in_a_kernel_the_pictures_go_first_and_the_message_a_moment_later():
 
     async def click() -> tuple:
         ex.select_query(3)
-        at_once = ('data-query="3"' in ex._heatmap.value, ex._message_control.value)
+        at_once = ('data-query="3"' in ex._heatmap_html, ex._message_control.value)
         await asyncio.sleep(2 * AFTER_PAINT_S)
         return at_once, ex._message_control.value, ex._token_buttons[3].button_style
 
@@ -513,3 +521,26 @@ def test_in_a_kernel_the_pictures_go_first_and_the_message_a_moment_later():
     assert heatmap_moved and message_at_once == message_before
     assert message_later != message_before and "&quot;on&quot; (position 3)" in message_later
     assert style == "warning"
+
+
+def test_the_heatmap_is_three_stacked_layers_and_a_click_resends_only_the_one_that_changed():
+    """A token click changes the top layer (queries' labels, outline) and nothing under it;
+    a new head changes the map; only a new sentence changes the axes. Unchanged values are
+    never sent to the browser, and a click waits for the bytes it sends."""
+    ex = AttentionExplorer()
+    map_, axes, query = ex._heatmap.children
+    assert ex._heatmap.layout.grid_template_areas == '"heatmap"'
+    assert {layer.layout.grid_area for layer in (map_, axes, query)} == {"heatmap"}
+    before = [layer.value for layer in (map_, axes, query)]
+    ex.select_query(3)
+    after = [layer.value for layer in (map_, axes, query)]
+    assert after[:2] == before[:2] and after[2] != before[2]
+    assert len(after[2]) < 1000  # what a token click sends for the heatmap
+    ex.set_head(1)
+    assert map_.value != after[0] and axes.value == after[1]
+    ex.set_sentence("a different sentence")
+    assert axes.value != after[1]
+    # The top layer covers the rows only: the keys' labels below keep their hover titles.
+    assert query.layout.align_self == "flex-start"
+    height = int(re.search(r'height="(\d+)"', query.value).group(1))
+    assert height < int(re.search(r'height="(\d+)"', axes.value).group(1))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -32,7 +34,7 @@ def test_picking_a_map_opens_it_in_the_explorer(grid):
     assert (ex.layer, ex.head, grid.selected) == (3, 1, (3, 1))
     _, _, attention = load_minilm().forward("the cat sat on the mat")
     np.testing.assert_allclose(ex.weights, attention[3, 1], atol=1e-6)
-    assert 'data-layer="3"' in ex._heatmap.value and "layer 3, head 1" in ex._heatmap.value
+    assert 'data-layer="3"' in ex._heatmap_html and "layer 3, head 1" in ex._heatmap_html
     assert "grid-selected" in grid._cells[3][1]._dom_classes
     assert "grid-selected" not in grid._cells[0][2]._dom_classes
 
@@ -106,9 +108,9 @@ def test_in_a_kernel_the_buttons_follow_the_map_a_moment_later():
     assert later == (5, (4, 5))
 
 
-def test_short_sentences_draw_cells_as_rectangles_long_ones_as_a_picture():
+def test_short_sentences_draw_cells_as_squares_long_ones_as_a_picture():
     ex = RealAttentionExplorer("the cat sat on the mat", model=load_minilm())
-    svg = ex._heatmap.value
-    assert "<image" not in svg and svg.count('<rect x="') >= 8 * 8
+    svg = ex._heatmap_html
+    assert "<image" not in svg and len(re.findall(r"M[\d.]+ [\d.]+h", svg)) == 8 * 8
     ex.set_sentence("word " * 30)  # 32 tokens: more than RECT_TOKENS
-    assert "<image" in ex._heatmap.value
+    assert "<image" in ex._heatmap_html

@@ -55,7 +55,7 @@ from .projections import seeded_projections
 __all__ = ["AttentionExplorer", "MAX_TOKENS", "TEMPERATURE_RANGE"]
 
 MAX_TOKENS = 64  # longer sentences are truncated, and the message says so
-# Up to this many tokens the heatmap's cells are SVG rectangles, drawn with the rest of the SVG;
+# Up to this many tokens the heatmap's cells are SVG squares, drawn with the rest of the SVG;
 # above it, one palette PNG. In Chromium a click on lesson 04's explorer took 28 ms to new
 # pixels with the PNG (its decode costs a frame) against 12 ms for a do-nothing widget.
 RECT_TOKENS = 24
@@ -532,9 +532,38 @@ class AttentionExplorer:
             continuous_update=True,
         )
         self._temperature_control.add_class("explorer-temperature")
-        self._heatmap = widgets.HTML()
+        # The heatmap is three pictures of one size stacked in one grid cell, each an HTML widget
+        # that is sent to the browser only when it changed: the map (cells and numbers: head,
+        # mask, temperature), the axes (labels, colour bar) and, on top, the queries' labels
+        # with the selected one's outline (a token click). A token click then sends ~2 KB, not the
+        # whole 15 KB picture: in Chromium the bytes, more than the drawing, set how long a
+        # click takes to show.
+        self._heatmap_map = widgets.HTML()
+        self._heatmap_axes = widgets.HTML()
+        self._heatmap_query = widgets.HTML()
+        layers = (self._heatmap_map, self._heatmap_axes, self._heatmap_query)
+        for layer, name in zip(layers, ("map", "axes", "query")):
+            layer.add_class(f"explorer-heatmap-{name}")
+            layer.layout.grid_area = "heatmap"
+        # The top layer only as tall as the rows (not stretched over the cell), so that the keys'
+        # labels below it, in the axes layer, still show their hover titles.
+        self._heatmap_query.layout.align_self = "flex-start"
+        self._heatmap = widgets.GridBox(
+            layers, layout=widgets.Layout(grid_template_areas='"heatmap"')
+        )
         self._heatmap.add_class("explorer-heatmap")
-        self._bars = widgets.HTML()
+        # The bar chart likewise: its axes (the sentence) under its bars (every click).
+        self._bars_axes = widgets.HTML()
+        self._bars_axes.add_class("explorer-bars-axes")
+        self._bars_values = widgets.HTML()
+        self._bars_values.add_class("explorer-bars-values")
+        self._bars_values.layout.align_self = "flex-start"  # down to the zero line only
+        for layer in (self._bars_axes, self._bars_values):
+            layer.layout.grid_area = "bars"
+        self._bars = widgets.GridBox(
+            (self._bars_axes, self._bars_values),
+            layout=widgets.Layout(grid_template_areas='"bars"'),
+        )
         self._bars.add_class("explorer-bars")
 
         def user(setter):
@@ -589,9 +618,15 @@ class AttentionExplorer:
     def _redraw(self, weights_changed: bool = True) -> None:
         if weights_changed:
             self._compute_weights()
-        # The pictures first: each assignment is one message to the browser, handled in order.
-        self._heatmap.value = self._heatmap_svg()
-        self._bars.value = self._bars_svg()
+        # The pictures first: each assignment is one message to the browser, handled in order,
+        # and none at all when the value did not change.
+        geometry, bars = self._heatmap_geometry(), self._bars_geometry()
+        if weights_changed:  # else only the query moved: the map and the axes are as they were
+            self._heatmap_map.value = self._map_svg(geometry)
+            self._heatmap_axes.value = self._axes_svg(geometry)
+            self._bars_axes.value = self._bars_axes_svg(bars)
+        self._heatmap_query.value = self._query_svg(geometry)
+        self._bars_values.value = self._bars_values_svg(bars)
         self._message_text = self._describe()
         # The sentence under the controls and the buttons' highlight follow a moment later, so
         # that the browser paints the pictures before it re-renders them (_after_paint).
@@ -650,7 +685,7 @@ class AttentionExplorer:
         return uri
 
     def _cells_svg(self, left: float, top: float, cell: int) -> str:
-        """The heatmap's cells: one rectangle each up to RECT_TOKENS tokens, else the PNG."""
+        """The heatmap's cells: one square each up to RECT_TOKENS tokens, else the PNG."""
         n = len(self._tokens)
         if n > RECT_TOKENS:
             return (
@@ -663,14 +698,16 @@ class AttentionExplorer:
             indices = _colour_index(self._weights)  # (n, n)
             if self._causal:
                 indices[~self._mask] = _MASKED_INDEX
+            # One path per colour, a square per cell: a third of the bytes of one <rect> per
+            # cell, and the bytes are what a click waits for.
+            squares: dict[int, list[str]] = {}
+            for (i, j), index in np.ndenumerate(indices):
+                squares.setdefault(int(index), []).append(
+                    f"M{left + j * cell} {top + i * cell}h{cell}v{cell}h-{cell}z"
+                )
             rects = self._png_cache[key] = (
                 '<g class="explorer-cells" shape-rendering="crispEdges">'
-                + "".join(
-                    f'<rect x="{left + j * cell}" y="{top + i * cell}" width="{cell}" '
-                    f'height="{cell}" fill="{_HEX[indices[i, j]]}"/>'
-                    for i in range(n)
-                    for j in range(n)
-                )
+                + "".join(f'<path fill="{_HEX[k]}" d="{"".join(d)}"/>' for k, d in squares.items())
                 + "</g>"
             )
         return rects
@@ -678,16 +715,23 @@ class AttentionExplorer:
     def _label_step(self, cell: int, font: int) -> int:
         return max(1, math.ceil((font + 2) / cell))
 
-    def _heatmap_svg(self) -> str:
+    @property
+    def _heatmap_html(self) -> str:
+        """The heatmap's three layers as one string (what the tests read)."""
+        return "".join(layer.value for layer in self._heatmap.children)
+
+    @property
+    def _bars_html(self) -> str:
+        """The bar chart's two layers as one string (what the tests read)."""
+        return "".join(layer.value for layer in self._bars.children)
+
+    def _heatmap_geometry(self) -> dict | None:
+        """Where everything goes in the heatmap (shared by its three layers); None if empty."""
         n = len(self._tokens)
         if n == 0:
-            return (
-                f'<svg width="300" height="60" style="{_FONT}"><text x="10" y="35" '
-                'font-size="14" fill="#555">no tokens to show</text></svg>'
-            )
+            return None
         cell = self._cell_size()
         font = 12 if cell >= 20 else 9
-        step = self._label_step(cell, font)
         longest = self._label_len
         left = 30 + int(0.62 * font * longest) + 6
         top = 28
@@ -695,52 +739,103 @@ class AttentionExplorer:
         rotate = n > 1 and 0.62 * font * longest > cell - 2
         bottom = (int(0.5 * font * longest) + 10 if rotate else font + 8) + 18
         cbar_x, cbar_len = left + grid + 14, max(grid, 160)
-        width = max(cbar_x + 52, left + 260)
-        height = top + max(grid + bottom, cbar_len + 28)
+        return {
+            "n": n, "cell": cell, "font": font, "step": self._label_step(cell, font),
+            "left": left, "top": top, "grid": grid, "rotate": rotate, "bottom": bottom,
+            "cbar_x": cbar_x, "cbar_len": cbar_len,
+            "width": max(cbar_x + 52, left + 260),
+            "height": top + max(grid + bottom, cbar_len + 28),
+        }  # fmt: skip
+
+    @staticmethod
+    def _layer_open(g: dict, attributes: str = "") -> str:
+        return (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{g["width"]}" '
+            f'height="{g["height"]}" style="{_FONT}"{attributes}>'
+        )
+
+    def _map_svg(self, g: dict | None) -> str:
+        """The bottom layer: title, cells, their numbers (and the masked key's legend)."""
+        if g is None:
+            return (
+                f'<svg width="300" height="60" style="{_FONT}"><text x="10" y="35" '
+                'font-size="14" fill="#555">no tokens to show</text></svg>'
+            )
+        left, top, cell = g["left"], g["top"], g["cell"]
         parts = [
-            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-            f'style="{_FONT}" data-head="{self._head}" data-query="{self._query}" '
-            f'data-causal="{int(self._causal)}" data-temperature="{self._temperature:g}" '
-            f'data-n="{n}">',
-            f'<text x="{left}" y="16" font-size="13" font-weight="bold">head {self._head}: '
-            "rows = query, columns = key</text>",
+            self._layer_open(
+                g,
+                f' data-head="{self._head}" data-causal="{int(self._causal)}" '
+                f'data-temperature="{self._temperature:g}" data-n="{g["n"]}"',
+            ),
+            f'<text x="{left}" y="16" font-size="13" font-weight="bold">{self._map_title()}</text>',
             self._cells_svg(left, top, cell),
         ]
-        # Row labels (queries) on the left, column labels (keys) below.
-        for i in range(0, n, step):
-            tok = self._labels[i]
-            bold = ' font-weight="bold" fill="' + HIGHLIGHT + '"' if i == self._query else ""
-            y = top + i * cell + cell / 2
-            parts.append(
-                f'<text x="{left - 6}" y="{y:.1f}" font-size="{font}" text-anchor="end" '
-                f'dominant-baseline="middle"{bold}>{tok}</text>'
-            )
-            parts.append(_key_label(tok, left + i * cell + cell / 2, top + grid + 4, font, rotate))
-        parts.append(
-            f'<text x="12" y="{top + grid / 2:.1f}" font-size="12" text-anchor="middle" '
-            f'transform="rotate(-90 12 {top + grid / 2:.1f})">query (row)</text>'
-            f'<text x="{left + grid / 2:.1f}" y="{top + grid + bottom - 4}" font-size="12" '
-            'text-anchor="middle">key (column)</text>'
-        )
-        # The numbers, when the cells are big enough to hold them.
+        # The numbers, when the cells are big enough to hold them (white unless said black).
         if cell >= 30:
+            parts.append(
+                '<g font-size="10" text-anchor="middle" dominant-baseline="middle" fill="#fff">'
+            )
             indices = _colour_index(self._weights)
             for (i, j), w in np.ndenumerate(self._weights):
                 if self._causal and j > i:
                     continue
+                black = ' fill="#000"' if _TEXT_ON[indices[i, j]] == "#000000" else ""
                 x, y = left + j * cell + cell / 2, top + i * cell + cell / 2
-                parts.append(
-                    f'<text x="{x:.1f}" y="{y:.1f}" font-size="10" text-anchor="middle" '
-                    'dominant-baseline="middle" '
-                    f'fill="{_TEXT_ON[indices[i, j]]}">{w:.2f}</text>'
-                )
-        # The selected query's row.
-        parts.append(
-            f'<rect x="{left - 1.5}" y="{top + self._query * cell - 1.5}" width="{grid + 3}" '
-            f'height="{cell + 3}" fill="none" stroke="{HIGHLIGHT}" stroke-width="3"/>'
-        )
-        parts.append(self._colour_bar(cbar_x, top, cbar_len))
+                parts.append(f'<text x="{x:.1f}" y="{y:.1f}"{black}>{w:.2f}</text>')
+            parts.append("</g>")
+        if self._causal:
+            x, y = g["cbar_x"], top + g["cbar_len"]
+            parts.append(
+                f'<rect x="{x}" y="{y + 8}" width="12" height="10" fill="{MASKED_GREY}"/>'
+                f'<text x="{x + 16}" y="{y + 13}" font-size="10" '
+                'dominant-baseline="middle">masked</text>'
+            )
         parts.append("</svg>")
+        return "".join(parts)
+
+    def _map_title(self) -> str:
+        return f"head {self._head}: rows = query, columns = key"
+
+    def _axes_svg(self, g: dict | None) -> str:
+        """The middle layer: the keys' labels, the axis titles and the colour bar."""
+        if g is None:
+            return ""
+        left, top, cell, grid = g["left"], g["top"], g["cell"], g["grid"]
+        parts = [self._layer_open(g)]
+        for j in range(0, g["n"], g["step"]):
+            x = left + j * cell + cell / 2
+            parts.append(_key_label(self._labels[j], x, top + grid + 4, g["font"], g["rotate"]))
+        parts.append(
+            f'<text x="12" y="{top + grid / 2:.1f}" font-size="12" text-anchor="middle" '
+            f'transform="rotate(-90 12 {top + grid / 2:.1f})">query (row)</text>'
+            f'<text x="{left + grid / 2:.1f}" y="{top + grid + g["bottom"] - 4}" font-size="12" '
+            'text-anchor="middle">key (column)</text>'
+        )
+        parts.append(self._colour_bar(g["cbar_x"], top, g["cbar_len"]))
+        parts.append("</svg>")
+        return "".join(parts)
+
+    def _query_svg(self, g: dict | None) -> str:
+        """The top layer, as tall as the rows: the queries' labels (the selected one bold) and
+        the selected row's outline."""
+        if g is None:
+            return ""
+        left, top, cell = g["left"], g["top"], g["cell"]
+        parts = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{g["width"]}" '
+            f'height="{top + g["grid"] + 3}" style="{_FONT}" data-query="{self._query}">'
+            f'<g font-size="{g["font"]}" text-anchor="end" dominant-baseline="middle">'
+        ]
+        for i in range(0, g["n"], g["step"]):
+            bold = f' font-weight="bold" fill="{HIGHLIGHT}"' if i == self._query else ""
+            y = top + i * cell + cell / 2
+            parts.append(f'<text x="{left - 6}" y="{y:.1f}"{bold}>{self._labels[i]}</text>')
+        parts.append(
+            f'</g><rect x="{left - 1.5}" y="{top + self._query * cell - 1.5}" '
+            f'width="{g["grid"] + 3}" height="{cell + 3}" fill="none" stroke="{HIGHLIGHT}" '
+            'stroke-width="3"/></svg>'
+        )
         return "".join(parts)
 
     def _colour_bar(self, x: float, top: float, length: float) -> str:
@@ -753,26 +848,19 @@ class AttentionExplorer:
             f'dominant-baseline="middle">{v:g}</text>'
             for v in (0, 0.25, 0.5, 0.75, 1)
         )
-        masked = (
-            f'<rect x="{x}" y="{top + length + 8}" width="12" height="10" fill="{MASKED_GREY}"/>'
-            f'<text x="{x + 16}" y="{top + length + 13}" font-size="10" '
-            'dominant-baseline="middle">masked</text>'
-            if self._causal
-            else ""
-        )
         return (
             f'<defs><linearGradient id="explorer-viridis" x1="0" y1="0" x2="0" y2="1">{stops}'
             f'</linearGradient></defs><rect x="{x}" y="{top}" width="12" height="{length}" '
-            f'fill="url(#explorer-viridis)" stroke="#444" stroke-width="0.5"/>{ticks}{masked}'
+            f'fill="url(#explorer-viridis)" stroke="#444" stroke-width="0.5"/>{ticks}'
         )
 
-    def _bars_svg(self) -> str:
+    def _bars_geometry(self) -> dict | None:
+        """Where everything goes in the bar chart (shared by its two layers); None if empty."""
         n = len(self._tokens)
         if n == 0:
-            return ""
+            return None
         cell = self._cell_size()
         font = 12 if cell >= 20 else 9
-        step = self._label_step(cell, font)
         longest = self._label_len
         rotate = n > 1 and 0.62 * font * longest > cell - 2
         # A rotated label reaches 0.5 * its length to the left of its column's centre: room.
@@ -780,13 +868,52 @@ class AttentionExplorer:
         left, top, plot_h = max(44, reach), 60, 200
         grid = n * cell
         bottom = (int(0.5 * font * longest) + 10 if rotate else font + 8) + 18
-        width, height = max(left + grid + 16, 300), top + plot_h + bottom
+        return {
+            "n": n, "cell": cell, "font": font, "step": self._label_step(cell, font),
+            "rotate": rotate, "left": left, "top": top, "plot_h": plot_h, "grid": grid,
+            "width": max(left + grid + 16, 300), "height": top + plot_h + bottom,
+        }  # fmt: skip
+
+    def _bars_axes_svg(self, g: dict | None) -> str:
+        """The bar chart's bottom layer: grid lines, ticks, the keys' labels, the axes."""
+        if g is None:
+            return ""
+        left, top, plot_h, grid, cell = g["left"], g["top"], g["plot_h"], g["grid"], g["cell"]
+        ticks = (0, 0.25, 0.5, 0.75, 1)
+        parts = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{g["width"]}" '
+            f'height="{g["height"]}" style="{_FONT}"><g stroke="#ddd">'
+        ]
+        for v in ticks:
+            y = top + (1 - v) * plot_h
+            parts.append(f'<line x1="{left}" x2="{left + grid}" y1="{y:.1f}" y2="{y:.1f}"/>')
+        parts.append('</g><g font-size="10" text-anchor="end" dominant-baseline="middle">')
+        for v in ticks:
+            parts.append(f'<text x="{left - 4}" y="{top + (1 - v) * plot_h:.1f}">{v:g}</text>')
+        parts.append("</g>")
+        for j in range(0, g["n"], g["step"]):
+            x = left + j * cell + cell / 2
+            parts.append(_key_label(self._labels[j], x, top + plot_h + 4, g["font"], g["rotate"]))
+        parts.append(
+            f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#444"/>'
+            f'<line x1="{left}" x2="{left + grid}" y1="{top + plot_h}" y2="{top + plot_h}" '
+            f'stroke="#444"/><text x="{left + grid / 2:.1f}" y="{g["height"] - 4}" '
+            'font-size="12" text-anchor="middle">key</text></svg>'
+        )
+        return "".join(parts)
+
+    def _bars_values_svg(self, g: dict | None) -> str:
+        """The bar chart's top layer, down to the zero line (the keys' labels under it keep
+        their hover titles): the query's title, its bars, their numbers, the masked keys."""
+        if g is None:
+            return ""
+        left, top, plot_h, cell, n = g["left"], g["top"], g["plot_h"], g["cell"], g["n"]
         row = self._weights[self._query]
         indices = _colour_index(row)
         token = self._labels[self._query]
         parts = [
-            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
-            f'height="{height}" style="{_FONT}" data-query="{self._query}">',
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{g["width"]}" '
+            f'height="{top + plot_h + 6}" style="{_FONT}" data-query="{self._query}">',
             f'<text x="4" y="16" font-size="13" font-weight="bold">query "{token}" '
             f"(position {self._query})</text>",
             f'<text x="4" y="33" font-size="12">its weights over the keys (sum = {row.sum():.2f})'
@@ -799,15 +926,8 @@ class AttentionExplorer:
                 'font-size="11" dominant-baseline="middle" fill="#444">masked (future) key: '
                 "weight exactly 0</text></g>"
             )
-        masked_marks = []  # drawn last, on top of the zero line
-        for v in (0, 0.25, 0.5, 0.75, 1):
-            y = top + (1 - v) * plot_h
-            parts.append(
-                f'<line x1="{left}" x2="{left + grid}" y1="{y:.1f}" y2="{y:.1f}" '
-                f'stroke="#ddd"/><text x="{left - 4}" y="{y:.1f}" font-size="10" '
-                f'text-anchor="end" dominant-baseline="middle">{v:g}</text>'
-            )
         gap = 0.15 * cell if cell >= 8 else 0
+        bars, numbers, masked_marks = [], [], []  # the marks last, on top of the zero line
         for j, w in enumerate(row):
             x = left + j * cell + gap
             if j >= seen:
@@ -822,28 +942,21 @@ class AttentionExplorer:
                 masked_marks.append(f'<g class="masked-key" data-key="{j}">{mark}</g>')
                 continue
             bar = w * plot_h  # the bar's height in pixels
-            parts.append(
+            bars.append(
                 f'<rect x="{x:.1f}" y="{top + plot_h - bar:.1f}" width="{cell - 2 * gap:.1f}" '
-                f'height="{bar:.1f}" fill="{_HEX[indices[j]]}" stroke="#444" stroke-width="0.5"/>'
+                f'height="{bar:.1f}" fill="{_HEX[indices[j]]}"/>'
             )
             if cell >= 30:
                 inside = bar > plot_h - 14  # no room above a tall bar: write inside it
                 y = top + plot_h - bar + (12 if inside else -4)
                 colour = _TEXT_ON[indices[j]] if inside else "#000000"
-                parts.append(
-                    f'<text x="{left + j * cell + cell / 2:.1f}" y="{y:.1f}" font-size="10" '
-                    f'text-anchor="middle" fill="{colour}">{w:.2f}</text>'
+                numbers.append(
+                    f'<text x="{left + j * cell + cell / 2:.1f}" y="{y:.1f}" fill="{colour}">'
+                    f"{w:.2f}</text>"
                 )
-        for j in range(0, n, step):
-            tok = self._labels[j]
-            parts.append(
-                _key_label(tok, left + j * cell + cell / 2, top + plot_h + 4, font, rotate)
-            )
         parts.append(
-            f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#444"/>'
-            f'<line x1="{left}" x2="{left + grid}" y1="{top + plot_h}" y2="{top + plot_h}" '
-            f'stroke="#444"/><text x="{left + grid / 2:.1f}" y="{height - 4}" font-size="12" '
-            'text-anchor="middle">key</text>'
+            f'<g class="explorer-bar-rects" stroke="#444" stroke-width="0.5">{"".join(bars)}</g>'
+            f'<g font-size="10" text-anchor="middle">{"".join(numbers)}</g>'
         )
         parts.extend(masked_marks)
         parts.append("</svg>")

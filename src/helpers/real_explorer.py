@@ -218,12 +218,11 @@ class RealAttentionExplorer(AttentionExplorer):
             uri = self._png_cache[self._head] = _thumbnail_uri(self._weights)
         return uri
 
-    def _heatmap_svg(self) -> str:
-        svg = super()._heatmap_svg()
-        svg = svg.replace("<svg ", f'<svg data-layer="{self._layer}" ', 1)
-        return svg.replace(
-            f">head {self._head}: rows", f">layer {self._layer}, head {self._head}: rows", 1
-        )
+    def _map_svg(self, geometry: dict | None) -> str:
+        return super()._map_svg(geometry).replace("<svg ", f'<svg data-layer="{self._layer}" ', 1)
+
+    def _map_title(self) -> str:
+        return f"layer {self._layer}, head {self._head}: rows = query, columns = key"
 
 
 # ---------------------------------------------------------------------- the grid of 72 maps

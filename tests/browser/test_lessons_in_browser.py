@@ -6,9 +6,12 @@ All, and check that every cell ran, every widget rendered (none left "Loading wi
 JupyterLab saved nothing. A screenshot of each lands in ``build/screenshots/``.
 
 Then the attention explorer (lesson 04): each token button and the causal toggle must change
-the heatmap's pixels; the click-to-new-pixels latency is printed beside a do-nothing widget's
-round trip (``widget_roundtrip.ipynb``), measured in the same run. Timings are printed, not
-asserted (they vary from machine to machine).
+the heatmap's pixels, and the median click-to-new-pixels time must stay within 1.5x the round
+trip of a do-nothing widget (``widget_roundtrip.ipynb``'s button and label) in the same
+notebook: a copy of the lesson with that widget right after the explorer, both on screen,
+their clicks timed in turn. (In its own small notebook the same widget answers faster:
+JupyterLab's own work per kernel message grows with the page. That time is printed beside,
+not compared.)
 
 Run: ``make test-browser`` (or ``pytest -q -s -m browser tests/browser``).
 """
@@ -21,6 +24,7 @@ import statistics
 import time
 from pathlib import Path
 
+import nbformat
 import pytest
 
 pytestmark = pytest.mark.browser
@@ -37,7 +41,7 @@ IDLE = "Python 3 (ipykernel) | Idle"
 OPEN_TIMEOUT = 60_000  # ms: page load + kernel start
 RUN_TIMEOUT = 120_000  # ms: Run All (lessons take <= 5 s, lesson 08 <= 20 s, on 2 cores)
 LATENCY_CLICKS = 20
-_explorer_results: dict[str, tuple[float, list[float]]] = {}  # filled by the lesson 04 test
+TARGET_RATIO = 1.5  # CURRICULUM.md: click to new pixels <= 1.5x a do-nothing widget's
 # Idle time between timed clicks, as between a person's clicks. Back to back (the next click
 # sent the moment the last update was drawn) even the do-nothing widget measured ~60 ms here,
 # against ~25 ms with a pause (cause not investigated).
@@ -279,11 +283,6 @@ def test_lesson_runs_in_jupyterlab(lab, notebook: Path):
     )
     assert not lab.writes, f"{path}: JupyterLab wrote to the checkout: {lab.writes}"
 
-    if path == EXPLORER_LESSON and (ROOT / "src" / "helpers" / "explorer.py").exists():
-        # The explorer test below needs this lesson run in the browser: do its clicks now,
-        # instead of opening and running the lesson a second time.
-        _explorer_results[path] = check_explorer(lab)
-
 
 def test_lesson_py_file_opens_as_a_notebook(lab):
     """The jupytext default viewer from jupyter/overrides.json: a lesson's .py is a notebook."""
@@ -378,10 +377,10 @@ def median_latency(lab, root, buttons: list, clicks: int) -> tuple[float, list[f
     return statistics.median(times), times
 
 
-def check_explorer(lab) -> tuple[float, list[float]]:
+def check_explorer(lab) -> dict:
     """In the open notebook's first attention explorer, click each token button and the causal
-    toggle and assert each click changed the heatmap's pixels; then time LATENCY_CLICKS token
-    clicks. Returns the median click-to-new-pixels latency (ms) and every time."""
+    toggle and assert each click changed the heatmap's pixels. Returns the explorer's
+    locator, its heatmap and its token buttons (element handles)."""
     page = lab.page
     explorer = page.locator(f"{PANEL} .attention-explorer").first
     explorer.wait_for(timeout=30_000)
@@ -411,12 +410,9 @@ def check_explorer(lab) -> tuple[float, list[float]]:
         pixels = new_pixels
     assert not unexpected_console_errors(lab), "\n".join(unexpected_console_errors(lab))
 
-    # Latency: tokens 1, 2, ..., n-1, 0, 1, ... (token 0 is selected now).
-    rotation = tokens[1:] + tokens[:1]
-    median, times = median_latency(lab, heatmap, rotation, LATENCY_CLICKS)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     explorer.screenshot(path=str(SCREENSHOTS / "explorer_after_clicks.png"))
-    return median, times
+    return {"explorer": explorer, "heatmap": heatmap, "tokens": tokens}
 
 
 def baseline_latency(lab) -> tuple[float, list[float]]:
@@ -432,40 +428,98 @@ def baseline_latency(lab) -> tuple[float, list[float]]:
     return median, times
 
 
-def test_explorer_clicks_change_the_heatmap_and_latency(lab):
+def with_do_nothing_widget(lesson: str, after: str) -> str:
+    """Write a copy of ``lesson`` with the do-nothing widget's code cells (input hidden) right
+    after the first code cell whose source holds ``after``, under ``build/browser/``; returns
+    its path from ROOT (what the browser opens). Right after the explorer, both are on screen
+    together, so that their clicks can be timed in turn."""
+    nb = nbformat.read(ROOT / lesson, as_version=4)
+    noop = [
+        nbformat.v4.new_code_cell(c.source, metadata={"jupyter": {"source_hidden": True}})
+        for c in nbformat.read(ROOT / BASELINE, as_version=4).cells
+        if c.cell_type == "code"
+    ]
+    at = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and after in c.source)
+    nb.cells[at + 1 : at + 1] = noop
+    copy = f"build/browser/{Path(lesson).stem}_with_do_nothing_widget.ipynb"
+    (ROOT / copy).parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, ROOT / copy)
+    return copy
+
+
+def noop_handles(lab) -> tuple:
+    """The do-nothing widget's label and button in the open notebook (element handles)."""
+    label = lab.page.locator(f"{PANEL} .baseline-label").first
+    label.wait_for(timeout=30_000)
+    button = lab.page.locator(f"{PANEL} button.baseline-button").first
+    return label.element_handle(), button.element_handle()
+
+
+def interleaved_latency(lab, series: dict[str, tuple], clicks: int) -> dict[str, tuple]:
+    """Click each series' buttons in turn, one click of each series per round (so that a
+    slower moment of the machine costs them all alike), ``clicks`` rounds. ``series``: name ->
+    (root whose pixels are timed, which must be on screen; buttons clicked in rotation).
+    Returns name -> (median ms, every time)."""
+    on_screen = """(e) => { const r = e.getBoundingClientRect();
+        return r.top >= 0 && r.bottom <= window.innerHeight && r.height > 0; }"""
+    for name, (root, _buttons) in series.items():
+        assert root.evaluate(on_screen), f"{name}: what it changes is off screen"
+    times: dict[str, list[float]] = {name: [] for name in series}
+    for k in range(clicks):
+        for name, (root, buttons) in series.items():
+            lab.page.wait_for_timeout(CLICK_GAP_MS)
+            result = click_and_time(lab, root, buttons[k % len(buttons)])
+            assert result["ms"] is not None, f"{name}: click {k} changed nothing within 10 s"
+            times[name].append(result["ms"])
+    return {name: (statistics.median(t), t) for name, t in times.items()}
+
+
+def timing(median: float, times: list[float]) -> dict:
+    return {"median": round(median, 1), "all": [round(t, 1) for t in times]}
+
+
+def test_explorer_clicks_change_the_heatmap_within_the_latency_target(lab):
     if not (ROOT / "src" / "helpers" / "explorer.py").exists():
         pytest.skip("the attention explorer (src/helpers/explorer.py) has not landed yet")
     assert (ROOT / EXPLORER_LESSON).exists(), (
         f"{EXPLORER_LESSON} is missing: the explorer exists, its lesson does not"
     )
-    if EXPLORER_LESSON in _explorer_results:  # measured by the lesson's own test just now
-        explorer_ms, explorer_all = _explorer_results[EXPLORER_LESSON]
-    else:
-        open_in_lab(lab, EXPLORER_LESSON)
-        run_all(lab, runnable_cells(ROOT / EXPLORER_LESSON))
-        explorer_ms, explorer_all = check_explorer(lab)
-    # The baseline, measured in the same run and browser.
+    copy = with_do_nothing_widget(EXPLORER_LESSON, after="ex.show()")
+    open_in_lab(lab, copy)
+    run_all(lab, runnable_cells(ROOT / copy))
+    g = check_explorer(lab)
+    g["explorer"].evaluate("e => e.scrollIntoView({block: 'start'})")
+    lab.page.wait_for_timeout(200)
+    label, button = noop_handles(lab)
+    # Tokens 1, 2, ..., n-1, 0, 1, ... (token 0 is selected now): each click a new query.
+    rotation = g["tokens"][1:] + g["tokens"][:1]
+    timed = interleaved_latency(
+        lab, {"explorer": (g["heatmap"], rotation), "noop": (label, [button])}, LATENCY_CLICKS
+    )
+    (explorer_ms, explorer_all), (noop_ms, noop_all) = timed["explorer"], timed["noop"]
     lab.leave()
-    baseline_ms, baseline_all = baseline_latency(lab)
+    alone_ms, alone_all = baseline_latency(lab)
+    ratio, ratio_alone = explorer_ms / noop_ms, explorer_ms / alone_ms
     report = {
         "clicks": LATENCY_CLICKS,
-        "explorer_click_to_new_pixels_ms": {
-            "median": round(explorer_ms, 1),
-            "all": [round(t, 1) for t in explorer_all],
-        },
-        "do_nothing_widget_round_trip_ms": {
-            "median": round(baseline_ms, 1),
-            "all": [round(t, 1) for t in baseline_all],
-        },
         "gap_between_clicks_ms": CLICK_GAP_MS,
-        "target_explorer_median_ms": 60,
+        "explorer_click_to_new_pixels_ms": timing(explorer_ms, explorer_all),
+        "do_nothing_widget_in_the_lesson_ms": timing(noop_ms, noop_all),
+        "do_nothing_widget_in_its_own_notebook_ms": timing(alone_ms, alone_all),
+        "ratio": round(ratio, 2),
+        "ratio_to_its_own_notebook": round(ratio_alone, 2),
+        "target_ratio": TARGET_RATIO,
     }
     out = ROOT / "build" / "browser-latency.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(
-        f"\n  explorer click -> new pixels: median {explorer_ms:.1f} ms over {LATENCY_CLICKS} "
-        f"clicks (target <= 60 ms)\n  do-nothing widget round trip: median {baseline_ms:.1f} ms "
-        f"over {LATENCY_CLICKS} clicks\n  (clicks {CLICK_GAP_MS} ms apart; every time in "
-        f"{out.relative_to(ROOT)})"
+        f"\n  lesson 04 explorer click -> new pixels: median {explorer_ms:.1f} ms over "
+        f"{LATENCY_CLICKS} clicks; do-nothing widget in the lesson {noop_ms:.1f} ms (ratio "
+        f"{ratio:.2f}, target <= {TARGET_RATIO}), in its own notebook {alone_ms:.1f} ms (ratio "
+        f"{ratio_alone:.2f}); clicks {CLICK_GAP_MS} ms apart; every time in "
+        f"{out.relative_to(ROOT)}"
+    )
+    assert ratio <= TARGET_RATIO, (
+        f"an explorer click took {ratio:.2f}x the do-nothing widget's round trip in the same "
+        f"notebook (target <= {TARGET_RATIO}): {report}"
     )
