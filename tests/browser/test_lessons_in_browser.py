@@ -415,8 +415,14 @@ def check_explorer(lab) -> dict:
     return {"explorer": explorer, "heatmap": heatmap, "tokens": tokens}
 
 
+_baseline: list[tuple[float, list[float]]] = []  # measured once per run (printed, not compared)
+
+
 def baseline_latency(lab) -> tuple[float, list[float]]:
-    """Click -> new Label text for a button whose handler only bumps the Label (ms)."""
+    """Click -> new Label text for a button whose handler only bumps the Label, in its own
+    small notebook (ms); the first call of a run measures it, later calls return that."""
+    if _baseline:
+        return _baseline[0]
     page = lab.page
     open_in_lab(lab, BASELINE)
     run_all(lab, runnable_cells(ROOT / BASELINE))
@@ -425,6 +431,7 @@ def baseline_latency(lab) -> tuple[float, list[float]]:
     button = page.locator(f"{PANEL} button.baseline-button").first.element_handle()
     median, times = median_latency(lab, label.element_handle(), [button], LATENCY_CLICKS)
     assert not unexpected_console_errors(lab), "\n".join(unexpected_console_errors(lab))
+    _baseline.append((median, times))
     return median, times
 
 
