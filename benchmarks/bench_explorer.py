@@ -54,10 +54,14 @@ def median_ms(fn, repeats: int) -> float:
 
 def in_kernel(repeats: int) -> None:
     """Run :func:`measure` in a fresh ipykernel and print what it prints."""
-    from jupyter_client.manager import start_new_kernel
+    from helpers.grade._ipc import IpcKernelManager  # Unix sockets: no TCP-warning, no port race
 
-    km, kc = start_new_kernel(kernel_name="python3")
+    km = IpcKernelManager(kernel_name="python3")
+    km.start_kernel()
+    kc = km.client()
+    kc.start_channels()
     try:
+        kc.wait_for_ready(timeout=60)
         code = (
             "import runpy; runpy.run_path("
             f"{__file__!r}, run_name='__bench_in_kernel__')['measure']({repeats})"
