@@ -518,6 +518,7 @@ def test_explorer_clicks_change_the_heatmap_within_the_latency_target(lab):
         "target_ratio": TARGET_RATIO,
     }
     out = ROOT / "build" / "browser-latency.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(
         f"\n  lesson 04 explorer click -> new pixels: median {explorer_ms:.1f} ms over "

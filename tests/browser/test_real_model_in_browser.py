@@ -8,9 +8,8 @@ click-to-new-pixels time of both must stay within 1.5x the round trip of a do-no
 the lesson with that widget right below the explorer, both on screen, the three kinds of
 click timed in turn. In its own small notebook the same widget answers faster (JupyterLab's
 own work per kernel message grows with the page), so that figure is printed beside, not
-compared. Every time goes to
-``build/browser-latency-09.json``. (Running the lesson itself, both copies, is the
-all-lessons test's job in ``test_lessons_in_browser.py``.)
+compared. Every time goes to ``build/browser-latency-09.json``. (Running the lesson itself,
+both copies, is the all-lessons test's job in ``test_lessons_in_browser.py``.)
 
 Run alone: ``pytest -q -s -m browser tests/browser/test_real_model_in_browser.py``.
 """
@@ -149,6 +148,7 @@ def test_grid_picks_and_token_clicks_change_the_pixels_within_the_latency_target
     check_every_click_changes_the_pixels(lab, g)
     result = measure(lab, g)
     out = ROOT / "build" / "browser-latency-09.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
     report = {"clicks": LATENCY_CLICKS, "gap_between_clicks_ms": CLICK_GAP_MS}
     out.write_text(json.dumps(report | {"target_ratio": TARGET_RATIO} | result, indent=2) + "\n")
     print(
