@@ -376,11 +376,7 @@ def _call_learner(
             "calls_helper",
         )
     if _is_complex(value):
-        raise Mistake(
-            f"{signature} returned complex numbers; every quantity here is real. A square root "
-            "or a fractional power of a negative number, or a stray `j`, makes them.",
-            "complex",
-        )
+        raise _complex_mistake(f"{signature} returned")
     return value
 
 
@@ -416,6 +412,15 @@ def _materialize(value: Any, depth: int = 0) -> Any:
     if hasattr(type(value), "__array__"):
         return np.asarray(value)
     return value
+
+
+def _complex_mistake(returned: str) -> Mistake:
+    """The ``complex`` mistake; ``returned`` says who, e.g. ``"softmax(x) returned"``."""
+    return Mistake(
+        f"{returned} complex numbers; every quantity here is real. A square root or a "
+        "fractional power of a negative number, or a stray `j`, makes them.",
+        "complex",
+    )
 
 
 def _is_complex(value: Any, depth: int = 0) -> bool:
@@ -771,11 +776,7 @@ def as_result_array(
     if _is_complex(value) or (
         isinstance(value, list) and any(_is_complex(np.asarray(v)) for v in value[:1000])
     ):
-        raise Mistake(
-            f"{returned} complex numbers; every quantity here is real. A square root or a "
-            "fractional power of a negative number, or a stray `j`, makes them.",
-            "complex",
-        )
+        raise _complex_mistake(returned)
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):

@@ -266,7 +266,7 @@ table.grid {{ border-collapse: collapse; }}
 .grid td.s {{ width: 56px; min-width: 56px; height: 34px; text-align: center; font-size: 1.05em;
               cursor: help; }}
 .grid td.s .m {{ display: block; font-size: .58em; line-height: 1.05; white-space: normal;
-                 overflow-wrap: anywhere; padding: 0 2px 2px; }}
+                 overflow-wrap: normal; padding: 0 2px 2px; }}
 .grid td.total, .grid td.pct {{ padding: 0 8px; color: #555; font-size: .9em; text-align: center; }}
 .grid tr.foot th, .grid tr.foot td {{ border-top: 2px solid #999; }}
 table.top {{ border-collapse: collapse; width: 100%; }}
