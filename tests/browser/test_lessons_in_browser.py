@@ -43,7 +43,7 @@ RUN_TIMEOUT = 120_000  # ms: Run All (lessons take <= 5 s, lesson 08 <= 20 s, on
 LATENCY_CLICKS = 20  # timed clicks of each kind (one of each per round when interleaved)
 # CURRICULUM.md: click to new pixels <= 1.5x a do-nothing widget's. Printed against the
 # measurement, not asserted: in the same notebook the median ratio read 0.83-1.45 in most runs
-# here but 1.51-1.60 in three runs of eleven (the spread of a click's time over a 16.7 ms frame
+# here but 1.51-1.60 in three runs of ten (the spread of a click's time over a 16.7 ms frame
 # on a busy 2-core machine), so an assertion would fail by chance.
 TARGET_RATIO = 1.5
 # Idle time between timed clicks, as between a person's clicks. Back to back (the next click
