@@ -837,9 +837,10 @@ def unpack_pair(
     return value[0], value[1]
 
 
-def raw_softmax(s: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Softmax along ``axis`` that lets NaN and inf through, silently: what a (wrong) answer's
-    arithmetic returns, to recognise it. Not for the learner's own result."""
+def raw_softmax(s: np.ndarray, axis: int | tuple[int, ...] | None = -1) -> np.ndarray:
+    """Softmax along ``axis`` (an axis, a tuple of axes, or None for all) that lets NaN and inf
+    through, silently: what a (wrong) answer's arithmetic returns, to recognise it. Not for the
+    learner's own result."""
     with np.errstate(all="ignore"):
         e = np.exp(s - np.max(s, axis=axis, keepdims=True))
         return e / e.sum(axis=axis, keepdims=True)

@@ -56,18 +56,6 @@ def _global_max(z):
 
 
 @_quiet
-def _axis0(z):
-    e = np.exp(z - z.max(axis=0, keepdims=True))
-    return e / e.sum(axis=0, keepdims=True)
-
-
-@_quiet
-def _whole(z):
-    e = np.exp(z - z.max())
-    return e / e.sum()
-
-
-@_quiet
 def _min_shift(z):
     e = np.exp(z - z.min(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
@@ -124,18 +112,6 @@ def _no_keepdims_no_max(z):
     return e / e.sum(axis=-1)
 
 
-@_quiet
-def _axis_1(z):
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
-@_quiet
-def _per_matrix(z):
-    e = np.exp(z - z.max(axis=(-2, -1), keepdims=True))
-    return e / e.sum(axis=(-2, -1), keepdims=True)
-
-
 def _softmax_mistakes(z: np.ndarray, what: str) -> dict[str, np.ndarray]:
     rows = "rows" if z.size > z.shape[-1] else "row"
     mistakes = {
@@ -170,7 +146,7 @@ def _softmax_mistakes(z: np.ndarray, what: str) -> dict[str, np.ndarray]:
             "whole_matrix",
             f"{what}: the whole matrix sums to 1, but each row should. Take the max and the "
             "sum along axis=-1 with keepdims=True.",
-        ): _whole(z),
+        ): raw_softmax(z, axis=None),
         named(
             "no_exp",
             f"{what}: did you forget np.exp? Dividing the scores by their sum is not a softmax "
@@ -199,7 +175,7 @@ def _softmax_mistakes(z: np.ndarray, what: str) -> dict[str, np.ndarray]:
                 f"{what}: your columns sum to 1, not your {rows}. Softmax runs along the last "
                 "axis (axis=-1): one distribution per row (per query).",
             )
-        ] = _axis0(z)
+        ] = raw_softmax(z, axis=0)
     if z.ndim >= 3:
         mistakes[
             named(
@@ -208,7 +184,7 @@ def _softmax_mistakes(z: np.ndarray, what: str) -> dict[str, np.ndarray]:
                 f"the last axis, the keys; for this {z.ndim}-D array it is not. Use axis=-1, "
                 "which is the keys whatever the number of leading axes.",
             )
-        ] = _axis_1(z)
+        ] = raw_softmax(z, axis=1)
         mistakes[
             named(
                 "matrix_sums_to_one",
@@ -216,7 +192,7 @@ def _softmax_mistakes(z: np.ndarray, what: str) -> dict[str, np.ndarray]:
                 "A row.max() or e.sum() without an axis, applied to each z[b], takes all the "
                 "rows of that matrix together; reduce along axis=-1 (keepdims=True) instead.",
             )
-        ] = _per_matrix(z)
+        ] = raw_softmax(z, axis=(-2, -1))
     if z.ndim == 2 and z.shape[0] == z.shape[1]:  # only then does a missing keepdims broadcast
         no_keepdims_sum = (
             "e.sum(axis=-1) without keepdims=True has shape (n,), so the division broadcasts it "
