@@ -731,33 +731,51 @@ class AttentionExplorer:
         """The bar chart's two layers as one string (what the tests read)."""
         return "".join(layer.value for layer in self._bars.children)
 
-    def _heatmap_geometry(self) -> dict | None:
-        """Where everything goes in the heatmap (shared by its three layers); None if empty."""
+    def _key_geometry(self) -> dict | None:
+        """What the heatmap and the bar chart share: one column per key (``cell`` pixels wide,
+        ``grid`` in all), labelled every ``step`` keys below, rotated when crowded, in ``bottom``
+        pixels; None if there are no tokens."""
         n = len(self._tokens)
         if n == 0:
             return None
         cell = self._cell_size()
         font = 12 if cell >= 20 else 9
         longest = self._label_len
-        left = 30 + int(0.62 * font * longest) + 6
-        top = 28
-        grid = n * cell
         rotate = n > 1 and 0.62 * font * longest > cell - 2
-        bottom = (int(0.5 * font * longest) + 10 if rotate else font + 8) + 18
-        cbar_x, cbar_len = left + grid + 14, max(grid, 160)
         return {
             "n": n, "cell": cell, "font": font, "step": self._label_step(cell, font),
-            "left": left, "top": top, "grid": grid, "rotate": rotate, "bottom": bottom,
-            "cbar_x": cbar_x, "cbar_len": cbar_len,
+            "grid": n * cell, "rotate": rotate,
+            "bottom": (int(0.5 * font * longest) + 10 if rotate else font + 8) + 18,
+        }  # fmt: skip
+
+    def _heatmap_geometry(self) -> dict | None:
+        """Where everything goes in the heatmap (shared by its three layers); None if empty."""
+        g = self._key_geometry()
+        if g is None:
+            return None
+        left, top, grid = 30 + int(0.62 * g["font"] * self._label_len) + 6, 28, g["grid"]
+        cbar_x, cbar_len = left + grid + 14, max(grid, 160)
+        return g | {
+            "left": left, "top": top, "cbar_x": cbar_x, "cbar_len": cbar_len,
             "width": max(cbar_x + 52, left + 260),
-            "height": top + max(grid + bottom, cbar_len + 28),
+            "height": top + max(grid + g["bottom"], cbar_len + 28),
         }  # fmt: skip
 
     @staticmethod
-    def _layer_open(g: dict, attributes: str = "") -> str:
+    def _layer_open(g: dict, attributes: str = "", height: float | None = None) -> str:
+        """The opening <svg> tag of one layer: ``g``'s size (or ``height``), the course font."""
         return (
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{g["width"]}" '
-            f'height="{g["height"]}" style="{_FONT}"{attributes}>'
+            f'height="{g["height"] if height is None else height}" style="{_FONT}"{attributes}>'
+        )
+
+    def _key_labels(self, g: dict, y: float) -> str:
+        """The keys' labels, centred under their columns, from ``y`` down."""
+        return "".join(
+            _key_label(
+                self._labels[j], g["left"] + (j + 0.5) * g["cell"], y, g["font"], g["rotate"]
+            )
+            for j in range(0, g["n"], g["step"])
         )
 
     def _map_svg(self, g: dict | None) -> str:
@@ -807,11 +825,8 @@ class AttentionExplorer:
         """The middle layer: the keys' labels, the axis titles and the colour bar."""
         if g is None:
             return ""
-        left, top, cell, grid = g["left"], g["top"], g["cell"], g["grid"]
-        parts = [self._layer_open(g)]
-        for j in range(0, g["n"], g["step"]):
-            x = left + j * cell + cell / 2
-            parts.append(_key_label(self._labels[j], x, top + grid + 4, g["font"], g["rotate"]))
+        left, top, grid = g["left"], g["top"], g["grid"]
+        parts = [self._layer_open(g), self._key_labels(g, top + grid + 4)]
         parts.append(
             f'<text x="12" y="{top + grid / 2:.1f}" font-size="12" text-anchor="middle" '
             f'transform="rotate(-90 12 {top + grid / 2:.1f})">query (row)</text>'
@@ -829,9 +844,8 @@ class AttentionExplorer:
             return ""
         left, top, cell = g["left"], g["top"], g["cell"]
         parts = [
-            f'<svg xmlns="http://www.w3.org/2000/svg" width="{g["width"]}" '
-            f'height="{top + g["grid"] + 3}" style="{_FONT}" data-query="{self._query}">'
-            f'<g font-size="{g["font"]}" text-anchor="end" dominant-baseline="middle">'
+            self._layer_open(g, f' data-query="{self._query}"', height=top + g["grid"] + 3),
+            f'<g font-size="{g["font"]}" text-anchor="end" dominant-baseline="middle">',
         ]
         for i in range(0, g["n"], g["step"]):
             bold = f' font-weight="bold" fill="{HIGHLIGHT}"' if i == self._query else ""
@@ -862,34 +876,24 @@ class AttentionExplorer:
 
     def _bars_geometry(self) -> dict | None:
         """Where everything goes in the bar chart (shared by its two layers); None if empty."""
-        n = len(self._tokens)
-        if n == 0:
+        g = self._key_geometry()
+        if g is None:
             return None
-        cell = self._cell_size()
-        font = 12 if cell >= 20 else 9
-        longest = self._label_len
-        rotate = n > 1 and 0.62 * font * longest > cell - 2
         # A rotated label reaches 0.5 * its length to the left of its column's centre: room.
-        reach = int(0.5 * 0.62 * font * longest - cell / 2) + 6 if rotate else 0
-        left, top, plot_h = max(44, reach), 60, 200
-        grid = n * cell
-        bottom = (int(0.5 * font * longest) + 10 if rotate else font + 8) + 18
-        return {
-            "n": n, "cell": cell, "font": font, "step": self._label_step(cell, font),
-            "rotate": rotate, "left": left, "top": top, "plot_h": plot_h, "grid": grid,
-            "width": max(left + grid + 16, 300), "height": top + plot_h + bottom,
+        reach = int(0.5 * 0.62 * g["font"] * self._label_len - g["cell"] / 2) + 6
+        left, top, plot_h = max(44, reach if g["rotate"] else 0), 60, 200
+        return g | {
+            "left": left, "top": top, "plot_h": plot_h,
+            "width": max(left + g["grid"] + 16, 300), "height": top + plot_h + g["bottom"],
         }  # fmt: skip
 
     def _bars_axes_svg(self, g: dict | None) -> str:
         """The bar chart's bottom layer: grid lines, ticks, the keys' labels, the axes."""
         if g is None:
             return ""
-        left, top, plot_h, grid, cell = g["left"], g["top"], g["plot_h"], g["grid"], g["cell"]
+        left, top, plot_h, grid = g["left"], g["top"], g["plot_h"], g["grid"]
         ticks = (0, 0.25, 0.5, 0.75, 1)
-        parts = [
-            f'<svg xmlns="http://www.w3.org/2000/svg" width="{g["width"]}" '
-            f'height="{g["height"]}" style="{_FONT}"><g stroke="#ddd">'
-        ]
+        parts = [self._layer_open(g), '<g stroke="#ddd">']
         for v in ticks:
             y = top + (1 - v) * plot_h
             parts.append(f'<line x1="{left}" x2="{left + grid}" y1="{y:.1f}" y2="{y:.1f}"/>')
@@ -897,9 +901,7 @@ class AttentionExplorer:
         for v in ticks:
             parts.append(f'<text x="{left - 4}" y="{top + (1 - v) * plot_h:.1f}">{v:g}</text>')
         parts.append("</g>")
-        for j in range(0, g["n"], g["step"]):
-            x = left + j * cell + cell / 2
-            parts.append(_key_label(self._labels[j], x, top + plot_h + 4, g["font"], g["rotate"]))
+        parts.append(self._key_labels(g, top + plot_h + 4))
         parts.append(
             f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#444"/>'
             f'<line x1="{left}" x2="{left + grid}" y1="{top + plot_h}" y2="{top + plot_h}" '
@@ -918,8 +920,7 @@ class AttentionExplorer:
         indices = _colour_index(row)
         token = self._labels[self._query]
         parts = [
-            f'<svg xmlns="http://www.w3.org/2000/svg" width="{g["width"]}" '
-            f'height="{top + plot_h + 6}" style="{_FONT}" data-query="{self._query}">',
+            self._layer_open(g, f' data-query="{self._query}"', height=top + plot_h + 6),
             f'<text x="4" y="16" font-size="13" font-weight="bold">query "{token}" '
             f"(position {self._query})</text>",
             f'<text x="4" y="33" font-size="12">its weights over the keys (sum = {row.sum():.2f})'
