@@ -370,17 +370,6 @@ def click_and_time(lab, root, button, timeout_ms: int = 10_000) -> dict:
     return lab.page.evaluate(CLICK_AND_TIME, [root, button, timeout_ms])
 
 
-def median_latency(lab, root, buttons: list, clicks: int) -> tuple[float, list[float]]:
-    """Click ``buttons`` in turn (each click differs from the one before); median ms."""
-    times = []
-    for k in range(clicks):
-        lab.page.wait_for_timeout(CLICK_GAP_MS)
-        result = click_and_time(lab, root, buttons[k % len(buttons)])
-        assert result["ms"] is not None, f"click {k} changed nothing within 10 s"
-        times.append(result["ms"])
-    return statistics.median(times), times
-
-
 def check_explorer(lab) -> dict:
     """In the open notebook's first attention explorer, click each token button and the causal
     toggle and assert each click changed the heatmap's pixels. Returns the explorer's
@@ -427,13 +416,11 @@ def baseline_latency(lab) -> tuple[float, list[float]]:
     small notebook (ms); the first call of a run measures it, later calls return that."""
     if _baseline:
         return _baseline[0]
-    page = lab.page
     open_in_lab(lab, BASELINE)
     run_all(lab, runnable_cells(ROOT / BASELINE))
-    label = page.locator(f"{PANEL} .baseline-label").first
-    label.wait_for(timeout=30_000)
-    button = page.locator(f"{PANEL} button.baseline-button").first.element_handle()
-    median, times = median_latency(lab, label.element_handle(), [button], LATENCY_CLICKS)
+    label, button = noop_handles(lab)
+    label.scroll_into_view_if_needed()
+    median, times = interleaved_latency(lab, {"noop": (label, [button])}, LATENCY_CLICKS)["noop"]
     assert not unexpected_console_errors(lab), "\n".join(unexpected_console_errors(lab))
     _baseline.append((median, times))
     return median, times
