@@ -794,6 +794,18 @@ def as_result_array(
     return arr
 
 
+def as_result_pair(
+    pair: Any, what: str, out_shape: tuple[int, ...], w_shape: tuple[int, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """An ``(output, weights)`` pair (from :func:`unpack_pair`), each part checked by
+    :func:`as_result_array` against its own shape."""
+    out, weights = pair
+    return (
+        as_result_array(out, what, out_shape, part="output"),
+        as_result_array(weights, what, w_shape, part="weights"),
+    )
+
+
 def unpack_pair(
     value: Any, what: str, output_shape: tuple[int, ...], weights_shape: tuple[int, ...]
 ) -> tuple[Any, Any]:

@@ -14,6 +14,7 @@ from ._core import (
     LearnerError,
     Mistake,
     as_result_array,
+    as_result_pair,
     close,
     compare,
     fresh_rng,
@@ -443,9 +444,7 @@ def _unpack_batched(value: Any, what: str, lead, n_q: int, n_k: int, d_v: int):
                 f"weights @ V, shape (..., n_q, d_v) = {out_shape}.",
             )
         )
-    output = as_result_array(value[0], what, out_shape, part="output")
-    weights = as_result_array(value[1], what, w_shape, part="weights")
-    return output, weights
+    return as_result_pair(value, what, out_shape, w_shape)
 
 
 def _attention_cases(rng: np.random.Generator):

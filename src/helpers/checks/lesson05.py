@@ -11,6 +11,7 @@ from ._core import (
     LearnerError,
     Mistake,
     as_result_array,
+    as_result_pair,
     close,
     compare,
     fresh_rng,
@@ -262,10 +263,7 @@ def _generic_weights_message(what: str, got: np.ndarray, mask: np.ndarray) -> st
 
 def _unpack(value, what: str, out_shape: tuple, w_shape: tuple) -> tuple[np.ndarray, np.ndarray]:
     """The learner's ``(output, weights)`` as float arrays, with the usual slips named."""
-    out, weights = unpack_pair(value, what, out_shape, w_shape)
-    out = as_result_array(out, what, out_shape, part="output")
-    weights = as_result_array(weights, what, w_shape, part="weights")
-    return out, weights
+    return as_result_pair(unpack_pair(value, what, out_shape, w_shape), what, out_shape, w_shape)
 
 
 def _grade_masked_attention(call):

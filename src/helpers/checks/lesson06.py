@@ -17,7 +17,7 @@ from ._core import (
     Exercise,
     LearnerError,
     Mistake,
-    as_result_array,
+    as_result_pair,
     compare,
     fresh_rng,
     named,
@@ -155,9 +155,7 @@ def _unpack_cross(value, what, inputs, shapes):
                 "values come from the other sequence: X_kv @ W_K and X_kv @ W_V.",
             )
         )
-    out = as_result_array(out, what, (b, n_q, d_v), part="output")
-    weights = as_result_array(weights, what, (b, n_q, n_k), part="weights")
-    return out, weights
+    return as_result_pair((out, weights), what, (b, n_q, d_v), (b, n_q, n_k))
 
 
 def _grade_cross_attention(call):
@@ -348,9 +346,7 @@ def _unpack_mha(value, what: str, lead, h: int, n: int, d_model: int, d_v: int, 
                   "row; put the heads side by side along the columns: np.concatenate(heads, "
                   "axis=-1), then @ W_O.")
         )  # fmt: skip
-    out = as_result_array(out, what, (*lead, n, d_model), part="output")
-    weights = as_result_array(weights, what, (*lead, h, n, n), part="weights")
-    return out, weights
+    return as_result_pair((out, weights), what, (*lead, n, d_model), (*lead, h, n, n))
 
 
 def _grade_multi_head_attention(call):
@@ -506,8 +502,7 @@ def _grade_multi_query_attention(call):
                 named("one_head_weights", f"{what}: your weights have shape {np.shape(weights)},"
                       f" one head's; return every head's, stacked: (h, n, n) = {(h, n_, n_)}.")
             )  # fmt: skip
-        out = as_result_array(out, what, (n_, d_model), part="output")
-        weights = as_result_array(weights, what, (h, n_, n_), part="weights")
+        out, weights = as_result_pair((out, weights), what, (n_, d_model), (h, n_, n_))
         ref_out, ref_w = _reference_multi_query_attention(*inputs)
         known_w = {named(k, f"{what}: {m}"): _mqa(*inputs, how=k)[1]
                    for k, m in _MQA_WEIGHT_MISTAKES.items()}  # fmt: skip
