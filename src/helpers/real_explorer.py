@@ -24,6 +24,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .embeddings import valid_text
 from .explorer import (
     MAX_TOKENS,
     AttentionExplorer,
@@ -192,7 +193,7 @@ class RealAttentionExplorer(AttentionExplorer):
         if not isinstance(text, str):
             raise ValueError(f"the sentence must be a string, got {type(text).__name__}")
         # Lone surrogates (half an emoji) cannot go to the browser or the tokenizer.
-        text = text.encode("utf-8", "ignore").decode("utf-8")
+        text = valid_text(text)
         full = len(self.model.tokenize(text))
         self._truncated_from = full if full > MAX_TOKENS else None
         self._trace = self.model.trace(text, max_tokens=MAX_TOKENS)
