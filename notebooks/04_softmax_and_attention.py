@@ -79,8 +79,8 @@ print("naive_softmax([1, 2, 3]) =", np.round(naive_softmax(z_small), 3))
 
 # %% [markdown]
 # Now scores of about 1000, which a model can produce (a large $d_k$ without the scale, or a
-# confident head). A float64 holds numbers up to about $1.8 \times 10^{308} \approx e^{709.78}$
-# (first line below), so $e^{710}$ is already too big: `np.exp(1000)` overflows to `inf`, and
+# confident head). A float64 has a largest value (the first line below prints it, and its
+# natural logarithm); $e^{1000}$ is far beyond it: `np.exp(1000)` overflows to `inf`, and
 # `inf / inf` is `nan`.
 
 # %%
@@ -95,7 +95,8 @@ with np.errstate(over="ignore", invalid="ignore"):  # silence the warnings: the 
     print("naive_softmax([-1002, -1001, -1000]) =", naive_softmax(z_neg))
 
 # %% [markdown]
-# Very negative scores fail too: $e^{-1000}$ underflows to 0, and $0 / 0$ is also `nan`.
+# The largest float64 is about $1.8 \times 10^{308} \approx e^{709.78}$, so $e^{710}$ is already too
+# big. Very negative scores fail too: $e^{-1000}$ underflows to 0, and $0 / 0$ is also `nan`.
 #
 # ### The fix: softmax is shift-invariant
 #

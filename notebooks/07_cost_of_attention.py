@@ -503,8 +503,8 @@ for block_size in (1, 2, 4, 6):
 # Now at $n = 1024$ and $n = 4096$ (one head, $d_k = 64$, float64, blocks of 128 keys), against
 # the naive peaks measured above.
 #
-# **Predict first.** Quadrupling $n$ multiplied the naive peak by about 16. By what factor
-# will it multiply the blockwise peak?
+# **Predict first.** Quadrupling $n$ multiplied the naive peak by about $4^2 = 16$ (the two
+# naive peaks printed above). By what factor will it multiply the blockwise peak?
 
 # %%
 guess = None  # YOUR GUESS HERE, before you run the next cell

@@ -15,8 +15,8 @@
 # - how an attention layer learns: forward pass, loss, and the backward pass written by hand
 #   (the softmax's gradient by you), checked against finite differences;
 # - a task that can only be solved through **position** (output the previous token), learned
-#   by one causal self-attention layer in NumPy: accuracy from chance to 100 %, and why it
-#   fails without the positional encodings;
+#   by one causal self-attention layer in NumPy: how its accuracy climbs from chance, and why
+#   it fails without the positional encodings;
 # - what learned attention looks like next to the seeded weights of the earlier lessons, and
 #   how the pattern forms during training.
 #
@@ -195,10 +195,10 @@ print("hand-written gradients agree with finite differences (max error < 1e-6):"
       max(errors.values()) < 1e-6)
 
 # %% [markdown]
-# A wrong term gives an error of order 1, not $10^{-9}$. Here is a backward pass that forgets
-# the scale $c$ on the way back through $S = c\,QK^\top$: its gradients for $W^Q$ and $W^K$
-# are $\sqrt{d_k}$ times too large; `gradient_check(..., grads_fn=...)` checks it instead of
-# the right one.
+# A wrong term gives an error many orders of magnitude above the errors just printed. Here is a
+# backward pass that forgets the scale $c$ on the way back through $S = c\,QK^\top$: its
+# gradients for $W^Q$ and $W^K$ are $\sqrt{d_k}$ times too large;
+# `gradient_check(..., grads_fn=...)` checks it instead of the right one.
 
 # %%
 def forgot_the_scale(params, X, targets):

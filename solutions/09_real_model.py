@@ -77,7 +77,7 @@ print("same as the documentation's to 4 decimals:", np.array_equal(np.round(ours
 # ## 1 · Z again, for real: learned embeddings and LayerNorm
 #
 # The model splits text into **WordPiece** tokens (a rare word becomes several pieces) and adds
-# two special tokens: `[CLS]` first and `[SEP]` last. Our running sentence becomes $n = 8$
+# two special tokens: `[CLS]` first and `[SEP]` last. Our running sentence becomes these
 # tokens:
 
 # %%
