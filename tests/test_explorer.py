@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import re
 import struct
 import zlib
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 import helpers
 from helpers import explorer as explorer_module
-from helpers.explorer import MAX_TOKENS, TEMPERATURE_RANGE, AttentionExplorer
+from helpers.explorer import MAX_TOKENS, TEMPERATURE_RANGE, AttentionExplorer, _shown
 
 TOKENS = helpers.tokenize(helpers.RUNNING_SENTENCE)
 
@@ -132,7 +133,7 @@ def test_the_widget_controls_drive_the_same_state_as_the_methods():
     ex._head_control.value = 1
     ex._causal_control.value = True
     ex._temperature_control.value = 0.5
-    ex._token_buttons[4].click()
+    ex._token_control.index = 4  # a click on the fifth token button, as the browser sends it
     assert (ex.head, ex.causal, ex.temperature, ex.query) == (1, True, 0.5, 4)
     np.testing.assert_allclose(ex.weights, reference_weights(TOKENS, 1, True, 0.5), atol=1e-12)
     ex._text_control.value = "a dog ran"
@@ -154,8 +155,8 @@ def test_the_methods_move_the_controls():
     assert ex._causal_control.value is True
     assert ex._temperature_control.value == 2.0
     assert ex._text_control.value == "the dog sat"
-    styles = [b.button_style for b in ex._token_buttons]
-    assert styles == ["", "", "warning"]
+    assert ex._token_control.index == 2
+    assert [stack.selected_index for stack in ex._stacks] == [2, 2, 2]
 
 
 def test_rows_sum_to_one_and_masked_weights_are_exactly_zero():
@@ -203,7 +204,9 @@ def test_empty_sentence_shows_a_message_not_a_traceback():
     assert ex.tokens == [] and ex.weights.shape == (0, 0)
     assert "empty" in ex.message
     assert "no tokens" in ex._heatmap_html
-    assert ex._token_buttons == []
+    assert ex._token_control.options == () and ex._token_control.index is None
+    assert [len(stack.children) for stack in ex._stacks] == [0, 0, 0]
+    assert "empty" in ex._note_control.value and ex._note_control.layout.display == ""
     for action in (lambda: ex.set_head(1), lambda: ex.set_causal(True)):
         action()
     ex.set_temperature(3.0)
@@ -223,7 +226,8 @@ def test_long_sentence_is_truncated_to_64_tokens_and_says_so():
     assert "80 tokens" in ex.message and "first 64" in ex.message
     np.testing.assert_allclose(ex.weights, reference_weights(ex.tokens, 0, False, 1.0))
     np.testing.assert_allclose(shown_cell_colours(ex), expected_cell_colours(ex.weights, False))
-    assert len(ex._token_buttons) == 64
+    assert len(ex._token_control.options) == 64
+    assert [len(stack.children) for stack in ex._stacks] == [64, 64, 64]
     ex.set_causal(True)
     np.testing.assert_allclose(shown_cell_colours(ex), expected_cell_colours(ex.weights, True))
     assert ex.static_png(dpi=30).startswith(b"\x89PNG")
@@ -283,7 +287,7 @@ def test_long_words_are_shortened_on_the_axes_and_fit_in_the_bar_chart():
         assert x - 0.5 * 0.62 * font * len(shown) >= 0, f"{shown!r} is cut off on the left"
     assert ">supercalifr…</text>" in ex._heatmap_html  # the heatmap's rows too
     assert ex.tokens[0] == long_word  # the buttons and the math keep the whole word
-    assert ex._token_buttons[0].description == long_word
+    assert ex._token_control.options[0][0] == long_word
 
 
 def test_html_escapes_tokens():
@@ -326,11 +330,10 @@ def test_css_classes_the_browser_tests_rely_on():
         (ex._head_control, "explorer-head"),
         (ex._temperature_control, "explorer-temperature"),
         (ex._text_control, "explorer-text"),
-        (ex._message_control, "explorer-message"),
+        (ex._message_box, "explorer-message"),
+        (ex._token_control, "explorer-tokens"),
     ]:
         assert css in control._dom_classes
-    assert [b.description for b in ex._token_buttons] == TOKENS
-    assert all("explorer-token" in b._dom_classes for b in ex._token_buttons)
 
     def descendants(w):
         yield w
@@ -338,7 +341,7 @@ def test_css_classes_the_browser_tests_rely_on():
             yield from descendants(child)
 
     inside = set(map(id, descendants(ex.widget)))
-    assert {id(ex._heatmap), id(ex._bars), id(ex._token_buttons[0]), id(ex._text_control)} <= inside
+    assert {id(ex._heatmap), id(ex._bars), id(ex._token_control), id(ex._text_control)} <= inside
 
 
 def test_show_displays_the_widget_with_a_static_png(monkeypatch):
@@ -454,7 +457,7 @@ def test_a_lone_surrogate_is_dropped_and_leaves_the_explorer_consistent():
     ex = AttentionExplorer()
     ex.set_sentence("the cat \ud83d sat")
     assert ex.tokens == ["the", "cat", "sat"]
-    assert ex.weights.shape == (3, 3) and len(ex._token_buttons) == 3
+    assert ex.weights.shape == (3, 3) and len(ex._token_control.options) == 3
     assert ex._text_control.value == "the cat  sat"  # what the browser gets: valid Unicode
     ex._text_control.value.encode("utf-8")
     ex.static_png(dpi=30)
@@ -486,7 +489,7 @@ def test_a_huge_word_is_capped_in_titles_buttons_and_alt_text_and_stays_fast():
     cap = explorer_module.WORD_CHARS
     assert len(ex.alt_text()) < 300 and "a" * cap not in ex.alt_text()
     assert len(ex.message) < 300
-    assert len(ex._token_buttons[1].description) == cap
+    assert len(ex._token_control.options[1][0]) == cap
     assert len(ex._heatmap_html) + len(ex._bars_html) < 20_000
     start = time.perf_counter()
     fig = ex._static_figure(dpi=40)
@@ -501,46 +504,101 @@ def test_accented_words_are_one_token():
     assert ">café<" in ex._heatmap_html
 
 
-def test_in_a_kernel_the_pictures_go_first_and_the_message_a_moment_later():
-    """With an event loop running (a kernel), a click sends the heatmap and the bars at once,
-    the sentence under the controls and the button highlight after AFTER_PAINT_S."""
+def test_the_token_buttons_show_the_words_with_unique_labels():
+    """ToggleButtons highlights the button whose label matches the selected one, so the second
+    "the" carries an invisible zero-width space; its tooltip names its position."""
+    ex = AttentionExplorer("the cat saw the dog and the bird")
+    labels = [label for label, _ in ex._token_control.options]
+    assert len(set(labels)) == len(labels)
+    assert [label.replace(explorer_module.ZERO_WIDTH_SPACE, "") for label in labels] == ex.tokens
+    assert labels[3] == "the" + explorer_module.ZERO_WIDTH_SPACE
+    assert [value for _, value in ex._token_control.options] == list(range(8))
+    assert ex._token_control.tooltips[6] == "query position 6: 'the'"
+
+
+def test_every_query_has_its_pictures_in_the_stacks_and_the_browser_links_them():
+    """The browser switches between queries itself: the token buttons' index is linked to
+    the three Stacks' selected_index (jslink), and child i of each Stack is query i's."""
+    ex = AttentionExplorer(causal=True)
+    ex.set_head(1)
+    for link in ex._links:
+        assert link.source == (ex._token_control, "index")
+    targets = [(stack, "selected_index") for stack in ex._stacks]
+    assert [link.target for link in ex._links] == targets
+    for i, token in enumerate(ex.tokens):
+        assert f'"{token}" (position {i})' in html.unescape(ex._messages.children[i].value)
+        for stack in (ex._query_layers, ex._bar_values):
+            assert f'data-query="{i}"' in stack.children[i].value
+        ex.select_query(i)
+        assert f'"{token}" (position {i})' in ex.message
+        assert ex._bar_values.children[i].value in ex._bars_html
+    # One Layout and one Style for all the children: fewer widgets in a saved notebook.
+    children = [child for stack in ex._stacks for child in stack.children]
+    assert len({id(child.layout) for child in children}) == 1
+    assert len({id(child.style) for child in children}) == 1
+
+
+def test_a_token_click_in_the_browser_sends_no_picture_and_computes_nothing(monkeypatch):
+    ex = AttentionExplorer()
+    pictures = [ex._heatmap_map, ex._heatmap_axes, ex._bars_axes] + [
+        child for stack in ex._stacks for child in stack.children
+    ]
+    before = [picture.value for picture in pictures]
+    sent = []
+    for picture in pictures:
+        picture.observe(lambda change: sent.append(change), names="value")
+    monkeypatch.setattr(explorer_module, "scaled_dot_product_attention", None)  # not called
+    ex._token_control.index = 4  # what the browser sends after a click on "the" (the second)
+    assert ex.query == 4 and sent == []
+    assert [picture.value for picture in pictures] == before
+    assert [stack.selected_index for stack in ex._stacks] == [4, 4, 4]
+    assert 'data-query="4"' in ex._heatmap_html
+
+
+def test_a_change_in_the_browser_draws_the_query_on_screen_first_and_the_others_later():
+    """With an event loop running (a kernel), a head picked in the browser sends the map and
+    the query on screen at once, the other queries' pictures after AFTER_PAINT_S. Called from
+    code, everything is drawn at once (a notebook saved after the cell holds every picture)."""
     import asyncio
 
     from helpers.explorer import AFTER_PAINT_S
 
-    ex = AttentionExplorer()
-    message_before = ex._message_control.value
+    ex = AttentionExplorer(query=3)
+    other = ex._bar_values.children[5]
+    before = other.value
 
-    async def click() -> tuple:
-        ex.select_query(3)
-        at_once = ('data-query="3"' in ex._heatmap_html, ex._message_control.value)
+    async def pick_head_1_in_the_browser() -> tuple:
+        ex._head_control.value = 1
+        at_once = ('data-head="1"' in ex._heatmap_html, ex._bars_html, other.value)
         await asyncio.sleep(2 * AFTER_PAINT_S)
-        return at_once, ex._message_control.value, ex._token_buttons[3].button_style
+        return at_once, other.value
 
-    (heatmap_moved, message_at_once), message_later, style = asyncio.run(click())
-    assert heatmap_moved and message_at_once == message_before
-    assert message_later != message_before and "&quot;on&quot; (position 3)" in message_later
-    assert style == "warning"
+    (map_moved, bars_at_once, other_at_once), other_later = asyncio.run(
+        pick_head_1_in_the_browser()
+    )
+    assert map_moved and other_at_once == before and other_later != before
+    assert bars_at_once == ex._bars_html  # the query on screen was drawn at once
+    twin = AttentionExplorer(query=3)
+    twin.set_head(1)  # from code, inside a loop or not: at once
+    assert twin._bar_values.children[5].value == other_later
 
 
-def test_the_heatmap_is_three_stacked_layers_and_a_click_resends_only_the_one_that_changed():
-    """A token click changes the top layer (queries' labels, outline) and nothing under it;
-    a new head changes the map; only a new sentence changes the axes. Unchanged values are
-    never sent to the browser, and a click waits for the bytes it sends."""
+def test_the_heatmap_is_three_stacked_layers_each_sent_only_when_it_changed():
+    """A new head changes the map; only a new sentence changes the axes; the query layer on
+    top (the selected row's outline and label) is only as tall as the rows."""
     ex = AttentionExplorer()
     map_, axes, query = ex._heatmap.children
+    assert query is ex._query_layers
     assert ex._heatmap.layout.grid_template_areas == '"heatmap"'
     assert {layer.layout.grid_area for layer in (map_, axes, query)} == {"heatmap"}
-    before = [layer.value for layer in (map_, axes, query)]
-    ex.select_query(3)
-    after = [layer.value for layer in (map_, axes, query)]
-    assert after[:2] == before[:2] and after[2] != before[2]
-    assert len(after[2]) < 1000  # what a token click sends for the heatmap
+    before = [map_.value, axes.value]
     ex.set_head(1)
-    assert map_.value != after[0] and axes.value == after[1]
+    assert map_.value != before[0] and axes.value == before[1]
     ex.set_sentence("a different sentence")
-    assert axes.value != after[1]
+    assert axes.value != before[1]
     # The top layer covers the rows only: the keys' labels below keep their hover titles.
     assert query.layout.align_self == "flex-start"
-    height = int(re.search(r'height="(\d+)"', query.value).group(1))
+    top = _shown(query)
+    assert len(top) < 1000  # the outline and one label
+    height = int(re.search(r'height="(\d+)"', top).group(1))
     assert height < int(re.search(r'height="(\d+)"', axes.value).group(1))

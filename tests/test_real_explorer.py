@@ -51,6 +51,8 @@ def test_a_click_on_the_layer_and_head_buttons_moves_the_grid(grid):
     grid.explorer._head_control.value = 7
     assert grid.selected == (2, 7) and (grid.explorer.layer, grid.explorer.head) == (2, 7)
     assert [label for label, _ in grid.explorer._head_control.options][:3] == ["0", "1", "2"]
+    row = grid.explorer._controls_box.children  # the layer buttons beside the head buttons
+    assert row[:2] == (grid.explorer._layer_control, grid.explorer._head_control)
 
 
 def test_a_new_sentence_redraws_every_thumbnail(grid):
@@ -89,8 +91,9 @@ def test_static_grid_figure():
     assert fig.axes[0].get_ylabel() == "layer"
 
 
-def test_in_a_kernel_the_buttons_follow_the_map_a_moment_later():
-    """With an event loop running (a kernel), a pick sends the map first, the rest after."""
+def test_in_a_kernel_a_click_on_the_grid_moves_the_buttons_a_moment_after_the_map():
+    """With an event loop running (a kernel), a map clicked in the grid is sent first, the
+    buttons and the outline after; picked from code, everything moves at once."""
     import asyncio
 
     from helpers.explorer import AFTER_PAINT_S
@@ -98,14 +101,17 @@ def test_in_a_kernel_the_buttons_follow_the_map_a_moment_later():
     grid = AttentionGrid(model=load_minilm())
 
     async def pick() -> tuple:
-        grid.select(4, 5)
+        grid._cells[4][5].click()  # what a click in the browser does
         at_once = (grid.explorer.head, grid.explorer._head_control.value, grid.selected)
         await asyncio.sleep(2 * AFTER_PAINT_S)
-        return at_once, (grid.explorer._head_control.value, grid.selected)
+        later = (grid.explorer._head_control.value, grid.selected)
+        grid.select(1, 3)
+        return at_once, later, (grid.explorer._head_control.value, grid.selected)
 
-    at_once, later = asyncio.run(pick())
+    at_once, later, from_code = asyncio.run(pick())
     assert at_once == (5, 0, (0, 0))  # the map moved, the buttons not yet
     assert later == (5, (4, 5))
+    assert from_code == (3, (1, 3))
 
 
 def test_short_sentences_draw_cells_as_squares_long_ones_as_a_picture():

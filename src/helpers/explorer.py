@@ -42,6 +42,7 @@ from contextlib import contextmanager
 import ipywidgets as widgets
 import matplotlib
 import numpy as np
+from ipywidgets.widgets.widget_string import HTMLStyle
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
@@ -77,11 +78,18 @@ _HEX = [f"#{r:02x}{g:02x}{b:02x}" for r, g, b in _PALETTE]
 # Text on a cell: black on the bright end of viridis, white on the dark end.
 _TEXT_ON = ["#000000" if i > 0.55 * _N_COLOURS else "#ffffff" for i in range(_N_COLOURS)]
 _FONT = "font-family:sans-serif"
+ZERO_WIDTH_SPACE = "\u200b"
 LABEL_CHARS = 12  # longer tokens are shortened to 11 characters and "…" on the axes
 # Longer tokens are shortened to 39 characters and "…" everywhere text shows them (buttons,
 # hover titles, figure titles, messages, alt text); the math keeps the whole word. A pasted
 # 100,000-character word would otherwise go into every one of them (static_png took 10-19 s).
 WORD_CHARS = 40
+# The selected token's button looks as button_style="warning" does. ToggleButtons marks it with
+# the class mod-active in the browser, where a click selects it without the kernel.
+_TOKEN_CSS = (
+    "<style>.explorer-tokens .jupyter-button.mod-active{color:var(--jp-ui-inverse-font-color1,"
+    "#fff);background-color:var(--jp-warn-color1,#f57c00)}</style>"
+)
 
 
 def _short(token: str, limit: int = LABEL_CHARS) -> str:
@@ -216,6 +224,8 @@ class AttentionExplorer:
         self._temperature = self._valid_temperature(temperature)
         self._query = 0
         self._holding = False  # True while the code (not the user) moves a control
+        self._in_browser_event = False  # True while a control moved in the browser is handled
+        self._every_query_due = False  # the other queries' pictures are waiting for a paint
         self._build_controls()
         sentence = self._load_sentence(sentence)
         self._move(self._text_control, "value", sentence)
@@ -263,12 +273,14 @@ class AttentionExplorer:
     @property
     def message(self) -> str:
         """The text of the message line (plain text)."""
-        return self._message_text
+        parts = [self._note(), self._describe(self._query) if self._tokens else ""]
+        return " ".join(part for part in parts if part)
 
     def select_query(self, query: int) -> None:
-        """Show the distribution of query position ``query`` (what a click on its token does)."""
+        """Show the distribution of query position ``query`` (what a click on its token does:
+        there the browser switches the pictures itself, see ``_build_controls``)."""
         self._set_query(query)
-        self._redraw(weights_changed=False)
+        self._show_query()
 
     def set_head(self, head: int) -> None:
         """Show head ``head`` (0 .. n_heads - 1; h = n_heads is the number of heads)."""
@@ -448,7 +460,7 @@ class AttentionExplorer:
         self._mask = causal_mask(n)
         self._weights_cache: dict[tuple[int, bool, float], tuple[np.ndarray, np.ndarray]] = {}
         self._png_cache: dict[tuple[int, bool, float], str] = {}
-        self._build_token_buttons()
+        self._set_token_options()
         return text
 
     def _compute_weights(self) -> None:
@@ -481,7 +493,7 @@ class AttentionExplorer:
         self._query = int(i)
 
     def _recompute(self) -> None:
-        self._redraw(weights_changed=True)
+        self._redraw()
 
     # ------------------------------------------------------------------ controls
 
@@ -506,11 +518,28 @@ class AttentionExplorer:
             layout=widgets.Layout(width="420px"),
         )
         self._text_control.add_class("explorer-text")
-        self._message_control = widgets.HTML()
-        self._message_control.add_class("explorer-message")
-        self._message_text = ""
-        self._buttons_box = widgets.HBox(layout=widgets.Layout(flex_flow="row wrap"))
-        self._token_buttons: list[widgets.Button] = []
+        # A token click never waits for the kernel. Each query's pictures (its row's outline,
+        # its bars, its sentence of text) are one child of a Stack, and the token buttons'
+        # index is linked to the Stacks' selected_index in the browser (jslink), so a click
+        # shows the child that is already there. The kernel only hears which query is shown.
+        self._token_control = widgets.ToggleButtons(options=(), style={"button_width": "auto"})
+        self._token_control.add_class("explorer-tokens")
+        self._messages = widgets.Stack()
+        self._note_control = widgets.HTML()  # of the sentence: empty, or truncated
+        self._message_box = widgets.HBox(
+            [self._note_control, self._messages], layout=widgets.Layout(flex_flow="row wrap")
+        )
+        self._message_box.add_class("explorer-message")
+        self._query_layers = widgets.Stack()
+        self._bar_values = widgets.Stack()
+        self._stacks = (self._messages, self._query_layers, self._bar_values)
+        self._links = [
+            widgets.jslink((self._token_control, "index"), (stack, "selected_index"))
+            for stack in self._stacks
+        ]
+        # The Stacks' children share one layout and one style (fewer widgets to save).
+        self._child_look = {"layout": widgets.Layout(), "style": HTMLStyle()}
+        self._css = widgets.HTML(_TOKEN_CSS, layout=widgets.Layout(display="none"))
         self._head_control = widgets.ToggleButtons(
             options=[(f"head {head}", head) for head in range(self.n_heads)],
             value=self._head,
@@ -546,14 +575,13 @@ class AttentionExplorer:
         # pixels grows with the bytes it sends and the SVG nodes the page must lay out again.
         self._heatmap_map = widgets.HTML()
         self._heatmap_axes = widgets.HTML()
-        self._heatmap_query = widgets.HTML()
-        layers = (self._heatmap_map, self._heatmap_axes, self._heatmap_query)
+        layers = (self._heatmap_map, self._heatmap_axes, self._query_layers)
         for layer, name in zip(layers, ("map", "axes", "query")):
             layer.add_class(f"explorer-heatmap-{name}")
             layer.layout.grid_area = "heatmap"
         # The top layer only as tall as the rows (not stretched over the cell), so that the keys'
         # labels below it, in the axes layer, still show their hover titles.
-        self._heatmap_query.layout.align_self = "flex-start"
+        self._query_layers.layout.align_self = "flex-start"
         self._heatmap = widgets.GridBox(
             layers, layout=widgets.Layout(grid_template_areas='"heatmap"')
         )
@@ -561,13 +589,12 @@ class AttentionExplorer:
         # The bar chart likewise: its axes (the sentence) under its bars (every click).
         self._bars_axes = widgets.HTML()
         self._bars_axes.add_class("explorer-bars-axes")
-        self._bars_values = widgets.HTML()
-        self._bars_values.add_class("explorer-bars-values")
-        self._bars_values.layout.align_self = "flex-start"  # down to the zero line only
-        for layer in (self._bars_axes, self._bars_values):
+        self._bar_values.add_class("explorer-bars-values")
+        self._bar_values.layout.align_self = "flex-start"  # down to the zero line only
+        for layer in (self._bars_axes, self._bar_values):
             layer.layout.grid_area = "bars"
         self._bars = widgets.GridBox(
-            (self._bars_axes, self._bars_values),
+            (self._bars_axes, self._bar_values),
             layout=widgets.Layout(grid_template_areas='"bars"'),
         )
         self._bars.add_class("explorer-bars")
@@ -575,25 +602,29 @@ class AttentionExplorer:
         def user(setter):
             def on_change(change):
                 if not self._holding:
-                    setter(change["new"])
+                    with self._browser_event():
+                        setter(change["new"])
 
             return on_change
 
+        self._token_control.observe(user(self._clicked), names="index")
         self._head_control.observe(user(self.set_head), names="value")
         self._causal_control.observe(user(self.set_causal), names="value")
         self._temperature_control.observe(user(self.set_temperature), names="value")
         self._text_control.observe(user(self.set_sentence), names="value")
 
         query_label = widgets.HTML("<b>query:</b>", layout=widgets.Layout(margin="4px 6px"))
+        self._controls_box = widgets.HBox(
+            [self._head_control, self._causal_control, self._temperature_control],
+            layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
+        )
         self.widget = widgets.VBox(
             [
+                self._css,
                 self._text_control,
-                self._message_control,
-                widgets.HBox([query_label, self._buttons_box]),
-                widgets.HBox(
-                    [self._head_control, self._causal_control, self._temperature_control],
-                    layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
-                ),
+                self._message_box,
+                widgets.HBox([query_label, self._token_control]),
+                self._controls_box,
                 widgets.HBox(
                     [self._heatmap, self._bars],
                     layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"),
@@ -602,74 +633,119 @@ class AttentionExplorer:
         )
         self.widget.add_class("attention-explorer")
 
-    def _build_token_buttons(self) -> None:
-        for button in self._token_buttons:
-            button.close()
-        buttons = []
-        for i, token in enumerate(self._tokens):
-            button = widgets.Button(
-                description=_word(token),
-                tooltip=f"query position {i}: {_word(token)!r}",
-                layout=widgets.Layout(width="auto", min_width="32px", margin="1px"),
-            )
-            button.add_class("explorer-token")
-            button.on_click(lambda _b, i=i: self.select_query(i))
-            buttons.append(button)
-        self._token_buttons = buttons
-        self._styled = -1  # no button highlighted yet
-        self._buttons_box.children = tuple(buttons)
+    def _set_token_options(self) -> None:
+        """One token button per token (the sentence changed)."""
+        words = [_word(token) for token in self._tokens]
+        # ToggleButtons finds the button to highlight by its label, so each label must be
+        # unique: the second "the" gets a zero-width space, the third two, and so on.
+        seen: dict[str, int] = {}
+        labels = []
+        for word in words:
+            seen[word] = seen.get(word, -1) + 1
+            labels.append(word + ZERO_WIDTH_SPACE * seen[word])
+        with self._holding_events(), self._token_control.hold_sync():
+            self._token_control.options = [(label, i) for i, label in enumerate(labels)]
+            self._token_control.tooltips = [
+                f"query position {i}: {word!r}" for i, word in enumerate(words)
+            ]
+
+    def _clicked(self, index) -> None:
+        """A token button was clicked in the browser, which already shows that query."""
+        if index is not None:
+            self._set_query(index)
+            self._show_query()
+
+    @contextmanager
+    def _browser_event(self) -> Iterator[None]:
+        self._in_browser_event, before = True, self._in_browser_event
+        try:
+            yield
+        finally:
+            self._in_browser_event = before
 
     # ------------------------------------------------------------------ drawing
 
-    def _redraw(self, weights_changed: bool = True) -> None:
-        if weights_changed:
-            self._compute_weights()
-        # The pictures first: each assignment is one message to the browser, handled in order,
-        # and none at all when the value did not change.
+    def _redraw(self) -> None:
+        """Draw the state: the map, the axes, and each query's pictures.
+
+        Each assignment is one message to the browser, handled in order, and none at all when
+        the value did not change. After a control moved in the browser, the query on screen is
+        drawn at once and the others a moment later (:func:`_after_paint`), so that the browser
+        paints the new pictures first. Called from code, everything is drawn at once, so that
+        a notebook saved after the cell holds every picture.
+        """
+        self._compute_weights()
         geometry, bars = self._heatmap_geometry(), self._bars_geometry()
-        if weights_changed:  # else only the query moved: the map and the axes are as they were
-            self._heatmap_map.value = self._map_svg(geometry)
-            self._heatmap_axes.value = self._axes_svg(geometry)
-            self._bars_axes.value = self._bars_axes_svg(bars)
-        self._heatmap_query.value = self._query_svg(geometry)
-        self._bars_values.value = self._bars_values_svg(bars)
-        self._message_text = self._describe()
-        # The sentence under the controls and the buttons' highlight follow a moment later, so
-        # that the browser paints the pictures before it re-renders them (_after_paint).
-        _after_paint(self._show_message_and_buttons)
-
-    def _show_message_and_buttons(self) -> None:
-        """Send the message and the selected token's highlight, as the state is now."""
-        self._message_control.value = f'<span style="{_FONT}">{_esc(self._message_text)}</span>'
-        buttons = self._token_buttons
-        if 0 <= self._styled < len(buttons) and self._styled != self._query:
-            buttons[self._styled].button_style = ""
-        if self._query < len(buttons):
-            buttons[self._query].button_style = "warning"
-        self._styled = self._query
-
-    def _describe(self) -> str:
+        self._heatmap_map.value = self._map_svg(geometry)
+        self._heatmap_axes.value = self._axes_svg(geometry)
+        self._bars_axes.value = self._bars_axes_svg(bars)
+        note = self._note()
+        self._note_control.value = f'<span style="{_FONT}">{_esc(note)}</span>' if note else ""
+        self._note_control.layout.display = "" if note else "none"
         n = len(self._tokens)
-        if n == 0:
+        for stack in self._stacks:
+            children = stack.children
+            if len(children) < n:  # new children are drawn below, before they are shown
+                more = [widgets.HTML(**self._child_look) for _ in range(n - len(children))]
+                children = (*children, *more)
+            stack.children = children[:n]
+        if n:
+            self._draw_query(self._query, geometry, bars)
+        self._show_query()
+        if self._in_browser_event:
+            if not self._every_query_due:
+                self._every_query_due = True
+                _after_paint(self._draw_every_query)
+        else:
+            self._draw_every_query()
+
+    def _draw_query(self, i: int, geometry: dict | None, bars: dict | None) -> None:
+        """Query ``i``'s message, row outline and bars, into its Stacks' children."""
+        self._messages.children[i].value = f'<span style="{_FONT}">{_esc(self._describe(i))}</span>'
+        self._query_layers.children[i].value = self._query_svg(geometry, i)
+        self._bar_values.children[i].value = self._bars_values_svg(bars, i)
+
+    def _draw_every_query(self) -> None:
+        """Every query's pictures, as the state is now (the one on screen is unchanged, so not
+        sent again)."""
+        self._every_query_due = False
+        geometry, bars = self._heatmap_geometry(), self._bars_geometry()
+        for i in range(len(self._tokens)):
+            self._draw_query(i, geometry, bars)
+
+    def _show_query(self) -> None:
+        """Select the query in the token buttons and the Stacks (in the browser, a click has
+        already done so: then nothing is sent)."""
+        index = self._query if self._tokens else None
+        self._move(self._token_control, "index", index)
+        for stack in self._stacks:
+            stack.selected_index = index
+
+    def _note(self) -> str:
+        """What the message says of the sentence as a whole ("" when nothing)."""
+        if not self._tokens:
             return "The sentence is empty: type one (for example 'the cat sat on the mat')."
-        note = ""
         if self._truncated_from:
-            note = (
+            return (
                 f"Your text has {self._truncated_from} tokens; the explorer shows the first "
-                f"{MAX_TOKENS}. "
+                f"{MAX_TOKENS}."
             )
-        token = _word(self._tokens[self._query])
+        return ""
+
+    def _describe(self, query: int) -> str:
+        """What the message says of query ``query``."""
+        n = len(self._tokens)
+        token = _word(self._tokens[query])
         if self._causal:
-            earlier = self._query
             where = (
                 "only to itself (it is the first token)"
-                if earlier == 0
-                else f"across itself and the {earlier} token{'s' * (earlier > 1)} before it"
+                if query == 0
+                else f"across itself and the {query} token{'s' * (query > 1)} before it"
             )
         else:
             where = f"across all {n} token{'s' * (n > 1)}"
         return (
-            f'{note}"{token}" (position {self._query}) distributes its attention {where}. '
+            f'"{token}" (position {query}) distributes its attention {where}. '
             "Brighter cell = more attention. Click any token to switch."
         )
 
@@ -723,13 +799,13 @@ class AttentionExplorer:
 
     @property
     def _heatmap_html(self) -> str:
-        """The heatmap's three layers as one string (what the tests read)."""
-        return "".join(layer.value for layer in self._heatmap.children)
+        """The heatmap's three layers as one string, as shown (what the tests read)."""
+        return self._heatmap_map.value + self._heatmap_axes.value + _shown(self._query_layers)
 
     @property
     def _bars_html(self) -> str:
-        """The bar chart's two layers as one string (what the tests read)."""
-        return "".join(layer.value for layer in self._bars.children)
+        """The bar chart's two layers as one string, as shown (what the tests read)."""
+        return self._bars_axes.value + _shown(self._bar_values)
 
     def _key_geometry(self) -> dict | None:
         """What the heatmap and the bar chart share: one column per key (``cell`` pixels wide,
@@ -825,8 +901,16 @@ class AttentionExplorer:
         """The middle layer: the keys' labels, the axis titles and the colour bar."""
         if g is None:
             return ""
-        left, top, grid = g["left"], g["top"], g["grid"]
-        parts = [self._layer_open(g), self._key_labels(g, top + grid + 4)]
+        left, top, grid, cell = g["left"], g["top"], g["grid"], g["cell"]
+        parts = [
+            self._layer_open(g),
+            self._key_labels(g, top + grid + 4),
+            f'<g font-size="{g["font"]}" text-anchor="end" dominant-baseline="middle">',
+        ]
+        for i in range(0, g["n"], g["step"]):
+            y = top + i * cell + cell / 2
+            parts.append(f'<text x="{left - 6}" y="{y:.1f}">{self._labels[i]}</text>')
+        parts.append("</g>")
         parts.append(
             f'<text x="12" y="{top + grid / 2:.1f}" font-size="12" text-anchor="middle" '
             f'transform="rotate(-90 12 {top + grid / 2:.1f})">query (row)</text>'
@@ -837,24 +921,26 @@ class AttentionExplorer:
         parts.append("</svg>")
         return "".join(parts)
 
-    def _query_svg(self, g: dict | None) -> str:
-        """The top layer, as tall as the rows: the queries' labels (the selected one bold) and
-        the selected row's outline."""
+    def _query_svg(self, g: dict | None, query: int) -> str:
+        """The top layer, as tall as the rows, for query ``query``: its row's outline and, when
+        its row is labelled, its label in bold on white over the axes layer's."""
         if g is None:
             return ""
-        left, top, cell = g["left"], g["top"], g["cell"]
-        parts = [
-            self._layer_open(g, f' data-query="{self._query}"', height=top + g["grid"] + 3),
-            f'<g font-size="{g["font"]}" text-anchor="end" dominant-baseline="middle">',
-        ]
-        for i in range(0, g["n"], g["step"]):
-            bold = f' font-weight="bold" fill="{HIGHLIGHT}"' if i == self._query else ""
-            y = top + i * cell + cell / 2
-            parts.append(f'<text x="{left - 6}" y="{y:.1f}"{bold}>{self._labels[i]}</text>')
+        left, top, cell, font = g["left"], g["top"], g["cell"], g["font"]
+        parts = [self._layer_open(g, f' data-query="{query}"', height=top + g["grid"] + 3)]
+        if query % g["step"] == 0:
+            y = top + query * cell + cell / 2
+            width = 0.7 * font * len(html.unescape(self._labels[query])) + 4
+            x = max(left - 6 - width, 22)  # clear of the "query (row)" title
+            parts.append(
+                f'<rect x="{x:.1f}" y="{y - font / 2 - 1:.1f}" width="{left - 4 - x:.1f}" '
+                f'height="{font + 2}" fill="#fff"/><text x="{left - 6}" y="{y:.1f}" '
+                f'font-size="{font}" text-anchor="end" dominant-baseline="middle" '
+                f'font-weight="bold" fill="{HIGHLIGHT}">{self._labels[query]}</text>'
+            )
         parts.append(
-            f'</g><rect x="{left - 1.5}" y="{top + self._query * cell - 1.5}" '
-            f'width="{g["grid"] + 3}" height="{cell + 3}" fill="none" stroke="{HIGHLIGHT}" '
-            'stroke-width="3"/></svg>'
+            f'<rect x="{left - 1.5}" y="{top + query * cell - 1.5}" width="{g["grid"] + 3}" '
+            f'height="{cell + 3}" fill="none" stroke="{HIGHLIGHT}" stroke-width="3"/></svg>'
         )
         return "".join(parts)
 
@@ -910,23 +996,23 @@ class AttentionExplorer:
         )
         return "".join(parts)
 
-    def _bars_values_svg(self, g: dict | None) -> str:
-        """The bar chart's top layer, down to the zero line (the keys' labels under it keep
-        their hover titles): the query's title, its bars, their numbers, the masked keys."""
+    def _bars_values_svg(self, g: dict | None, query: int) -> str:
+        """The bar chart's top layer for query ``query``, down to the zero line (the keys'
+        labels under it keep their hover titles): its title, bars, numbers, masked keys."""
         if g is None:
             return ""
         left, top, plot_h, cell, n = g["left"], g["top"], g["plot_h"], g["cell"], g["n"]
-        row = self._weights[self._query]
+        row = self._weights[query]
         indices = _colour_index(row)
-        token = self._labels[self._query]
+        token = self._labels[query]
         parts = [
-            self._layer_open(g, f' data-query="{self._query}"', height=top + plot_h + 6),
+            self._layer_open(g, f' data-query="{query}"', height=top + plot_h + 6),
             f'<text x="4" y="16" font-size="13" font-weight="bold">query "{token}" '
-            f"(position {self._query})</text>",
+            f"(position {query})</text>",
             f'<text x="4" y="33" font-size="12">its weights over the keys (sum = {row.sum():.2f})'
             "</text>",
         ]
-        seen = self._query + 1 if self._causal else n  # keys 0..seen-1 take part
+        seen = query + 1 if self._causal else n  # keys 0..seen-1 take part
         if seen < n:
             parts.append(
                 f'<g class="masked-legend">{_cross(10, 46, 4)}<text x="20" y="46" '
@@ -968,6 +1054,12 @@ class AttentionExplorer:
         parts.extend(masked_marks)
         parts.append("</svg>")
         return "".join(parts)
+
+
+def _shown(stack: widgets.Stack) -> str:
+    """The value of the Stack's child on screen ("" when none is)."""
+    i = stack.selected_index
+    return "" if i is None else stack.children[i].value
 
 
 AFTER_PAINT_S = 0.03

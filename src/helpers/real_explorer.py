@@ -85,9 +85,7 @@ class RealAttentionExplorer(AttentionExplorer):
             style={"button_width": "40px", "description_width": "40px"},
         )
         self._layer_control.add_class("explorer-layer")
-        self._layer_control.observe(
-            lambda change: None if self._holding else self.set_layer(change["new"]), names="value"
-        )
+        self._layer_control.observe(self._layer_clicked, names="value")
         with self._holding_events():  # short labels: "head 10" does not fit 12 buttons in a row
             self._head_control.options = [(str(a), a) for a in range(self.n_heads)]
             self._head_control.value = self._head
@@ -97,7 +95,7 @@ class RealAttentionExplorer(AttentionExplorer):
             ]
         self._head_control.style.button_width = "40px"
         self._head_control.style.description_width = "40px"
-        controls = self.widget.children[3]
+        controls = self._controls_box
         controls.children = (self._layer_control, *controls.children)
         self.widget.add_class("real-attention-explorer")
         if head:
@@ -129,14 +127,28 @@ class RealAttentionExplorer(AttentionExplorer):
     def select(self, layer: int, head: int) -> None:
         """Show map (layer, head) with one redraw (what a click on the grid does).
 
-        The pictures are sent at once; the layer and head buttons and the grid's outline follow
-        a moment later (:func:`_after_paint`), so the browser draws the new map first.
+        After a click in the browser, the pictures are sent at once and the layer and head
+        buttons and the grid's outline a moment later (:func:`_after_paint`), so the browser
+        draws the new map first.
         """
         self._layer = self._valid_index(layer, self.n_layers, "layer")
         self._head = self._valid_index(head, self.n_heads, "head")
         self._png_cache = self._png_caches.setdefault(self._layer, {})
         self._recompute()
-        _after_paint(self._show_selection)
+        if self._in_browser_event:
+            _after_paint(self._show_selection)
+        else:
+            self._show_selection()
+
+    def _picked_in_browser(self, layer: int, head: int) -> None:
+        """A map of the grid was clicked."""
+        with self._browser_event():
+            self.select(layer, head)
+
+    def _layer_clicked(self, change) -> None:
+        if not self._holding:
+            with self._browser_event():
+                self.set_layer(change["new"])
 
     def _show_selection(self) -> None:
         """Move the layer and head buttons to the map shown, and tell the grid."""
@@ -203,7 +215,7 @@ class RealAttentionExplorer(AttentionExplorer):
         self._mask = np.ones((len(self._tokens),) * 2, dtype=bool)
         self._png_caches = {}
         self._png_cache = self._png_caches.setdefault(self._layer, {})
-        self._build_token_buttons()
+        self._set_token_options()
         return text
 
     def _compute_weights(self) -> None:
@@ -277,7 +289,7 @@ class AttentionGrid:
                 )
                 cell.add_class("grid-cell")
                 cell.add_class(self._cell_class(layer_index, a))
-                cell.on_click(lambda _b, k=layer_index, a=a: self.select(k, a))
+                cell.on_click(lambda _b, k=layer_index, a=a: self.explorer._picked_in_browser(k, a))
                 row.append(cell)
             items += row
             self._cells.append(row)

@@ -380,7 +380,7 @@ def check_explorer(lab) -> dict:
     explorer.scroll_into_view_if_needed()
     heatmap_locator = explorer.locator(".explorer-heatmap").first
     heatmap = heatmap_locator.element_handle()
-    tokens = [b.element_handle() for b in explorer.locator("button.explorer-token").all()]
+    tokens = [b.element_handle() for b in explorer.locator(".explorer-tokens button").all()]
     assert len(tokens) >= 2, f"expected token buttons, found {len(tokens)}"
     causal = explorer.locator(".explorer-causal").first
     if causal.evaluate("e => e.tagName") != "BUTTON":
@@ -392,15 +392,19 @@ def check_explorer(lab) -> dict:
     click_and_time(lab, heatmap, tokens[0], timeout_ms=1500)
     pixels = heatmap_locator.screenshot()
     order = list(range(1, len(tokens))) + [0]
-    steps = [(f"token {i}", tokens[i]) for i in order]
-    steps += [("causal toggle on", causal), ("causal toggle off", causal)]
-    for name, button in steps:
+    steps = [(f"token {i}", tokens[i], i) for i in order]
+    steps += [("causal toggle on", causal, 0), ("causal toggle off", causal, 0)]
+    for name, button, query in steps:
         result = click_and_time(lab, heatmap, button)
         assert result["ms"] is not None, f"clicking {name} did not update the heatmap"
         assert result["after"] != result["before"], f"clicking {name} left the heatmap as it was"
         new_pixels = heatmap_locator.screenshot()
         assert new_pixels != pixels, f"clicking {name} did not change the heatmap's pixels"
         pixels = new_pixels
+        # The browser switches queries itself; the kernel must still know which one is shown:
+        # after the causal toggle (drawn by the kernel) the last token clicked stays selected.
+        shown = heatmap_locator.locator(".explorer-heatmap-query svg").first
+        assert shown.get_attribute("data-query") == str(query), f"after {name}"
     assert not unexpected_console_errors(lab), "\n".join(unexpected_console_errors(lab))
 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)

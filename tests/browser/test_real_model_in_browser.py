@@ -59,7 +59,7 @@ def open_grid(lab, path: str = REAL_LESSON) -> dict:
     assert cells.count() == 6 * HEADS, f"expected 72 maps in the grid, found {cells.count()}"
     explorer = grid.locator(".real-attention-explorer").first
     heatmap = explorer.locator(".explorer-heatmap").first
-    tokens = [b.element_handle() for b in explorer.locator("button.explorer-token").all()]
+    tokens = [b.element_handle() for b in explorer.locator(".explorer-tokens button").all()]
     assert len(tokens) >= 2, f"expected token buttons, found {len(tokens)}"
     return {"grid": grid, "cells": cells, "heatmap": heatmap, "tokens": tokens}
 
