@@ -71,6 +71,20 @@ def test_an_edited_source_makes_its_copies_stale(tmp_path, monkeypatch):
     assert len(problems) == 3 and all("differ" in p for p in problems)
 
 
+def test_a_change_in_the_helpers_makes_the_executed_copies_stale(tmp_path, monkeypatch):
+    """The solutions' outputs and saved widgets come from src/helpers: a change there (here
+    one more line in a copy of it) must ask for a rebuild, even with every lesson unchanged."""
+    helpers_copy = tmp_path / "helpers"
+    shutil.copytree(build_lessons.HELPERS, helpers_copy, ignore=shutil.ignore_patterns("*.pyc"))
+    monkeypatch.setattr(build_lessons, "HELPERS", helpers_copy)
+    source = SOURCES[0]
+    assert build_lessons.stale_files(source) == []
+    with (helpers_copy / "explorer.py").open("a") as f:
+        f.write("# one more line\n")
+    (problem,) = build_lessons.stale_files(source)
+    assert "executed with other helpers" in problem and source.stem in problem
+
+
 def test_a_prediction_line_becomes_none_in_the_learners_copy():
     text = 'x = 1\nguess = "fall"  ### ANSWER\nchecks.t.check(guess)\n'
     stub = build_lessons.learner_text(text)

@@ -13,10 +13,12 @@ From ``solutions/NN_topic.py`` (jupytext py:percent) it writes:
 * ``notebooks/NN_topic.ipynb``: the learner's notebook, no outputs.
 
 Both notebooks carry ``metadata["course"] = {"lesson": "NN"}``: ``make grade`` recognises a
-submitted notebook's lesson by it (whatever the file is called).
+submitted notebook's lesson by it (whatever the file is called). The executed one also records
+``"helpers_sha256"``, a digest of ``src/helpers/``'s sources when it ran: its outputs, and the
+widget state nbval does not compare (what a saved explorer shows), come from that code.
 
-``--check`` compares text and cell sources without executing anything; that the stored
-outputs reproduce is nbval's job (``make test``).
+``--check`` compares text, cell sources and that digest without executing anything; that the
+stored outputs reproduce is nbval's job (``make test``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # JupyterLab: the same kernels here, and no "running over TCP without encryption" warning.
 ENCRYPTED_KERNEL = Config(json.loads((ROOT / "jupyter" / "jupyter_server_config.json").read_text()))
 SOLUTIONS, NOTEBOOKS = ROOT / "solutions", ROOT / "notebooks"
+HELPERS = ROOT / "src" / "helpers"
 PAIRING = "ipynb,py:percent"
 KERNEL = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
@@ -134,9 +137,20 @@ def build(source: Path) -> None:
     jupytext.write(
         as_notebook(learner_py.read_text(), lesson), learner_py.with_suffix(".ipynb"), fmt="ipynb"
     )
-    solved = execute(as_notebook(text, lesson), SOLUTIONS)
+    solved = as_notebook(text, lesson)
+    solved.metadata["course"]["helpers_sha256"] = helpers_digest()
+    solved = execute(solved, SOLUTIONS)
     jupytext.write(solved, source.with_suffix(".ipynb"), fmt="ipynb")
     print(f"built {source.stem}: executed in {time.perf_counter() - start:.1f} s")
+
+
+def helpers_digest() -> str:
+    """sha256 of ``src/helpers/``'s Python sources (each file's path and bytes, in order)."""
+    digest = hashlib.sha256()
+    for path in sorted(HELPERS.rglob("*.py")):
+        digest.update(path.relative_to(HELPERS).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def _cells(nb: nbformat.NotebookNode) -> list[tuple[str, str, list[str]]]:
@@ -160,15 +174,24 @@ def stale_files(source: Path) -> list[str]:
     learner_nb = nbformat.read(learner_ipynb, as_version=4)
     if _cells(learner_nb) != _cells(as_notebook(expected_learner)):
         problems.append(f"{learner_ipynb.relative_to(ROOT)}: cells differ from the source")
-    for path, nb in ((learner_ipynb, learner_nb), (solved_ipynb, None)):
-        nb = nb if nb is not None else nbformat.read(path, as_version=4)
-        if nb.metadata.get("course") != course_metadata(source.name[:2]):
+    solved_nb = nbformat.read(solved_ipynb, as_version=4)
+    solved_course = dict(solved_nb.metadata.get("course", {}))
+    built_with = solved_course.pop("helpers_sha256", None)
+    for path, course in (
+        (learner_ipynb, learner_nb.metadata.get("course")),
+        (solved_ipynb, solved_course),
+    ):
+        if course != course_metadata(source.name[:2]):
             problems.append(f"{path.relative_to(ROOT)} lacks metadata course.lesson (make grade)")
+    if built_with != helpers_digest():
+        problems.append(
+            f"{solved_ipynb.relative_to(ROOT)} was executed with other helpers than "
+            "src/helpers/ holds now: its outputs and saved widgets may be stale"
+        )
     if any(c.get("outputs") for c in learner_nb.cells):
         problems.append(
             f"{learner_ipynb.relative_to(ROOT)} has outputs; the learner's copy has none"
         )
-    solved_nb = nbformat.read(solved_ipynb, as_version=4)
     if _cells(solved_nb) != _cells(as_notebook(text)):
         problems.append(f"{solved_ipynb.relative_to(ROOT)}: cells differ from {source.name}")
     unexecuted = [

@@ -6,12 +6,11 @@ All, and check that every cell ran, every widget rendered (none left "Loading wi
 JupyterLab saved nothing. A screenshot of each lands in ``build/screenshots/``.
 
 Then the attention explorer (lesson 04): each token button and the causal toggle must change
-the heatmap's pixels, and the median click-to-new-pixels time is printed against the round trip
-of a do-nothing widget (``widget_roundtrip.ipynb``'s button and label) in the same notebook: a
-copy of the lesson with that widget right after the explorer, both on screen, their clicks
-timed in turn. The 1.5x target is printed, not asserted (see TARGET_RATIO). In its own small
-notebook the same widget answers faster (JupyterLab's own work per kernel message grows with
-the page); that time is printed beside, not compared.
+the heatmap's pixels, and the median click-to-new-pixels time of a token click must stay within
+TARGET_RATIO (1.5) times the round trip of a do-nothing widget (``widget_roundtrip.ipynb``'s
+button and label) in the same notebook: a copy of the lesson with that widget right after the
+explorer, both on screen, their clicks timed in turn. (A token click never reaches the kernel:
+the browser shows the query's pictures, which it already holds.)
 
 Run: ``make test-browser`` (or ``pytest -q -s -m browser tests/browser``).
 """
@@ -19,6 +18,7 @@ Run: ``make test-browser`` (or ``pytest -q -s -m browser tests/browser``).
 from __future__ import annotations
 
 import json
+import os
 import re
 import statistics
 import time
@@ -40,11 +40,10 @@ PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 IDLE = "Python 3 (ipykernel) | Idle"
 OPEN_TIMEOUT = 60_000  # ms: page load + kernel start
 RUN_TIMEOUT = 120_000  # ms: Run All (lessons take <= 5 s, lesson 08 <= 20 s, on 2 cores)
-LATENCY_CLICKS = 20  # timed clicks of each kind (one of each per round when interleaved)
-# CURRICULUM.md: click to new pixels <= 1.5x a do-nothing widget's. Printed against the
-# measurement, not asserted: in the same notebook the median ratio read 0.83-1.45 in most runs
-# here but 1.51-1.60 in three runs of ten (the spread of a click's time over a 16.7 ms frame
-# on a busy 2-core machine), so an assertion would fail by chance.
+# Timed clicks of each kind (one of each per round, interleaved). A click's time spreads over
+# a 16.7 ms frame, so the median of 20 moved by about 0.1 in ratio from run to run; 30 narrow it.
+LATENCY_CLICKS = 30
+# CURRICULUM.md: click to new pixels <= 1.5x a do-nothing widget's, measured in the same run.
 TARGET_RATIO = 1.5
 # Idle time between timed clicks, as between a person's clicks. Back to back (the next click
 # sent the moment the last update was drawn) even the do-nothing widget measured ~60 ms here,
@@ -412,24 +411,6 @@ def check_explorer(lab) -> dict:
     return {"explorer": explorer, "heatmap": heatmap, "tokens": tokens}
 
 
-_baseline: list[tuple[float, list[float]]] = []  # measured once per run (printed, not compared)
-
-
-def baseline_latency(lab) -> tuple[float, list[float]]:
-    """Click -> new Label text for a button whose handler only bumps the Label, in its own
-    small notebook (ms); the first call of a run measures it, later calls return that."""
-    if _baseline:
-        return _baseline[0]
-    open_in_lab(lab, BASELINE)
-    run_all(lab, runnable_cells(ROOT / BASELINE))
-    label, button = noop_handles(lab)
-    label.scroll_into_view_if_needed()
-    median, times = interleaved_latency(lab, {"noop": (label, [button])}, LATENCY_CLICKS)["noop"]
-    assert not unexpected_console_errors(lab), "\n".join(unexpected_console_errors(lab))
-    _baseline.append((median, times))
-    return median, times
-
-
 def with_do_nothing_widget(lesson: str, after: str) -> str:
     """Write a copy of ``lesson`` with the do-nothing widget's code cells (input hidden) right
     after the first code cell whose source holds ``after``, under ``build/browser/``; returns
@@ -480,7 +461,7 @@ def timing(median: float, times: list[float]) -> dict:
     return {"median": round(median, 1), "all": [round(t, 1) for t in times]}
 
 
-def test_explorer_clicks_change_the_heatmap_and_latency_is_recorded(lab):
+def test_explorer_clicks_change_the_heatmap_within_the_latency_target(lab):
     if not (ROOT / "src" / "helpers" / "explorer.py").exists():
         pytest.skip("the attention explorer (src/helpers/explorer.py) has not landed yet")
     assert (ROOT / EXPLORER_LESSON).exists(), (
@@ -499,18 +480,15 @@ def test_explorer_clicks_change_the_heatmap_and_latency_is_recorded(lab):
         lab, {"explorer": (g["heatmap"], rotation), "noop": (label, [button])}, LATENCY_CLICKS
     )
     (explorer_ms, explorer_all), (noop_ms, noop_all) = timed["explorer"], timed["noop"]
-    lab.leave()
-    alone_ms, alone_all = baseline_latency(lab)
-    ratio, ratio_alone = explorer_ms / noop_ms, explorer_ms / alone_ms
+    ratio = explorer_ms / noop_ms
     report = {
         "clicks": LATENCY_CLICKS,
         "gap_between_clicks_ms": CLICK_GAP_MS,
         "explorer_click_to_new_pixels_ms": timing(explorer_ms, explorer_all),
         "do_nothing_widget_in_the_lesson_ms": timing(noop_ms, noop_all),
-        "do_nothing_widget_in_its_own_notebook_ms": timing(alone_ms, alone_all),
         "ratio": round(ratio, 2),
-        "ratio_to_its_own_notebook": round(ratio_alone, 2),
         "target_ratio": TARGET_RATIO,
+        "load_average": [round(v, 1) for v in os.getloadavg()],
     }
     out = ROOT / "build" / "browser-latency.json"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -518,8 +496,10 @@ def test_explorer_clicks_change_the_heatmap_and_latency_is_recorded(lab):
     print(
         f"\n  lesson 04 explorer click -> new pixels: median {explorer_ms:.1f} ms over "
         f"{LATENCY_CLICKS} clicks; do-nothing widget in the lesson {noop_ms:.1f} ms (ratio "
-        f"{ratio:.2f}, target <= {TARGET_RATIO}: {'met' if ratio <= TARGET_RATIO else 'NOT met'}),"
-        f" in its own notebook {alone_ms:.1f} ms (ratio "
-        f"{ratio_alone:.2f}); clicks {CLICK_GAP_MS} ms apart; every time in "
+        f"{ratio:.2f}, target <= {TARGET_RATIO}); clicks {CLICK_GAP_MS} ms apart; every time in "
         f"{out.relative_to(ROOT)}"
+    )
+    assert ratio <= TARGET_RATIO, (
+        f"a token click took {ratio:.2f}x the do-nothing widget's round trip "
+        f"(target <= {TARGET_RATIO}); every time in {out.relative_to(ROOT)}"
     )

@@ -3,14 +3,12 @@ explorer it opens.
 
 Pick heads in the layer x head grid and click tokens in the explorer; every click must change
 the heatmap's pixels (and the grid pick must open that layer and head). Then the median
-click-to-new-pixels time of both is printed against the round trip of a do-nothing widget
+click-to-new-pixels time of both must stay within TARGET_RATIO (1.5, in
+``test_lessons_in_browser.py``) times the round trip of a do-nothing widget
 (``widget_roundtrip.ipynb``'s button and label) in the same notebook: the test runs a copy of
 the lesson with that widget right below the explorer, both on screen, the three kinds of
-click timed in turn. The 1.5x target is printed, not asserted (see TARGET_RATIO in
-``test_lessons_in_browser.py``). In its own small notebook the same widget answers faster
-(JupyterLab's own work per kernel message grows with the page), so that figure is printed
-beside, not compared. Every time goes to ``build/browser-latency-09.json``. (Running the
-lesson itself, both copies, is the all-lessons test's job in ``test_lessons_in_browser.py``.)
+click timed in turn. Every time goes to ``build/browser-latency-09.json``. (Running the lesson
+itself, both copies, is the all-lessons test's job in ``test_lessons_in_browser.py``.)
 
 Run alone: ``pytest -q -s -m browser tests/browser/test_real_model_in_browser.py``.
 """
@@ -28,7 +26,6 @@ from test_lessons_in_browser import (
     ROOT,
     SCREENSHOTS,
     TARGET_RATIO,
-    baseline_latency,
     click_and_time,
     interleaved_latency,
     noop_handles,
@@ -104,8 +101,7 @@ def check_every_click_changes_the_pixels(lab, g: dict) -> None:
 
 def measure(lab, g: dict) -> dict:
     """Median click-to-new-pixels of grid picks (two maps in turn), of token clicks and of the
-    do-nothing widget right below the explorer, timed in turn; then of the do-nothing widget
-    in its own notebook (which leaves lesson 09)."""
+    do-nothing widget right below the explorer, timed in turn."""
     g["heatmap"].evaluate("e => e.scrollIntoView({block: 'start'})")
     lab.page.wait_for_timeout(200)
     heatmap = g["heatmap"].element_handle()
@@ -124,8 +120,6 @@ def measure(lab, g: dict) -> dict:
     g["grid"].evaluate("e => e.scrollIntoView({block: 'start'})")
     lab.page.wait_for_timeout(200)
     lab.page.screenshot(path=str(SCREENSHOTS / "real_model_grid_and_explorer.png"))
-    lab.leave()
-    alone_ms, alone_all = baseline_latency(lab)
     (pick_ms, pick_all), (token_ms, token_all), (noop_ms, noop_all) = (
         timed["pick"],
         timed["token"],
@@ -135,14 +129,12 @@ def measure(lab, g: dict) -> dict:
         "grid_pick_to_new_pixels_ms": timing(pick_ms, pick_all),
         "token_click_to_new_pixels_ms": timing(token_ms, token_all),
         "do_nothing_widget_in_the_lesson_ms": timing(noop_ms, noop_all),
-        "do_nothing_widget_in_its_own_notebook_ms": timing(alone_ms, alone_all),
         "ratios": [round(pick_ms / noop_ms, 2), round(token_ms / noop_ms, 2)],
-        "ratios_to_its_own_notebook": [round(pick_ms / alone_ms, 2), round(token_ms / alone_ms, 2)],
         "load_average": [round(v, 1) for v in os.getloadavg()],
     }
 
 
-def test_grid_picks_and_token_clicks_change_the_pixels_and_latency_is_recorded(lab):
+def test_grid_picks_and_token_clicks_change_the_pixels_within_the_latency_target(lab):
     if not (ROOT / REAL_LESSON).exists():
         pytest.skip(f"{REAL_LESSON} has not been built")
     g = open_grid(lab, with_do_nothing_widget(REAL_LESSON, after="grid.show()"))
@@ -157,9 +149,12 @@ def test_grid_picks_and_token_clicks_change_the_pixels_and_latency_is_recorded(l
         f"{result['grid_pick_to_new_pixels_ms']['median']} ms, token click "
         f"{result['token_click_to_new_pixels_ms']['median']} ms; do-nothing widget in the lesson "
         f"{result['do_nothing_widget_in_the_lesson_ms']['median']} ms (ratios "
-        f"{result['ratios']}, target <= {TARGET_RATIO}: "
-        f"{'met' if max(result['ratios']) <= TARGET_RATIO else 'NOT met'}), in its own notebook "
-        f"{result['do_nothing_widget_in_its_own_notebook_ms']['median']} ms (ratios "
-        f"{result['ratios_to_its_own_notebook']}); load average {result['load_average'][0]} "
-        f"on {os.cpu_count()} cores; every time in {out.relative_to(ROOT)}"
+        f"{result['ratios']}, target <= {TARGET_RATIO}); load average "
+        f"{result['load_average'][0]} on {os.cpu_count()} cores; every time in "
+        f"{out.relative_to(ROOT)}"
+    )
+    pick, token = result["ratios"]
+    assert pick <= TARGET_RATIO and token <= TARGET_RATIO, (
+        f"grid pick {pick}x and token click {token}x the do-nothing widget's round trip "
+        f"(target <= {TARGET_RATIO} each); every time in {out.relative_to(ROOT)}"
     )
