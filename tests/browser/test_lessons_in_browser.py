@@ -47,7 +47,8 @@ LATENCY_CLICKS = 30
 TARGET_RATIO = 1.5
 # Idle time between timed clicks, as between a person's clicks. Back to back (the next click
 # sent the moment the last update was drawn) even the do-nothing widget measured ~60 ms here,
-# against ~25 ms with a pause (cause not investigated).
+# and 34 ms with 100 ms gaps, against 18-24 ms with 200 ms (cause not investigated; its Label
+# typesets every new value, asynchronously).
 CLICK_GAP_MS = 200
 
 # Console errors that are not about the course, each with the reason it is ignored (regular
