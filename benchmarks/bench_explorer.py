@@ -5,9 +5,12 @@
 For each kind of update (a click on a token, the head selector, the causal toggle, the
 temperature slider) it times the explorer's handler from the call to the moment the new
 SVG/PNG strings are set on the widgets (what the browser then receives), median over the
-repeats, cycling through the controls' values. The baseline is the usual notebook pattern for
-the same heatmap: an ``ipywidgets.Output``, ``clear_output(wait=True)``, a new pyplot figure
-drawn with ``helpers.plots.plot_heatmap`` and rendered to PNG (what the inline backend does).
+repeats, cycling through the controls' values. A token click only records the index the
+browser sends (the browser already holds every query's pictures); the other controls, called
+from code, draw every query's pictures at once (from the browser, the query on screen first).
+The baseline is the usual notebook pattern for the same heatmap: an ``ipywidgets.Output``,
+``clear_output(wait=True)``, a new pyplot figure drawn with ``helpers.plots.plot_heatmap`` and
+rendered to PNG (what the inline backend does).
 
 By default the measurements run inside a fresh IPython kernel (started with jupyter_client),
 as in a notebook: widget changes are serialised and sent as comm messages and the Output widget
@@ -111,7 +114,9 @@ def measure(repeats: int) -> None:
     ex.set_temperature(1.0)
 
     updates = {
-        "click a token": lambda k: ex.select_query(k % n),
+        # What the browser sends after a click: the index. It already shows that query's
+        # pictures (jslink), so the kernel only records it.
+        "click a token": lambda k: setattr(ex._token_control, "index", k % n),
         "head selector": lambda k: ex.set_head(k % ex.n_heads),
         "causal toggle": lambda k: ex.set_causal(k % 2 == 0),
         "temperature slider": lambda k: ex.set_temperature(float(temperatures[k])),
@@ -160,7 +165,7 @@ def measure(repeats: int) -> None:
     long_ex = AttentionExplorer(" ".join(["the cat sat on the mat"] * 11), n_heads=2)
     n_long = len(long_ex.tokens)
     long_ms = median_ms(lambda k: long_ex.set_temperature(float(temperatures[-1 - k])), repeats)
-    long_click = median_ms(lambda k: long_ex.select_query(k % n_long), repeats)
+    long_click = median_ms(lambda k: setattr(long_ex._token_control, "index", k % n_long), repeats)
     print(f"  at n = {n_long} tokens: click {long_click:.2f} ms, temperature {long_ms:.2f} ms")
     png_encoders()
     start = time.perf_counter()

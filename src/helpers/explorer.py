@@ -18,8 +18,11 @@ pictures are SVG in ``ipywidgets.HTML``: the heatmap's cells are one small palet
 in NumPy (a viridis look-up table, ``zlib``; see :func:`_palette_png` for why not Pillow), the
 labels, numbers, highlight and bar chart are SVG text and rectangles. The per-head Q, K, V
 are computed once per sentence, the weights once per (head, mask, temperature), the cell PNG
-once per weight matrix; a click on a token only formats strings.
-``benchmarks/bench_explorer.py`` measures it against the matplotlib way.
+once per weight matrix. A click on a token never waits for the kernel: every query's row
+outline, bars and message are already in the browser, one child of an ``ipywidgets.Stack``
+each, and the token buttons' index is linked to the Stacks in the browser (``jslink``).
+``benchmarks/bench_explorer.py`` measures the kernel's side against the matplotlib way; the
+browser tests time a click to new pixels.
 
 **Readable without a kernel.** :meth:`AttentionExplorer.show` puts a matplotlib PNG of the
 current state in the same output as the widget (see :func:`helpers.live.show`).
@@ -567,12 +570,11 @@ class AttentionExplorer:
             continuous_update=True,
         )
         self._temperature_control.add_class("explorer-temperature")
-        # The heatmap is three pictures of one size stacked in one grid cell, each an HTML widget
-        # that is sent to the browser only when it changed: the map (cells and numbers: head,
-        # mask, temperature), the axes (labels, colour bar) and, on top, the queries' labels
-        # with the selected one's outline (a token click). A token click then sends ~0.6 KB
-        # here and ~1.3 KB of bars, where it sent ~19 KB: in Chromium a click's time to new
-        # pixels grows with the bytes it sends and the SVG nodes the page must lay out again.
+        # The heatmap is three pictures of one size stacked in one grid cell, each sent to the
+        # browser only when it changed: the map (cells and numbers: head, mask, temperature),
+        # the axes (labels, colour bar) and, on top, the selected query's label and row outline
+        # (the Stack). In Chromium an update's time to new pixels grows with the bytes it sends
+        # and the SVG nodes the page must lay out again: a new head sends the map, not the rest.
         self._heatmap_map = widgets.HTML()
         self._heatmap_axes = widgets.HTML()
         layers = (self._heatmap_map, self._heatmap_axes, self._query_layers)
