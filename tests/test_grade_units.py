@@ -92,7 +92,7 @@ def test_a_notebook_without_the_lesson_metadata_is_stale(tmp_path, monkeypatch):
         build_lessons.as_notebook(learner.read_text(), "07"), learner.with_suffix(".ipynb")
     )
     nbformat.write(
-        build_lessons.as_notebook(source.read_text(), "07"), source.with_suffix(".ipynb")
+        build_lessons.solved_notebook(source.read_text(), "07"), source.with_suffix(".ipynb")
     )
     assert build_lessons.stale_files(source) == []
     nbformat.write(build_lessons.as_notebook(learner.read_text()), learner.with_suffix(".ipynb"))

@@ -114,6 +114,14 @@ def as_notebook(text: str, lesson: str | None = None) -> nbformat.NotebookNode:
     return nb
 
 
+def solved_notebook(text: str, lesson: str) -> nbformat.NotebookNode:
+    """The solution's notebook before it runs: :func:`as_notebook`, plus the digest of the
+    helpers it will run with (``course.helpers_sha256``)."""
+    nb = as_notebook(text, lesson)
+    nb.metadata["course"]["helpers_sha256"] = helpers_digest()
+    return nb
+
+
 def execute(nb: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
     """Run every cell in a fresh kernel; stop at the first error, naming the cell."""
     NotebookClient(
@@ -137,9 +145,7 @@ def build(source: Path) -> None:
     jupytext.write(
         as_notebook(learner_py.read_text(), lesson), learner_py.with_suffix(".ipynb"), fmt="ipynb"
     )
-    solved = as_notebook(text, lesson)
-    solved.metadata["course"]["helpers_sha256"] = helpers_digest()
-    solved = execute(solved, SOLUTIONS)
+    solved = execute(solved_notebook(text, lesson), SOLUTIONS)
     jupytext.write(solved, source.with_suffix(".ipynb"), fmt="ipynb")
     print(f"built {source.stem}: executed in {time.perf_counter() - start:.1f} s")
 
