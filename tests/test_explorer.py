@@ -538,6 +538,14 @@ def test_every_query_has_its_pictures_in_the_stacks_and_the_browser_links_them()
     assert len({id(child.style) for child in children}) == 1
 
 
+def test_a_new_sentence_reuses_the_stacks_children():
+    ex = AttentionExplorer("a b c d e f g h")
+    first = [list(stack.children) for stack in ex._stacks]
+    ex.set_sentence("a b c")
+    ex.set_sentence("one two three four five six seven eight")
+    assert [list(stack.children) for stack in ex._stacks] == first  # the same widgets
+
+
 def test_a_token_click_in_the_browser_sends_no_picture_and_computes_nothing(monkeypatch):
     ex = AttentionExplorer()
     pictures = [ex._heatmap_map, ex._heatmap_axes, ex._bars_axes] + [

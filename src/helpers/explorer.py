@@ -540,7 +540,9 @@ class AttentionExplorer:
             widgets.jslink((self._token_control, "index"), (stack, "selected_index"))
             for stack in self._stacks
         ]
-        # The Stacks' children share one layout and one style (fewer widgets to save).
+        # Each Stack's children come from a pool that only grows (to the longest sentence), so
+        # a new sentence reuses them; they share one layout and one style (fewer widgets).
+        self._pools: list[list[widgets.HTML]] = [[] for _ in self._stacks]
         self._child_look = {"layout": widgets.Layout(), "style": HTMLStyle()}
         self._css = widgets.HTML(_TOKEN_CSS, layout=widgets.Layout(display="none"))
         self._head_control = widgets.ToggleButtons(
@@ -685,12 +687,9 @@ class AttentionExplorer:
         self._note_control.value = f'<span style="{_FONT}">{_esc(note)}</span>' if note else ""
         self._note_control.layout.display = "" if note else "none"
         n = len(self._tokens)
-        for stack in self._stacks:
-            children = stack.children
-            if len(children) < n:  # new children are drawn below, before they are shown
-                more = [widgets.HTML(**self._child_look) for _ in range(n - len(children))]
-                children = (*children, *more)
-            stack.children = children[:n]
+        for stack, pool in zip(self._stacks, self._pools):
+            pool.extend(widgets.HTML(**self._child_look) for _ in range(n - len(pool)))
+            stack.children = tuple(pool[:n])  # drawn below, before they are shown
         if n:
             self._draw_query(self._query, geometry, bars)
         self._show_query()
