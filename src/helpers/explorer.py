@@ -294,7 +294,7 @@ class AttentionExplorer:
             )
         self._head = head
         self._move(self._head_control, "value", self._head)
-        self._recompute()
+        self._redraw()
 
     def set_causal(self, causal: bool) -> None:
         """Mask the future (True) or let every query see every key (False)."""
@@ -305,13 +305,13 @@ class AttentionExplorer:
             self._move(self._causal_control, "value", self._causal)
             for name, value in _causal_look(self._causal).items():
                 setattr(self._causal_control, name, value)
-        self._recompute()
+        self._redraw()
 
     def set_temperature(self, temperature: float) -> None:
         """Divide the scores by ``temperature`` too: below 1 sharper, above 1 flatter."""
         self._temperature = self._valid_temperature(temperature)
         self._move(self._temperature_control, "value", self._temperature)
-        self._recompute()
+        self._redraw()
 
     def set_sentence(self, sentence: str) -> None:
         """Tokenize ``sentence`` and show its attention (what typing in the box does)."""
@@ -494,9 +494,6 @@ class AttentionExplorer:
                 f"query {i} is not a position of this sentence: it has {n} tokens (0..{n - 1})"
             )
         self._query = int(i)
-
-    def _recompute(self) -> None:
-        self._redraw()
 
     # ------------------------------------------------------------------ controls
 

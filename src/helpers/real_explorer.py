@@ -117,7 +117,7 @@ class RealAttentionExplorer(AttentionExplorer):
         self._layer = self._valid_index(layer, self.n_layers, "layer")
         self._move(self._layer_control, "value", self._layer)
         self._png_cache = self._png_caches.setdefault(self._layer, {})
-        self._recompute()
+        self._redraw()
         self._notify()
 
     def set_head(self, head: int) -> None:
@@ -134,7 +134,7 @@ class RealAttentionExplorer(AttentionExplorer):
         self._layer = self._valid_index(layer, self.n_layers, "layer")
         self._head = self._valid_index(head, self.n_heads, "head")
         self._png_cache = self._png_caches.setdefault(self._layer, {})
-        self._recompute()
+        self._redraw()
         if self._in_browser_event:
             _after_paint(self._show_selection)
         else:
