@@ -687,15 +687,14 @@ class AttentionExplorer:
         for stack, pool in zip(self._stacks, self._pools):
             pool.extend(widgets.HTML(**self._child_look) for _ in range(n - len(pool)))
             stack.children = tuple(pool[:n])  # drawn below, before they are shown
-        if n:
+        if not self._in_browser_event:
+            self._draw_every_query()
+        elif n:
             self._draw_query(self._query, geometry, bars)
-        self._show_query()
-        if self._in_browser_event:
             if not self._every_query_due:
                 self._every_query_due = True
                 _after_paint(self._draw_every_query)
-        else:
-            self._draw_every_query()
+        self._show_query()
 
     def _draw_query(self, i: int, geometry: dict | None, bars: dict | None) -> None:
         """Query ``i``'s message, row outline and bars, into its Stacks' children."""
