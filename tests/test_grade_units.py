@@ -50,6 +50,17 @@ def test_an_unreadable_file_is_recognised_from_its_raw_text(tmp_path):
     assert submission.lesson == "01"
 
 
+def test_a_cut_off_executed_solution_is_recognised_from_its_metadata(tmp_path):
+    # Its metadata has "helpers_sha256" before "lesson"; the cell names no exercise.
+    nb = class_builder.notebook("05", ["x = 1"])
+    nb.metadata["course"]["helpers_sha256"] = "0" * 64
+    text = nbformat.writes(nb)
+    assert text.index('"helpers_sha256"') < text.index('"lesson"')
+    submission = _submission(tmp_path, "x.ipynb", text[: text.rindex("}") - 1])
+    assert submission.nb is None and submission.lesson == "05"
+    assert submission.recognised_by == "metadata (raw text)"
+
+
 @pytest.mark.parametrize(
     "record, status",
     [

@@ -74,7 +74,8 @@ def find_submissions(root: Path) -> tuple[list[str], list[Submission], list[str]
     return students, found, notes
 
 
-_META_IN_TEXT = re.compile(r'"course"\s*:\s*\{\s*"lesson"\s*:\s*"(\d\d)"')
+# Other keys may come before "lesson" (an executed solution's "helpers_sha256" does).
+_META_IN_TEXT = re.compile(r'"course"\s*:\s*\{[^{}]*?"lesson"\s*:\s*"(\d\d)"')
 
 
 def _lesson_from_names(sources: list[str]) -> str | None:
