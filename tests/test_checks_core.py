@@ -72,10 +72,14 @@ def test_wrong_types_are_named():
     assert "tuple of 2" in ex.check(lambda n, d: (1, 2)).message
     assert "not an array of numbers" in ex.check(lambda n, d: "PE").message
     assert "pass the function itself" in ex.check(np.zeros((3, 4))).message
-    assert (
-        "transposed"
-        in ex.check(lambda n, d: np.zeros((d, n)) if n != d else np.ones((n, d))).message
-    )
+    # A square case cannot show a transposition: answered right, so the check goes on to (1, 2).
+    def transposed(n, d):
+        if n != d:
+            return np.zeros((d, n))
+        angles = np.arange(n)[:, None] / 10000 ** (np.arange(0, d, 2) / d)
+        return np.stack([np.sin(angles), np.cos(angles)], axis=2).reshape(n, d)
+
+    assert "transposed" in ex.check(transposed).message
 
 
 def test_an_answer_that_modifies_its_input_cannot_corrupt_the_check():
