@@ -26,7 +26,8 @@ def test_an_exception_in_the_answer_is_reported_with_its_line():
 
     result = ex.check(positional_encoding)
     assert result.passed is False
-    assert "ValueError" in result.message and "angles.reshape(n_positions + 1, d_model)" in result.message
+    assert "ValueError" in result.message
+    assert "angles.reshape(n_positions + 1, d_model)" in result.message
 
 
 def test_an_error_raised_inside_numpy_points_at_the_learners_line():
@@ -72,6 +73,7 @@ def test_wrong_types_are_named():
     assert "tuple of 2" in ex.check(lambda n, d: (1, 2)).message
     assert "not an array of numbers" in ex.check(lambda n, d: "PE").message
     assert "pass the function itself" in ex.check(np.zeros((3, 4))).message
+
     # A square case cannot show a transposition: answered right, so the check goes on to (1, 2).
     def transposed(n, d):
         if n != d:

@@ -850,11 +850,17 @@ _DECODE_MISTAKES = {
 
 def _grade_decode_step(call):
     rng = fresh_rng()
-    n, d_model, d_k, d_v = int(rng.integers(6, 9)), 5, 3, 4
-    X = rng.normal(size=(n, d_model))
-    W_Q, W_K, W_V = (rng.normal(size=(d_model, d)) / np.sqrt(d_model) for d in (d_k, d_k, d_v))
-    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-    full = _reference_masked_attention(Q, K, V, _reference_causal_mask(n))[0]  # (n, d_v)
+    # The prompt's run decodes steps 2..n-1. About one draw in 50 makes two answers agree
+    # there (weights near one-hot on the new token: key_as_query gives only_new_token's v_t),
+    # so that the check would name the wrong mistake: draw again.
+    for _ in range(100):
+        n, d_model, d_k, d_v = int(rng.integers(6, 9)), 5, 3, 4
+        X = rng.normal(size=(n, d_model))
+        W_Q, W_K, W_V = (rng.normal(size=(d_model, d)) / np.sqrt(d_model) for d in (d_k, d_k, d_v))
+        Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+        full = _reference_masked_attention(Q, K, V, _reference_causal_mask(n))[0]  # (n, d_v)
+        if all(_distinct([full[t], *_decode_mistakes(Q, K, V, t).values()]) for t in range(2, n)):
+            break
     deferred = None
     for p, label in ((2, "after a prompt of 2 tokens"), (0, "from an empty cache")):
         try:
@@ -872,6 +878,27 @@ def _grade_decode_step(call):
         "empty cache and after a prompt, and its cache grows by one key and value per step: "
         "nothing is recomputed."
     )
+
+
+def _decode_mistakes(Q, K, V, t: int) -> dict[str, np.ndarray]:
+    """What each named mistake's decode_step returns at step t (none at t = 0: with one key,
+    every rule gives v_0)."""
+    if t == 0:
+        return {}
+    q, d_k = Q[t], K.shape[1]
+    return {
+        "attends_before_append": raw_softmax(K[:t] @ q / np.sqrt(d_k)) @ V[:t],
+        "only_new_token": V[t],
+        "first_key_only": V[0],
+        "unscaled": raw_softmax(K[: t + 1] @ q) @ V[: t + 1],
+        "mean_of_values": V[: t + 1].mean(axis=0),
+        "key_as_query": raw_softmax(K[: t + 1] @ K[t] / np.sqrt(d_k)) @ V[: t + 1],
+    }
+
+
+def _distinct(outputs: list[np.ndarray]) -> bool:
+    """No two of ``outputs`` are close enough for the check to mistake one for another."""
+    return not any(close(a, b) for i, a in enumerate(outputs) for b in outputs[i + 1 :])
 
 
 def _decode_run(call, X, weights, qkv, full, p: int, label: str) -> None:
@@ -920,22 +947,7 @@ def _decode_run(call, X, weights, qkv, full, p: int, label: str) -> None:
         if out_t.shape == (1, d_v):
             out_t = out_t[0]
         out_t = as_result_array(out_t, what, (d_v,), part="out_t")
-        q = Q[t]
-        s_all = K[: t + 1] @ q / np.sqrt(d_k)
-        known = {
-            "only_new_token": V[t],
-            "first_key_only": V[0],
-            "unscaled": raw_softmax(K[: t + 1] @ q) @ V[: t + 1],
-            "mean_of_values": V[: t + 1].mean(axis=0),
-            "key_as_query": raw_softmax(K[: t + 1] @ K[t] / np.sqrt(d_k)) @ V[: t + 1],
-        }
-        if t > 0:
-            known = {
-                "attends_before_append": raw_softmax(s_all[:t]) @ V[:t],
-                **known,
-            }
-        if t == 0:  # one key: every rule gives v_0, nothing to tell apart
-            known = {}
+        known = _decode_mistakes(Q, K, V, t)
         compare(
             out_t,
             full[t],
