@@ -22,24 +22,26 @@ import pytest
 from test_lessons_in_browser import (
     CLICK_GAP_MS,
     LATENCY_CLICKS,
+    NOTEBOOK_STATE,
     PANEL,
+    REAL_LESSON,
     ROOT,
     SCREENSHOTS,
     TARGET_RATIO,
+    assert_every_cell_ran,
     click_and_time,
     interleaved_latency,
     noop_handles,
     open_in_lab,
+    real_model_copy,
     run_all,
     runnable_cells,
     timing,
     unexpected_console_errors,
-    with_do_nothing_widget,
 )
 
 pytestmark = pytest.mark.browser
 
-REAL_LESSON = "solutions/09_real_model.ipynb"
 HEADS = 12
 PICKS = [(1, 8), (3, 1), (5, 11), (0, 2)]  # (layer, head): each differs from the one before
 
@@ -49,6 +51,7 @@ def open_grid(lab, path: str = REAL_LESSON) -> dict:
     token buttons."""
     open_in_lab(lab, path)
     run_all(lab, runnable_cells(ROOT / path))
+    assert_every_cell_ran(path, lab.page.evaluate(NOTEBOOK_STATE, PANEL))
     grid = lab.page.locator(f"{PANEL} .real-model-grid").first
     grid.wait_for(timeout=30_000)
     grid.scroll_into_view_if_needed()
@@ -137,7 +140,7 @@ def measure(lab, g: dict) -> dict:
 def test_grid_picks_and_token_clicks_change_the_pixels_within_the_latency_target(lab):
     if not (ROOT / REAL_LESSON).exists():
         pytest.skip(f"{REAL_LESSON} has not been built")
-    g = open_grid(lab, with_do_nothing_widget(REAL_LESSON, after="grid.show()"))
+    g = open_grid(lab, real_model_copy())
     check_every_click_changes_the_pixels(lab, g)
     result = measure(lab, g)
     out = ROOT / "build" / "browser-latency-09.json"
