@@ -68,18 +68,21 @@ def test_the_time_limit_also_works_outside_the_main_thread(monkeypatch):
     assert results and results[0].passed is False and "did not finish" in results[0].message
 
 
+def transposed(n_positions, d_model):
+    """A positional_encoding whose result is transposed. The check draws a random first case;
+    a square one cannot show a transposition, so it is answered right there, and the check goes
+    on to (1, 2)."""
+    if n_positions != d_model:
+        return np.zeros((d_model, n_positions))
+    angles = np.arange(n_positions)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
+    return np.stack([np.sin(angles), np.cos(angles)], axis=2).reshape(n_positions, d_model)
+
+
 def test_wrong_types_are_named():
     assert "returned None" in ex.check(lambda n, d: None).message
     assert "tuple of 2" in ex.check(lambda n, d: (1, 2)).message
     assert "not an array of numbers" in ex.check(lambda n, d: "PE").message
     assert "pass the function itself" in ex.check(np.zeros((3, 4))).message
-
-    # A square case cannot show a transposition: answered right, so the check goes on to (1, 2).
-    def transposed(n, d):
-        if n != d:
-            return np.zeros((d, n))
-        angles = np.arange(n)[:, None] / 10000 ** (np.arange(0, d, 2) / d)
-        return np.stack([np.sin(angles), np.cos(angles)], axis=2).reshape(n, d)
 
     assert "transposed" in ex.check(transposed).message
 
@@ -390,7 +393,7 @@ def test_every_check_appends_one_json_line_when_grading(tmp_path, monkeypatch):
 
     log = tmp_path / "log.jsonl"
     monkeypatch.setenv(_core.GRADE_LOG_VARIABLE, str(log))
-    ex.check(lambda n, d: np.zeros((d, n)) if n != d else np.ones((n, d)))
+    ex.check(transposed)
     ex.check(ex.reference)
     prediction = next(p for p in checks.catalogue() if isinstance(p, checks.Prediction))
     prediction.check(None)
