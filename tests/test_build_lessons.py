@@ -2,8 +2,10 @@
 
 import shutil
 import sys
+import uuid
 from pathlib import Path
 
+import nbformat
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
@@ -95,3 +97,43 @@ def test_a_prediction_line_becomes_none_in_the_learners_copy():
 def test_an_answer_marker_not_on_an_assignment_is_refused():
     with pytest.raises(ValueError, match="one-line assignment"):
         build_lessons.learner_text("print('fall')  ### ANSWER\n")
+
+
+def _saved_widgets(ids: dict[str, str]) -> nbformat.NotebookNode:
+    """A notebook showing HBox([Button "a", Button "b"]) and a jslink between the buttons,
+    saved with the model ids ``ids`` (name -> id), its state stored in the order given."""
+
+    def model(name, **state):
+        return {"model_name": name, "state": {"_model_name": name, **state}}
+
+    ref = {name: f"IPY_MODEL_{model_id}" for name, model_id in ids.items()}
+    models = {
+        "box": model("HBoxModel", children=[ref["a"], ref["b"]], layout=ref["layout"]),
+        "a": model("ButtonModel", description="a", layout=ref["layout"]),
+        "b": model("ButtonModel", description="b", layout=ref["layout"]),
+        "layout": model("LayoutModel"),
+        "link": model("LinkModel", source=[ref["a"], "value"], target=[ref["b"], "value"]),
+    }
+    nb = nbformat.v4.new_notebook()
+    view = {build_lessons.WIDGET_VIEW: {"model_id": ids["box"], "version_major": 2}}
+    nb.cells = [nbformat.v4.new_code_cell("box", id="box")]
+    nb.cells[0].outputs = [nbformat.v4.new_output("display_data", data=view)]
+    state = {ids[name]: models[name] for name in ids}
+    nb.metadata["widgets"] = {build_lessons.WIDGET_STATE: {"state": state, "version_major": 2}}
+    return nb
+
+
+def test_saved_widgets_get_the_same_ids_whatever_ids_the_kernel_drew():
+    names = ["link", "layout", "b", "box", "a"]
+    first = _saved_widgets({name: uuid.uuid4().hex for name in names})
+    second = _saved_widgets({name: uuid.uuid4().hex for name in reversed(names)})
+    renamed = [build_lessons.stable_widget_ids(nb, "04") for nb in (first, second)]
+    assert nbformat.writes(renamed[0]) == nbformat.writes(renamed[1])
+
+    # The references still lead to the same widgets: the box shows button a, then button b.
+    state = renamed[0].metadata["widgets"][build_lessons.WIDGET_STATE]["state"]
+    box_id = renamed[0].cells[0].outputs[0].data[build_lessons.WIDGET_VIEW]["model_id"]
+    children = [ref.removeprefix("IPY_MODEL_") for ref in state[box_id]["state"]["children"]]
+    assert [state[c]["state"]["description"] for c in children] == ["a", "b"]
+    (link,) = [m for m in state.values() if m["model_name"] == "LinkModel"]
+    assert link["state"]["source"][0] == f"IPY_MODEL_{children[0]}"
