@@ -600,19 +600,11 @@ class AttentionExplorer:
         )
         self._bars.add_class("explorer-bars")
 
-        def user(setter):
-            def on_change(change):
-                if not self._holding:
-                    with self._browser_event():
-                        setter(change["new"])
-
-            return on_change
-
-        self._token_control.observe(user(self._clicked), names="index")
-        self._head_control.observe(user(self.set_head), names="value")
-        self._causal_control.observe(user(self.set_causal), names="value")
-        self._temperature_control.observe(user(self.set_temperature), names="value")
-        self._text_control.observe(user(self.set_sentence), names="value")
+        self._token_control.observe(self._from_browser(self._clicked), names="index")
+        self._head_control.observe(self._from_browser(self.set_head), names="value")
+        self._causal_control.observe(self._from_browser(self.set_causal), names="value")
+        self._temperature_control.observe(self._from_browser(self.set_temperature), names="value")
+        self._text_control.observe(self._from_browser(self.set_sentence), names="value")
 
         query_label = widgets.HTML("<b>query:</b>", layout=widgets.Layout(margin="4px 6px"))
         self._controls_box = widgets.HBox(
@@ -655,6 +647,17 @@ class AttentionExplorer:
         if index is not None:
             self._set_query(index)
             self._show_query()
+
+    def _from_browser(self, setter):
+        """An observer that calls ``setter(new value)`` when a control moved in the browser
+        (not when the code moved it, see :meth:`_move`)."""
+
+        def on_change(change):
+            if not self._holding:
+                with self._browser_event():
+                    setter(change["new"])
+
+        return on_change
 
     @contextmanager
     def _browser_event(self) -> Iterator[None]:

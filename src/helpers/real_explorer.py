@@ -85,7 +85,7 @@ class RealAttentionExplorer(AttentionExplorer):
             style={"button_width": "40px", "description_width": "40px"},
         )
         self._layer_control.add_class("explorer-layer")
-        self._layer_control.observe(self._layer_clicked, names="value")
+        self._layer_control.observe(self._from_browser(self.set_layer), names="value")
         with self._holding_events():  # short labels: "head 10" does not fit 12 buttons in a row
             self._head_control.options = [(str(a), a) for a in range(self.n_heads)]
             self._head_control.value = self._head
@@ -144,11 +144,6 @@ class RealAttentionExplorer(AttentionExplorer):
         """A map of the grid was clicked."""
         with self._browser_event():
             self.select(layer, head)
-
-    def _layer_clicked(self, change) -> None:
-        if not self._holding:
-            with self._browser_event():
-                self.set_layer(change["new"])
 
     def _show_selection(self) -> None:
         """Move the layer and head buttons to the map shown, and tell the grid."""
