@@ -336,13 +336,16 @@ print("with positions, Attn(Z_shuffled) == Attn(Z)[perm]:",
 # %% [markdown]
 # ## Build it yourself
 #
-# The lesson text's NumPy cell, unchanged. Q, K and V all come from the same X: the *self* of
-# self-attention, as [lesson 02](02_queries_keys_values.ipynb) explained. (It uses NumPy's
-# legacy global seed, `np.random.seed(0)`, so its numbers are the ones the lesson page's Run
-# button prints.) Lesson 05 asks you to make this cell causal.
+# The lesson text's NumPy cell, with one change: the lesson text defines a `softmax(z)` at its
+# top, and that function is Exercise 1's answer, so here the cell calls the course's
+# `helpers.softmax` (the same formula) instead. Everything else is the lesson text's, and so are
+# the printed numbers. Q, K and V all come from the same X: the *self* of self-attention, as
+# [lesson 02](02_queries_keys_values.ipynb) explained. (It uses NumPy's legacy global seed,
+# `np.random.seed(0)`, so its numbers are the ones the lesson page's Run button prints.)
+# Lesson 05 asks you to make this cell causal.
 #
-# **It reuses names.** The cell rebinds `softmax` (your exercise answer), `X`, `Q`, `K`, `V`,
-# `A`, `scores`, `out` and `d_model` to its own 3-token example. The cells after it use only
+# **It reuses names.** The cell rebinds `X`, `Q`, `K`, `V`, `A`, `scores`, `out`, `d_model`
+# and `d_k` to its own 3-token example (your `softmax` keeps its name). The cells after it use only
 # its names or build their own from `helpers`, so the rest of the lesson runs as it is. To
 # re-run an earlier cell afterwards (say, `checks.softmax.check(softmax)`), use
 # Kernel → Restart & Run All, so that the earlier values come back first.
@@ -352,10 +355,7 @@ import numpy as np
 
 np.random.seed(0)
 
-def softmax(z):
-  z = z - z.max(axis=-1, keepdims=True)
-  e = np.exp(z)
-  return e / e.sum(axis=-1, keepdims=True)
+# (the lesson text defines softmax(z) here: Exercise 1's answer; this cell uses helpers.softmax)
 
 # One input sequence X drives Q, K, and V (n = 3 tokens, d_model = 4)
 X = np.array([[1.0, 0.0, 1.0, 0.0],
@@ -371,7 +371,7 @@ K = X @ Wk            # one key   per token
 V = X @ Wv            # one value per token
 
 scores = Q @ K.T / np.sqrt(d_k)   # (n x n): every token scores every token
-A = softmax(scores)               # row-wise attention weights
+A = helpers.softmax(scores)       # row-wise attention weights
 out = A @ V                       # weighted sum of values
 
 print("attention weights (rows sum to 1):\n", np.round(A, 3))

@@ -637,3 +637,36 @@ def test_the_keepdims_hint_is_only_for_a_reduction_along_an_axis():
     assert not _reduces_without_keepdims("e = np.exp(z - z.max(axis=-1, keepdims=True))")
     assert not _reduces_without_keepdims("y = x + np.ones(17) * e.sum()")  # one number
     assert not _reduces_without_keepdims("m = np.max(z)")
+
+
+# ------------------------------------------------------------------------------ the lesson itself
+
+_ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+
+
+def _code_cells(path):
+    """The code cells of a jupytext py:percent file, as strings."""
+    cells = path.read_text(encoding="utf-8").split("# %%")
+    return [c for c in cells if not c.lstrip(" ").startswith("[markdown]")]
+
+
+def test_the_softmax_answer_is_not_on_screen_in_the_learners_copy():
+    """Exercise 1 asks for the stable, row-wise softmax: no cell of the learner's copy may show
+    it (the lesson text's "Build it yourself" cell defines it; ours calls helpers.softmax)."""
+    cells = _code_cells(_ROOT / "notebooks" / "04_softmax_and_attention.py")
+    shown = [c for c in cells if "max(axis=-1, keepdims=True)" in c or "max(-1, keepdims" in c]
+    assert shown == [], shown
+    defs = [c for c in cells if "def softmax(" in c]
+    assert len(defs) == 1 and "NotImplementedError" in defs[0], defs
+
+
+def test_the_build_it_cell_still_prints_the_lesson_texts_numbers():
+    import json
+
+    nb = json.loads((_ROOT / "solutions" / "04_softmax_and_attention.ipynb").read_text("utf-8"))
+    cell = next(c for c in nb["cells"] if "that's 'self'-attention" in "".join(c["source"]))
+    printed = "".join("".join(o.get("text", "")) for o in cell["outputs"])
+    for row in ("[0.452 0.369 0.179]", "[0.744 0.117 0.139]", "[0.818 0.099 0.083]",
+                "[-0.275 -0.698 -0.833  0.551]", "[-0.742 -1.385 -0.952  0.879]",
+                "row sums: [1. 1. 1.]"):  # fmt: skip
+        assert row in printed, printed
