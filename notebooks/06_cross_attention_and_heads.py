@@ -403,9 +403,18 @@ for a in (4, 5, 7):
 # "sat": a bright column); in head 4 different queries pick different keys ("sat" → "mat",
 # "on" → "cat"); heads 0 and 6 spread their weight thinly (flat colour, largest weight 0.40
 # and 0.34). These are seeded, not trained, so the differences are random. In trained models
-# heads specialise: some attend to the previous token, some link a pronoun to its noun, some
-# follow syntax, some look far and some near; that variety is what
-# "many relationship types at once" means.
+# heads do specialise, though rarely as neatly as a name suggests. Clark et al. (2019, "What
+# Does BERT Look At?") examined every head of BERT: some attend to the previous or the next
+# token, many put most of their weight on the separator token `[SEP]`, some spread it over the
+# whole sentence, and a few follow one syntactic relation, e.g. a head in which direct objects
+# attend to their verbs and one in which determiners attend to their nouns, each right for most
+# words of its relation. Their best coreference head points a mention at one of its
+# antecedents less often than a rule-based coreference system does, and no single head does
+# syntax as a whole. That variety is what "many relationship types at once" means.
+# [Lesson 09](09_real_model.ipynb) measures the heads of a real trained model: it finds a
+# previous-token head, but in "The animal didn't cross the street because it was too
+# tired / wide" the head whose weights move most still has "it" prefer "animal" when the
+# street is meant, and the few heads that do switch give either noun little weight.
 
 # %% [markdown]
 # ## Explore it: flip between heads

@@ -385,3 +385,25 @@ def test_solutions_run_and_pass():
         assert exercise.check(namespace[exercise.name]).passed is True
         assert len(exercise._hints) >= 3 and exercise.lesson == "06"
     assert multi_query_attention.stars == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# The lesson's prose
+
+
+_LESSON = __import__("pathlib").Path(__file__).resolve().parents[1] / "solutions"
+
+
+def _lesson06_markdown():
+    text = (_LESSON / "06_cross_attention_and_heads.py").read_text(encoding="utf-8")
+    return " ".join(line.lstrip("# ") for line in text.splitlines() if line.startswith("#"))
+
+
+def test_what_trained_heads_do_is_cited_not_claimed():
+    """Lesson 09 finds no head that links "it" to its noun; the lesson cites Clark et al. (2019)
+    for what BERT's heads were found to do, and points to lesson 09's own measurement."""
+    prose = _lesson06_markdown()
+    assert "pronoun to its noun" not in prose
+    assert "Clark et al. (2019" in prose and "What Does BERT Look At?" in prose
+    assert "direct objects attend to their verbs" in prose  # the paper's direction (head 8-10)
+    assert "(09_real_model.ipynb)" in prose
