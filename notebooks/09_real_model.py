@@ -407,7 +407,9 @@ plt.show()
 
 # %%
 pair = {end: f"The animal didn't cross the street because it was too {end}." for end in ("tired", "wide")}
-maps = {end: model.forward(text) for end, text in pair.items()}
+trace_tired = model.trace(pair["tired"])  # kept whole: section 5 reuses its Q, K and V
+maps = {"tired": (trace_tired.tokens, trace_tired.hidden, trace_tired.attention),
+        "wide": model.forward(pair["wide"])}
 tokens_tired = maps["tired"][0]
 it, animal, street = (tokens_tired.index(w) for w in ("it", "animal", "street"))
 print(tokens_tired)
@@ -446,7 +448,11 @@ print(f"share of all attention weight on later tokens: {A_tired[..., future].sum
 tired = tokens_tired.index("tired")
 k, a = np.unravel_index(np.argmax(A_tired[:, :, it, tired]), (6, 12))
 print(f"'it' on 'tired' (which comes after it): up to {A_tired[k, a, it, tired]:.2f} (layer {k}, head {a})")
-print("with lesson 05's mask that weight would be exactly", float(helpers.causal_mask(m)[it, tired]))
+# The same head's queries, keys and values, now through masked attention (lesson 05):
+_, A_masked = helpers.scaled_dot_product_attention(trace_tired.Q[k, a], trace_tired.K[k, a],
+                                                    trace_tired.V[k, a], mask=helpers.causal_mask(m))
+print(f"the same head with lesson 05's causal mask: 'it' on 'tired' {A_masked[it, tired]:.3f}, "
+      f"row of 'it' still sums to {A_masked[it].sum():.3f}")
 
 # %% [markdown]
 # That is why "it" can be read in the light of "tired", a word that comes after it. A model

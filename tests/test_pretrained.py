@@ -6,11 +6,14 @@ the network.
 
 from __future__ import annotations
 
+import json
 import math
+import re
 import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -194,3 +197,39 @@ def test_runs_without_torch_and_without_the_network():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split("\n")[:2] == ["(6, 12, 8, 8)", "[]"], result.stdout
+
+
+# --------------------------------------------------------------------------- lesson 09's text
+# Every number lesson 09's prose relies on is printed by a cell above it; these tests read the
+# lesson's source and its executed copy (rebuilt by `make notebooks LESSONS='09'`).
+
+LESSON_09 = Path(__file__).parents[1] / "solutions" / "09_real_model.py"
+
+
+def lesson09_source() -> str:
+    return LESSON_09.read_text("utf-8")
+
+
+def lesson09_printed() -> str:
+    """Everything the executed lesson printed, in order."""
+    notebook = json.loads(LESSON_09.with_suffix(".ipynb").read_text("utf-8"))
+    return "".join(
+        "".join(output.get("text", ""))
+        for cell in notebook["cells"]
+        if cell["cell_type"] == "code"
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "stream"
+    )
+
+
+def test_lesson09_the_masked_weight_comes_from_masked_attention_not_from_the_mask():
+    # A mask entry (True/False, or 0/1) is not a weight: lesson 05's mask-as-multiplier mix-up.
+    assert "float(helpers.causal_mask(m)[it, tired])" not in lesson09_source()
+    assert "mask=helpers.causal_mask(m)" in lesson09_source()
+    printed = re.search(
+        r"the same head with lesson 05's causal mask: 'it' on 'tired' (\S+), "
+        r"row of 'it' still sums to (\S+)\n",
+        lesson09_printed(),
+    )
+    assert printed, "lesson 09 no longer prints the masked weight"
+    assert printed.groups() == ("0.000", "1.000")
