@@ -228,16 +228,16 @@ checks.unscaled_softmax_trend.check(guess)
 
 # %% [markdown]
 # Large scores make the softmax **saturate**: the biggest score takes almost all the weight,
-# the row becomes nearly one-hot, and small changes to the scores no longer change the
-# weights, so the gradient flowing back through the softmax vanishes. Too much scaling does
+# the row becomes nearly one-hot, and small changes to its input no longer change the
+# weights: the softmax's gradient with respect to its input vanishes. Too much scaling does
 # the opposite: everything is flat. We measure three ways of scaling the *same* random scores
 # of one query against 16 keys (500 queries per $d_k$):
 #
 # - the mean **largest weight** of a row ($1/16$ is flat, 1 is one-hot);
 # - the mean **entropy** of a row, in nats ($\log 16$ is flat, 0 is one-hot);
-# - the mean size of the softmax's **gradient**: the Frobenius norm (the square root of the sum
-#   of squared entries) of its Jacobian $\mathrm{diag}(p) - pp^\top$, 0 for a one-hot row: no
-#   learning signal.
+# - the mean size of the softmax's **gradient** with respect to its input (the scores after
+#   scaling): the Frobenius norm (the square root of the sum of squared entries) of its
+#   Jacobian $\mathrm{diag}(p) - pp^\top$, 0 for a one-hot row.
 
 # %%
 peaked = scaling.softmax_peakedness(d_ks, n_keys=16, n_queries=500, seed=0)
@@ -283,14 +283,47 @@ for scale in ("none", "sqrt"):
 
 # %% [markdown]
 # Notice the three regimes. Unscaled ($QK^\top$), the rows get more one-hot as $d_k$ grows,
-# and the gradient, largest at $d_k = 4$ (0.324), shrinks beyond it; at the paper's $d_k = 64$
-# the largest weight is already 0.834.
+# and the softmax's gradient, largest at $d_k = 4$ (0.324), shrinks beyond it; at the paper's
+# $d_k = 64$ the largest weight is already 0.834.
 # Divided by $d_k$ the rows drift towards flat ($1/16$): every key gets the same weight, and
 # attention can no longer pick anything out. Divided by $\sqrt{d_k}$ all three curves are flat
 # in $d_k$: the softmax works in the same regime, neither flat nor one-hot, at every width.
-# The right panel is the paper's point: unscaled, the softmax drifts into regions where its
-# gradient is small (0.183 at $d_k = 64$ against 0.304 with the scale, and 0.071 at
-# $d_k = 512$), so the weights feeding it learn slowly; the scale keeps it out of them.
+#
+# ### Which gradient gets small?
+#
+# Careful here: the right panel is the Jacobian of the softmax with respect to **its own
+# input**. That is the paper's statement, and the paper offers it as a hypothesis, not a
+# measurement: *"We suspect that for large values of $d_k$, the dot products grow large in
+# magnitude, pushing the softmax function into regions where it has extremely small
+# gradients."* But the scale sits *between* $q \cdot k$ and the softmax, so the gradient that
+# reaches $q$, $k$ and the weights $W^Q$, $W^K$ is also multiplied by it. And the size of a
+# key's share of the gradient depends on its weight: the gradient a loss sends to key $j$'s
+# score is $p_j\,(g_j - \sum_l p_l g_l)$, proportional to $p_j$ (lesson 08 derives it). So
+# measure both, and count the keys of a row (of 16) whose weight is at least 0.01:
+
+# %%
+at_512 = list(d_ks).index(512)
+print("size of the softmax's Jacobian (Frobenius norm), with respect to:")
+for d, at in ((64, at_64), (512, at_512)):
+    for scale in ("none", "sqrt"):
+        stats = peaked[scale]
+        print(
+            f"  d_k = {d:>3}, {labels[scale]:<9}: its own input {stats['grad_norm'][at]:.3f}, "
+            f"the raw q·k {stats['raw_grad_norm'][at]:.3f}; keys with weight >= 0.01: "
+            f"{stats['keys_over_1pct'][at]:.2f} of 16"
+        )
+
+# %% [markdown]
+# So the scale does **not** make the gradient larger. With respect to the softmax's own input
+# the unscaled gradient is smaller (0.183 at $d_k = 64$ against 0.304 with the scale), as the
+# paper suspects; but with respect to the raw $q \cdot k$ the scaled one carries the factor
+# $1/\sqrt{d_k}$ and is the smaller one (0.038 against 0.183 at $d_k = 64$; 0.014 against
+# 0.071 at $d_k = 512$). What the scale changes is **where** the signal goes. Unscaled, the
+# rows saturate: at $d_k = 64$ only 2.46 of the 16 keys have a weight of at least 0.01 (1.40
+# at $d_k = 512$), so the other keys' scores get almost no learning signal and the query can
+# hardly learn to prefer a different key; scaled, 14.62 of 16 do (14.60 at $d_k = 512$).
+# Keeping the softmax out of saturation, not making gradients bigger, is what $1/\sqrt{d_k}$
+# is for.
 
 # %% [markdown]
 # ## Explore: 50 queries, eight keys each
@@ -416,8 +449,9 @@ def scale_for_entropy(scores, target):
 checks.scale_for_entropy.check(scale_for_entropy)
 
 # %% [markdown]
-# What it tells us about $\sqrt{d_k}$ (with the check's own answer, so this runs before you
-# have one): take the mean entropy that scaled rows of 16 keys have at $d_k = 4$ as the target,
+# What it tells us about $\sqrt{d_k}$. So that this runs before you have an answer, the cell
+# uses the course's own version, `scaling.entropy_scale` (in `src/helpers/scaling.py`; its
+# source is one answer to the challenge, so read it after yours). Take the mean entropy that scaled rows of 16 keys have at $d_k = 4$ as the target,
 # and ask which $c$ gives *unscaled* scores at larger $d_k$ that same entropy.
 
 # %%
@@ -426,7 +460,7 @@ rng = np.random.default_rng(1)
 print(f"target: the mean entropy of scaled rows at d_k = 4, {target:.3f} nats")
 for d in (16, 64, 256):
     raw = scaling.random_dot_products(d, 300, 16, rng)  # (300, 16) unscaled scores
-    c = checks.scale_for_entropy.reference(raw, target)
+    c = scaling.entropy_scale(raw, target)
     print(f"d_k = {d:>3}: c = {c:.4f}, 1/sqrt(d_k) = {1 / np.sqrt(d):.4f}, "
           f"c * sqrt(d_k) = {c * np.sqrt(d):.3f}")
 
@@ -443,8 +477,11 @@ for d in (16, 64, 256):
 #   numbers, one pair at a time.
 # - For unit-variance entries $\mathrm{Var}(q \cdot k) = d_k$ (measured slope 1.004 on log-log);
 #   dividing by $\sqrt{d_k}$ brings it back to 1. Without the scale the softmax saturates
-#   towards one-hot and its gradient shrinks; dividing by $d_k$ makes it flat instead;
-#   $\sqrt{d_k}$ keeps the same regime at every width.
+#   towards one-hot: its gradient with respect to its input shrinks, and only a couple of keys
+#   per row keep a weight (and so a learning signal) worth the name; dividing by $d_k$ makes
+#   it flat instead; $\sqrt{d_k}$ keeps the same regime at every width. The scale does not
+#   make the gradient reaching $q \cdot k$ larger (it multiplies it by $1/\sqrt{d_k}$); it
+#   spreads it over the keys.
 # - You wrote `scaled_scores(Q, K)`, the scaled scores for any $n_q$, $n_k$, $d_k$ and any
 #   leading batch and head axes (swap only the last two axes of $K$). From lesson 04 on,
 #   `helpers.scaled_dot_product_attention` computes them inside (its `scale` defaults to

@@ -224,8 +224,12 @@ def _grid(scores, target):
     return cs[hi]
 
 
+def _right_scale(scores, target):
+    return _bisect(lambda c: _entropy(scores, c), target)
+
+
 ENTROPY_CORRECT = {
-    "reference": ent.reference,
+    "bisection": _right_scale,
     "bisection, returns a NumPy float": lambda s, t: np.float64(
         _bisect(lambda c: _entropy(s, c), t)
     ),
@@ -251,7 +255,7 @@ ENTROPY_MISTAKES = {
     ),
     "returned the target": (lambda s, t: t, r"returned the target itself", "returned_target"),
     "c = 1": (lambda s, t: 1.0, r"c = 1 leaves the scores", "unscaled"),
-    "inverse": (lambda s, t: 1 / ent.reference(s, t), r"you returned 1/c", "inverse"),
+    "inverse": (lambda s, t: 1 / _right_scale(s, t), r"you returned 1/c", "inverse"),
     "per row": (
         lambda s, t: np.array([_bisect(lambda c, r=r: _entropy(r[None], c), t) for r in s]),
         r"one scale per row",
@@ -286,7 +290,15 @@ def test_entropy_scale_each_mistake_is_named(name):
 def test_entropy_scale_messages_are_distinct_and_a_far_answer_says_which_way():
     table = {k: v[:2] for k, v in ENTROPY_MISTAKES.items()}
     assert_mistakes_distinct(ent, table)
-    result = ent.check(lambda s, t: 3 * ent.reference(s, t))
+    result = ent.check(lambda s, t: 3 * _right_scale(s, t))
     assert result.passed is False and result.mistake is None
     assert "so the right c is smaller" in result.message
     assert ent.stars == 3 and len(ent._hints) >= 3
+
+
+def test_lesson_03_does_not_call_a_checks_reference_on_screen():
+    """Issue 17: the lesson ran checks.scale_for_entropy.reference right under the challenge."""
+    from pathlib import Path
+
+    source = (Path(__file__).parents[1] / "solutions" / "03_scores_and_scaling.py").read_text()
+    assert ".reference" not in source

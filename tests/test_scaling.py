@@ -39,6 +39,45 @@ def test_without_the_scale_softmax_saturates_and_its_gradient_shrinks():
     assert linear["max_weight"][1] < 0.1  # too much scaling: nearly flat (1/16 = 0.0625)
 
 
+def test_the_scale_does_not_enlarge_the_gradient_reaching_q_dot_k_it_spreads_it_over_keys():
+    """Lesson 03's "which gradient gets small?", measured as the lesson states it (issue 17).
+
+    With respect to the softmax's own input the unscaled Jacobian is the smaller one (the
+    paper's "we suspect"); with respect to the raw q·k the scale's factor 1/√d_k makes the
+    scaled one smaller. What the scale changes is how many keys keep a weight of at least 1 %.
+    """
+    d_ks = 2 ** np.arange(10)
+    stats = scaling.softmax_peakedness(d_ks, n_keys=16, n_queries=500, seed=0)  # the lesson's
+    none, sqrt = stats["none"], stats["sqrt"]
+    for at in (6, 9):  # d_k = 64, 512
+        assert none["grad_norm"][at] < sqrt["grad_norm"][at]
+        assert sqrt["raw_grad_norm"][at] < none["raw_grad_norm"][at]
+        np.testing.assert_allclose(
+            sqrt["raw_grad_norm"][at], sqrt["grad_norm"][at] / np.sqrt(d_ks[at])
+        )
+        assert none["keys_over_1pct"][at] < 3 < 14 < sqrt["keys_over_1pct"][at]
+    # the numbers lesson 03 prints beside its sentences
+    assert f"{none['grad_norm'][6]:.3f} {sqrt['grad_norm'][6]:.3f}" == "0.183 0.304"
+    assert f"{sqrt['raw_grad_norm'][6]:.3f} {none['raw_grad_norm'][6]:.3f}" == "0.038 0.183"
+    assert f"{sqrt['raw_grad_norm'][9]:.3f} {none['raw_grad_norm'][9]:.3f}" == "0.014 0.071"
+    assert f"{none['keys_over_1pct'][6]:.2f} {none['keys_over_1pct'][9]:.2f}" == "2.46 1.40"
+    assert f"{sqrt['keys_over_1pct'][6]:.2f}" == "14.62"
+
+
+def test_lesson_03_no_longer_says_the_scale_makes_the_weights_learn_faster():
+    """The false sentence of issue 17: the gradient w.r.t. the raw q·k is *smaller* scaled."""
+    from pathlib import Path
+
+    source = (Path(__file__).parents[1] / "solutions" / "03_scores_and_scaling.py").read_text()
+    assert "so the weights feeding it learn slowly" not in source
+    assert "raw_grad_norm" in source and "keys_over_1pct" in source
+
+
+def test_keys_over_1pct_counts_the_keys_that_get_a_learning_signal():
+    stats = scaling.softmax_statistics(np.array([[0.995, 0.005, 0, 0], [0.25] * 4]))
+    np.testing.assert_array_equal(stats["keys_over_1pct"], [1.0, 4.0])
+
+
 def test_softmax_statistics_of_one_hot_and_uniform_rows():
     stats = scaling.softmax_statistics(np.array([[1.0, 0, 0, 0], [0.25, 0.25, 0.25, 0.25]]))
     np.testing.assert_allclose(stats["max_weight"], [1.0, 0.25])
@@ -103,3 +142,14 @@ def test_bad_input_raises_a_teaching_error(call, text):
     with pytest.raises(ValueError, match=None) as info:
         call()
     assert text in str(info.value)
+
+
+def test_entropy_scale_reaches_the_target_mean_entropy():
+    rng = np.random.default_rng(3)
+    scores = rng.standard_normal((6, 9)) * 0.03  # small scores: the target needs c > 10
+    target = 0.4 * np.log(9)
+    c = scaling.entropy_scale(scores, target)
+    assert c > 10
+    assert abs(scaling.mean_row_entropy(scores, c) - target) < 1e-9
+    with pytest.raises(ValueError, match="target must lie between 0"):
+        scaling.entropy_scale(scores, np.log(9) + 0.1)

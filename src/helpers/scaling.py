@@ -25,9 +25,13 @@ __all__ = [
     "softmax_statistics",
     "softmax_peakedness",
     "row_weights",
+    "SIGNAL_WEIGHT",
+    "mean_row_entropy",
+    "entropy_scale",
 ]
 
 SCALES = ("none", "sqrt", "linear")
+SIGNAL_WEIGHT = 0.01  # a key whose weight is below this gets almost no gradient (see below)
 
 
 def scale_factor(d_k: int, scale: str) -> float:
@@ -137,7 +141,12 @@ def softmax_statistics(weights: np.ndarray) -> dict[str, np.ndarray]:
         ``"max_weight"``: the largest weight of the row (1/n_keys = flat, 1 = one-hot);
         ``"entropy"``: in nats (log n_keys = flat, 0 = one-hot);
         ``"grad_norm"``: Frobenius norm of the softmax Jacobian diag(p) - p pᵀ, how strongly
-        the weights respond to a change of the scores (0 = one-hot: the gradient vanishes).
+        the weights respond to a change of the softmax's own input (0 = one-hot: the gradient
+        vanishes);
+        ``"keys_over_1pct"``: how many keys of the row have a weight of at least
+        :data:`SIGNAL_WEIGHT` (0.01). The gradient a loss sends to key j's score is
+        p_j (g_j - Σ_l p_l g_l), proportional to its weight p_j, so a key below 1 % gets
+        almost no learning signal.
     """
     p = as_float_array(weights, "weights", min_ndim=1)
     require_finite(p, "weights")
@@ -154,6 +163,7 @@ def softmax_statistics(weights: np.ndarray) -> dict[str, np.ndarray]:
         "max_weight": p.max(axis=-1),
         "entropy": entropy,
         "grad_norm": np.sqrt(np.sum(jacobian**2, axis=(-2, -1))),
+        "keys_over_1pct": np.sum(p >= SIGNAL_WEIGHT, axis=-1).astype(float),
     }
 
 
@@ -170,7 +180,12 @@ def softmax_peakedness(
     -------
     dict
         ``result[scale][stat]`` is an ndarray of shape ``(len(d_ks),)``, for ``stat`` in
-        ``"max_weight"``, ``"entropy"``, ``"grad_norm"``, averaged over the queries.
+        ``"max_weight"``, ``"entropy"``, ``"grad_norm"``, ``"keys_over_1pct"`` (see
+        :func:`softmax_statistics`) and ``"raw_grad_norm"``, averaged over the queries.
+        ``"raw_grad_norm"`` is the Frobenius norm of the Jacobian of the weights with respect
+        to the *raw* scores q·k, before the scale: ``scale_factor(d_k, scale) * grad_norm``.
+        It is what the gradient reaching q, k and the weights feeding them goes through, so
+        the paper's 1/√d_k shrinks it even though it keeps ``grad_norm`` up.
     """
     d_ks = _check_d_ks(d_ks)
     n_keys = whole_number(n_keys, "n_keys", minimum=1)
@@ -180,12 +195,16 @@ def softmax_peakedness(
     for scale in scales:
         _check_scale_name(scale, "scales")  # validates the names before any work
     rng = np.random.default_rng(whole_number(seed, "seed"))
-    means = {scale: {"max_weight": [], "entropy": [], "grad_norm": []} for scale in scales}
+    names = ("max_weight", "entropy", "grad_norm", "keys_over_1pct", "raw_grad_norm")
+    means = {scale: {name: [] for name in names} for scale in scales}
     for d_k in d_ks:
         scores = random_dot_products(int(d_k), n_queries, n_keys, rng)  # (n_queries, n_keys)
         for scale in scales:
-            weights = softmax(scores * scale_factor(int(d_k), scale), axis=-1)
-            for name, values in softmax_statistics(weights).items():
+            factor = scale_factor(int(d_k), scale)
+            weights = softmax(scores * factor, axis=-1)
+            stats = softmax_statistics(weights)
+            stats["raw_grad_norm"] = factor * stats["grad_norm"]  # chain rule through the scale
+            for name, values in stats.items():
                 means[scale][name].append(float(values.mean()))
     return {
         scale: {name: np.array(values) for name, values in stats.items()}
@@ -221,3 +240,47 @@ def row_weights(q: np.ndarray, K: np.ndarray, scale: str = "sqrt") -> tuple[np.n
         )
     scores = K @ q * scale_factor(q.shape[0], scale)  # (n_k,)
     return scores, softmax(scores)
+
+
+def mean_row_entropy(scores: np.ndarray, c: float) -> float:
+    """Mean entropy, in nats, of the rows of ``softmax(c * scores)``; scores ``(n_q, n_k)``."""
+    p = softmax(c * as_float_array(scores, "scores", min_ndim=1), axis=-1)
+    return float(np.mean(-np.sum(p * np.log(np.where(p > 0, p, 1.0)), axis=-1)))
+
+
+def entropy_scale(scores: np.ndarray, target: float) -> float:
+    """The scale c > 0 at which the rows of ``softmax(c * scores)`` have mean entropy ``target``.
+
+    Lesson 03's challenge (``scale_for_entropy``) asks for this function; the lesson calls this
+    one so that its last cell runs before the learner has an answer.
+
+    Parameters
+    ----------
+    scores : ndarray, shape (n_q, n_k)
+        Rows of scores, not all equal within a row.
+    target : float
+        A mean entropy in nats, strictly between 0 (one-hot) and the entropy at c = 0
+        (log n_k, flat).
+
+    Raises
+    ------
+    ValueError
+        If the target is out of that range, or the scores contain NaN or inf.
+    """
+    scores = as_float_array(scores, "scores", min_ndim=2)
+    require_finite(scores, "scores")
+    flat = mean_row_entropy(scores, 0.0)
+    if not 0 < target < flat:
+        raise ValueError(
+            f"target must lie between 0 (one-hot rows) and {flat:.4f} nats (flat rows), got "
+            f"{target!r}"
+        )
+    lo, hi = 0.0, 1.0  # the mean entropy falls as c grows from 0 (flat) towards one-hot
+    while mean_row_entropy(scores, hi) > target:
+        if hi > 1e12:
+            raise ValueError(f"no scale reaches a mean entropy as low as {target!r} nats")
+        lo, hi = hi, 2 * hi
+    for _ in range(80):  # bisection
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if mean_row_entropy(scores, mid) > target else (lo, mid)
+    return (lo + hi) / 2
