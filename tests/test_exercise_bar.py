@@ -1,6 +1,7 @@
 """The bar every exercise meets (issue 10), checked over the whole course at once."""
 
 import pytest
+from learner_code import as_learner_code
 
 from helpers import checks
 from helpers.checks import Exercise, Prediction
@@ -15,8 +16,17 @@ def test_every_exercise_has_stars_three_hints_and_a_solution_that_passes_its_own
     assert len(exercise._hints) >= 3
     assert all(exercise.hint(level).text for level in (1, 2, 3))
     assert f"def {exercise.name}(" in exercise.solution().text
-    result = exercise.check(exercise.reference)
+    # The solution shown, typed into a notebook, passes: it uses only what the exercise allows.
+    result = exercise.check(as_learner_code(exercise))
     assert result.passed is True, result.message
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.name)
+def test_the_checks_own_answer_is_refused_as_an_answer(exercise):
+    for answer in (exercise.reference, lambda *args: exercise.reference(*args)):
+        result = exercise.check(answer)
+        assert result.passed is False and result.mistake == f"{exercise.name}.calls_reference"
+        assert f"checks.{exercise.name}.reference" in result.message
 
 
 @pytest.mark.parametrize("lesson", [f"{n:02d}" for n in range(1, 9)])

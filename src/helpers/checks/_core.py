@@ -16,12 +16,24 @@ learner's code; a complex result is rejected with its own mistake id (``complex`
 
 When the environment variable ``HELPERS_GRADE_LOG`` names a file, every ``check`` appends one
 JSON line to it (exercise, lesson, passed, mistake, message): ``make grade`` reads those.
+
+Draws: a check's random cases come from :func:`fresh_rng`, new on every check, so a hard-coded
+answer cannot pass. When grading (``HELPERS_GRADE_STUDENT`` names the student) and inside
+:func:`seeded_draws`, they come from a seed derived from (student or seed, exercise, how many
+times that exercise was checked before), so the same notebook always gets the same grade.
+
+Course helpers: an exercise names the helpers its answer may call (``allowed``); a call from the
+learner's code into any other function of the ``helpers`` package is refused (``calls_helper``),
+and a call into a check's own answer (``checks.<name>.reference``) too (``calls_reference``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import ctypes
 import functools
+import hashlib
 import html
 import importlib
 import inspect
@@ -36,6 +48,7 @@ import textwrap
 import threading
 import time
 import traceback
+import types
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -162,9 +175,9 @@ class _TimeLimit(BaseException):  # noqa: N818
     swallow it. ``late`` is how many seconds after the deadline it could be raised (a long
     call into compiled code holds Python's signal handler off until it returns)."""
 
-    def __init__(self, late: float = 0.0):
+    def __init__(self, late: float = 0.0, still_running: str = ""):
         super().__init__(late)
-        self.late = late
+        self.late, self.still_running = late, still_running
 
 
 class LearnerError(Exception):
@@ -210,10 +223,15 @@ class Exercise(_Checked):
         1 apply, 2 generalise, 3 derive or design (the ★★★ challenges).
     title : str
         One line for lesson 00's list of exercises; defaults to the signature.
+    allowed : tuple of str, optional
+        The course helpers the answer may call, as public dotted names (``"helpers.softmax"``);
+        ``"helpers.pretrained.*"`` allows a whole module or subpackage. A call from the
+        learner's code into any other function of the ``helpers`` package is refused (mistake
+        id ``calls_helper``), so the exercise cannot be passed by delegating to the course; the
+        lesson states the same list on the exercise's ``*May use:*`` line. ``()``: NumPy only.
+        None (the default, for exercises not yet given a list): only ``not_allowed`` is refused.
     not_allowed : tuple of str
-        Course helpers that *are* this exercise's answer, as dotted names
-        (``"helpers.causal_mask"``): an answer that calls one of them is refused (mistake id
-        ``calls_helper``), so the exercise cannot be passed by delegating to the course.
+        Used only while ``allowed`` is None: helpers that *are* this exercise's answer.
 
     ``lesson`` (``"04"``) is set by :mod:`helpers.checks` from the module that defines it.
     """
@@ -227,12 +245,16 @@ class Exercise(_Checked):
         hints: list[str],
         stars: int = 1,
         title: str = "",
+        allowed: tuple[str, ...] | None = None,
         not_allowed: tuple[str, ...] = (),
     ):
         self.name, self.signature = name, signature
         self._grade, self.reference, self._hints = grade, reference, hints
         self.stars, self.title = stars, title or signature
+        self.allowed = None if allowed is None else tuple(allowed)
         self.not_allowed = tuple(not_allowed)
+        if isinstance(allowed, str) or isinstance(not_allowed, str):
+            raise TypeError(f"{name}: allowed and not_allowed are tuples of dotted names")
 
     def __repr__(self) -> str:
         return f"<exercise {self.signature}: .check(answer), .hint(level), .solution()>"
@@ -252,13 +274,19 @@ class Exercise(_Checked):
                 "not_a_function",
             )
         limit = CHECK_TIME_LIMIT_SECONDS
+        watch = _HelperWatch(self.allowed, self.not_allowed)
+        refused = watch.verdict_on_answer(answer)
+        if refused is not None:  # the answer *is* a helper or a check's answer, not a call
+            refusal = _refusal(self.signature, *refused, self.allowed)
+            return self._result(False, _safe_str(refusal), refusal.id)
+        state = _CheckState()
         try:
-            watched = _helper_codes(self.not_allowed)
-            message = _in_known_state(
-                self._grade,
-                (lambda *args: _call_learner(answer, args, self.signature, watched),),
-                limit,
-            )
+            with _this_check(state, self.name):
+                message = _in_known_state(
+                    self._grade,
+                    (lambda *args: _call_learner(answer, args, self.signature, watch),),
+                    limit,
+                )
         except NotImplementedError as stub:
             raiser = _stub_raised_by(stub, answer)
             if raiser is None:  # the answer itself is still the stub
@@ -267,25 +295,34 @@ class Exercise(_Checked):
                     f"{self.signature} still raises NotImplementedError; replace that line "
                     "with your answer and run the cell again",
                 )
-            return self._result(False, _calls_a_stub_message(self.name, raiser), "calls_unfinished")
-        except Mistake as mistake:
-            return self._result(False, _safe_str(mistake), mistake.id)
-        except LearnerError as error:
-            return self._result(False, _safe_str(error), error.id)
-        except _TimeLimit as stopped:
             return self._result(
-                False,
-                f"checking {self.signature} did not finish within {limit:g} s: something your "
-                "answer returned (an object whose conversion to an array, e.g. its __array__, "
-                f"never ends?) kept the check busy.{_late_note(stopped.late)}",
-                "timeout",
+                False, _calls_a_stub_message(self.name, raiser, self.allowed), "calls_unfinished"
             )
-        except BaseException as bug:  # a bug in the checker must not look like the learner's fault
+        except BaseException as outcome:
+            if state.timed_out is not None:
+                # Whatever the check went on to conclude, the answer's own time-out is the cause.
+                return self._result(False, _safe_str(state.timed_out), "timeout")
+            if isinstance(outcome, Mistake):
+                return self._result(False, _safe_str(outcome), outcome.id)
+            if isinstance(outcome, LearnerError):
+                return self._result(False, _safe_str(outcome), outcome.id)
+            if isinstance(outcome, _TimeLimit):
+                return self._result(
+                    False,
+                    f"checking {self.signature} did not finish within {limit:g} s, though each "
+                    "call of your function returned in time: something your answer returned "
+                    "(an object whose conversion to an array, e.g. its __array__, never ends?) "
+                    f"kept the check busy.{_late_note(outcome.late)}{outcome.still_running}",
+                    "timeout",
+                )
+            # A bug in the checker must not look like the learner's fault.
             return self._result(
                 False,
-                f"the checker itself failed ({_type_name(bug)}: {_safe_str(bug)})",
+                f"the checker itself failed ({_type_name(outcome)}: {_safe_str(outcome)})",
                 "checker_failed",
             )
+        if state.timed_out is not None:
+            return self._result(False, _safe_str(state.timed_out), "timeout")
         if not isinstance(message, str):
             message = "your answer passes every test."
         return self._result(True, message)
@@ -305,19 +342,144 @@ class Exercise(_Checked):
         return _Text(f"Solution for {self.signature}", source.strip(), code=True)
 
 
+def _module_of(filename: str) -> str | None:
+    """``"helpers.attention"`` for a file of the helpers package, None for any other file."""
+    path = os.path.abspath(filename)
+    if not path.startswith(_HELPERS_DIR + os.sep):
+        return None
+    parts = os.path.relpath(path, os.path.dirname(_HELPERS_DIR)).removesuffix(".py").split(os.sep)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
 @functools.cache
-def _helper_codes(dotted_names: tuple[str, ...]) -> dict[Any, str]:
-    """The code objects of the course helpers ``dotted_names`` name, mapped to those names."""
-    codes = {}
-    for dotted in dotted_names:
-        module_name, _, attribute = dotted.rpartition(".")
-        function = inspect.unwrap(getattr(importlib.import_module(module_name), attribute))
-        codes[function.__code__] = dotted
-    return codes
+def _public_names() -> dict[Any, str]:
+    """The code object of every function the helpers package exports, mapped to its shortest
+    public dotted name (``helpers.softmax`` rather than ``helpers.attention.softmax``)."""
+    names: dict[Any, str] = {}
+    for module_name, module in sorted(sys.modules.items(), key=lambda m: (len(m[0]), m[0])):
+        if module is None or not (module_name == "helpers" or module_name.startswith("helpers.")):
+            continue
+        for attribute, value in list(vars(module).items()):
+            if attribute.startswith("_") or not inspect.isfunction(value):
+                continue
+            code = getattr(inspect.unwrap(value), "__code__", None)
+            if code is not None and _module_of(code.co_filename) is not None:
+                names.setdefault(code, f"{module_name}.{attribute}")
+    return names
+
+
+def _outer(code) -> tuple[str | None, str]:
+    """(module, outermost name) of a code object: ``("helpers.attention", "softmax")`` for
+    ``softmax`` and for a generator or function nested in it; the class for a method."""
+    return _module_of(code.co_filename), code.co_qualname.split(".")[0]
+
+
+@functools.cache
+def _resolve(dotted: str) -> tuple[str | None, str]:
+    """:func:`_outer` of what a dotted public name (``helpers.softmax``) stands for."""
+    module_name, _, attribute = dotted.rpartition(".")
+    value = inspect.unwrap(getattr(importlib.import_module(module_name), attribute))
+    if inspect.isclass(value):
+        return _module_of(inspect.getfile(value)), value.__qualname__.split(".")[0]
+    return _outer(value.__code__)
+
+
+class _HelperWatch:
+    """Which calls from the learner's code into the ``helpers`` package an answer may make.
+
+    ``allowed`` (dotted names; a class allows its methods; ``"module.*"`` a whole module or
+    subpackage) lists what may be called; any other function of the package is refused, and a
+    call into the exercise checks always is (``calls_reference`` for a ``.reference``). With
+    ``allowed`` None (an exercise not given a list yet) only ``not_allowed`` is refused.
+    """
+
+    def __init__(self, allowed: tuple[str, ...] | None, not_allowed: tuple[str, ...] = ()):
+        self.allowed = allowed
+        self.keys = {_resolve(d) for d in (allowed or ()) if not d.endswith(".*")}
+        self.prefixes = tuple(d[:-1] for d in (allowed or ()) if d.endswith(".*"))
+        self.refused = {_resolve(d): d for d in not_allowed}
+        self._verdicts: dict[Any, tuple[str, str] | None] = {}
+        self._inside: dict[Any, bool] = {}
+
+    def verdict_on_answer(self, answer: Any) -> tuple[str, str] | None:
+        """:meth:`verdict` on the answer itself (``softmax = helpers.softmax`` is a call of
+        the helper by the learner, though the check is what calls it)."""
+        while isinstance(answer, functools.partial):
+            answer = answer.func
+        try:
+            code = getattr(inspect.unwrap(answer), "__code__", None)
+        except Exception:
+            return None
+        return self.verdict(code) if isinstance(code, types.CodeType) else None
+
+    def in_helpers(self, code) -> bool:
+        """True for code of the helpers package (a helper calling another is not watched)."""
+        inside = self._inside.get(code)
+        if inside is None:
+            inside = self._inside[code] = _module_of(code.co_filename) is not None
+        return inside
+
+    def verdict(self, code) -> tuple[str, str] | None:
+        """None if the learner's code may call ``code``; else (mistake id, the name shown)."""
+        try:
+            return self._verdicts[code]
+        except KeyError:
+            pass
+        verdict = None
+        module, outer = key = _outer(code)
+        if module is not None:
+            name = _public_names().get(code) or f"{module}.{outer}"
+            if module == __name__:
+                pass  # the check's own machinery (the watch's exit, the time limit's handler)
+            elif module.startswith("helpers.checks"):
+                reference = _reference_name(code)
+                verdict = ("calls_reference", reference) if reference else ("calls_helper", name)
+            elif self.allowed is None:
+                verdict = ("calls_helper", self.refused[key]) if key in self.refused else None
+            elif key not in self.keys and not (module + ".").startswith(self.prefixes):
+                verdict = ("calls_helper", name)
+        self._verdicts[code] = verdict
+        return verdict
+
+
+def _reference_name(code) -> str | None:
+    """``checks.softmax.reference`` when ``code`` is an exercise's reference answer."""
+    from helpers import checks  # at call time: the package imports this module
+
+    for exercise in checks.catalogue():
+        reference = getattr(exercise, "reference", None)
+        if getattr(inspect.unwrap(reference), "__code__", None) is code:
+            return f"checks.{exercise.name}.reference"
+    return None
+
+
+def _refusal(signature: str, mistake: str, name: str, allowed: tuple[str, ...] | None) -> Mistake:
+    """The message for an answer that called a helper it may not (or a check's answer)."""
+    if mistake == "calls_reference":
+        return Mistake(
+            f"{signature} calls {name}, the check's own answer. Write it yourself with NumPy: "
+            "that is the exercise (`.solution()` shows that answer when you want to read it).",
+            "calls_reference",
+        )
+    may = (
+        "NumPy and the helpers of earlier lessons"
+        if allowed is None
+        else "NumPy only"
+        if not allowed
+        else "NumPy and "
+        + ", ".join(a.removesuffix(".*") + (" (any)" if a.endswith(".*") else "") for a in allowed)
+    )
+    return Mistake(
+        f"{signature} calls {name}, which this exercise does not let you use ready-made. Write "
+        f"it yourself: that is the exercise. This one may use: {may}.",
+        "calls_helper",
+    )
 
 
 def _call_learner(
-    fn: Callable[..., Any], args: tuple, signature: str, watched: dict[Any, str] | None = None
+    fn: Callable[..., Any], args: tuple, signature: str, watch: _HelperWatch | None = None
 ) -> Any:
     """Call the learner's ``fn`` on copies of ``args`` under a time limit.
 
@@ -327,11 +489,15 @@ def _call_learner(
     line of the learner's code that raised. A returned object with ``__array__`` is converted
     inside the time limit; a complex result is a :class:`Mistake` (id ``complex``). NumPy's and
     ``random``'s global RNG state and NumPy's print options are restored afterwards. A call
-    into one of the ``watched`` helpers (the exercise's own answer) is a :class:`Mistake` (id
-    ``calls_helper``).
+    into a course helper the ``watch`` refuses is a :class:`Mistake` (``calls_helper``, or
+    ``calls_reference`` for a check's own answer). Once a call has run out of time, every later
+    call in the same check fails at once with the same error: the check ends within its limit.
     """
+    state = _current_check.get(None)
+    if state is not None and state.timed_out is not None:
+        raise LearnerError(str(state.timed_out), "timeout")
     args = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
-    used: list[str] = []
+    used: list[tuple[str, str]] = []
 
     def quietly(*args):
         # NumPy's floating-point errors (overflow in exp, 0/0) would print warnings above the
@@ -339,7 +505,7 @@ def _call_learner(
         # it is set in whichever thread runs fn.
         with np.errstate(all="ignore"):
             try:
-                with _watching(watched, used):
+                with _watching(watch, used):
                     return _materialize(fn(*args))
             except (NotImplementedError, _TimeLimit):
                 raise
@@ -360,40 +526,44 @@ def _call_learner(
     except (NotImplementedError, LearnerError):
         raise
     except _TimeLimit as stopped:
-        raise LearnerError(
+        error = LearnerError(
             f"{signature} did not finish within {TIME_LIMIT_SECONDS:g} s on a small input; "
-            f"is there a loop that never ends?{_late_note(stopped.late)}"
-            f"{_called_with(signature, args)}",
+            f"is there a loop that never ends, or a long sleep?{_late_note(stopped.late)}"
+            f"{stopped.still_running}{_called_with(signature, args)}",
             "timeout",
-        ) from None
+        )
+        if state is not None:
+            state.timed_out = error
+        raise error from None
     finally:
         _restore_global_state(saved)
     if used:
-        raise Mistake(
-            f"{signature} calls {used[0]}, which is this exercise's answer ready-made. Write it "
-            "yourself with NumPy: that is the exercise (you may use the helpers from earlier "
-            "lessons).",
-            "calls_helper",
-        )
+        raise _refusal(signature, *used[0], watch.allowed if watch else None)
     if _is_complex(value):
         raise _complex_mistake(f"{signature} returned")
     return value
 
 
 @contextlib.contextmanager
-def _watching(watched: dict[Any, str] | None, used: list[str]):
-    """Record in ``used`` every call into a ``watched`` code object while the block runs.
+def _watching(watch: _HelperWatch | None, used: list[tuple[str, str]]):
+    """Record in ``used`` the first call from code outside the helpers package (the learner's,
+    or a library calling back, e.g. ``np.apply_along_axis``) into a helper that ``watch``
+    refuses, while the block runs.
 
     A profile hook (not a trace), so it coexists with the time limit's trace; set and removed
     in the thread that runs the learner's code."""
-    if not watched:
+    if watch is None:
         yield
         return
     previous = sys.getprofile()
+    verdict, in_helpers = watch.verdict, watch.in_helpers
 
     def hook(frame, event, arg):
-        if event == "call" and frame.f_code in watched and watched[frame.f_code] not in used:
-            used.append(watched[frame.f_code])
+        if event == "call" and not used:
+            refused = verdict(frame.f_code)
+            caller = frame.f_back
+            if refused is not None and (caller is None or not in_helpers(caller.f_code)):
+                used.append(refused)
 
     sys.setprofile(hook)
     try:
@@ -594,7 +764,7 @@ def _stub_raised_by(stub: NotImplementedError, answer: Any) -> str | None:
     return raised_in.co_name
 
 
-def _calls_a_stub_message(name: str, raiser: str) -> str:
+def _calls_a_stub_message(name: str, raiser: str, allowed: tuple[str, ...] | None = None) -> str:
     """Say which unfinished function the learner's (finished) answer calls."""
     import helpers  # at call time: helpers imports this package
     from helpers import checks
@@ -603,7 +773,8 @@ def _calls_a_stub_message(name: str, raiser: str) -> str:
         return (
             f"your {name} calls {raiser}, which still raises NotImplementedError: finish it first"
         )
-    instead = f" (or call helpers.{raiser})" if hasattr(helpers, raiser) else ""
+    may = allowed is None or f"helpers.{raiser}" in allowed or "helpers.*" in allowed
+    instead = f" (or call helpers.{raiser})" if hasattr(helpers, raiser) and may else ""
     return (
         f"your {name} calls {raiser}, which still raises NotImplementedError: finish the "
         f"{raiser} exercise above{instead}, then run this check again"
@@ -726,14 +897,35 @@ def _with_time_limit(fn: Callable[..., Any], args: tuple, seconds: float) -> Any
         except BaseException as exc:  # re-raised in the caller's thread
             outcome["error"] = exc
 
-    worker = threading.Thread(target=target, daemon=True)
+    # The check's context (its seeded draws, its time-out record) goes along into the thread.
+    worker = threading.Thread(target=contextvars.copy_context().run, args=(target,), daemon=True)
     worker.start()
     worker.join(seconds)
     if worker.is_alive():
-        raise _TimeLimit
+        raise _TimeLimit(still_running="" if _stop_thread(worker) else _STILL_RUNNING)
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
+
+
+_STILL_RUNNING = (
+    " It is still running in the background and could not be stopped (outside the notebook's "
+    "main thread a check can only ask it to stop, and it ignored that): restart the kernel "
+    "(Kernel > Restart) to end it."
+)
+
+
+def _stop_thread(worker: threading.Thread, seconds: float = 1.0) -> bool:
+    """Raise ``_TimeLimit`` inside ``worker`` (again and again, for up to ``seconds``, since a
+    loop may catch it) until it ends; True if it ended. A thread blocked in compiled code
+    (``time.sleep``) only sees it when that call returns."""
+    give_up = time.monotonic() + seconds
+    while worker.is_alive() and time.monotonic() < give_up:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(
+            ctypes.c_ulong(worker.ident), ctypes.py_object(_TimeLimit)
+        )
+        worker.join(0.005)
+    return not worker.is_alive()
 
 
 # Code the alarm never interrupts: the time limit itself, and the restoring of the learner's
@@ -920,6 +1112,68 @@ def first_difference(got: np.ndarray, expected: np.ndarray, name: str) -> str:
     return f"{name}[{where}] is {a:.{digits}g} in yours, {b:.{digits}g} expected."
 
 
+# ----------------------------------------------------------------------------------------------
+# The check in progress: its draws and whether a call of the learner's function ran out of time.
+
+GRADE_STUDENT_VARIABLE = "HELPERS_GRADE_STUDENT"
+
+
+class _CheckState:
+    """What one check shares across its calls: ``seeds`` (None: fresh draws) and ``timed_out``,
+    the :class:`LearnerError` of the first call of the learner's function that ran out of time."""
+
+    def __init__(self) -> None:
+        self.seeds: np.random.SeedSequence | None = None
+        self.timed_out: LearnerError | None = None
+
+
+_current_check: contextvars.ContextVar[_CheckState] = contextvars.ContextVar("check")
+_sweep_seed: contextvars.ContextVar[int] = contextvars.ContextVar("sweep_seed")
+_checks_so_far: dict[str, int] = {}  # exercise -> checks made in this process (grading draws)
+
+
+def _seed_key(*parts: object) -> int:
+    """A 128-bit seed from ``parts``, the same in every process (``hash`` is salted)."""
+    digest = hashlib.sha256("\0".join(map(str, parts)).encode("utf-8", "replace")).digest()
+    return int.from_bytes(digest[:16], "little")
+
+
+@contextlib.contextmanager
+def seeded_draws(seed: int):
+    """Within the block, every check of exercise X draws its cases from (``seed``, X): the same
+    cases for every answer checked, and on every run. For tests and sweeps."""
+    token = _sweep_seed.set(int(seed))
+    try:
+        yield
+    finally:
+        _sweep_seed.reset(token)
+
+
+@contextlib.contextmanager
+def _this_check(state: _CheckState, exercise: str):
+    """Make ``state`` the check in progress and give it its draws: from :func:`seeded_draws`'s
+    seed, or, when grading, from (student, exercise, how many checks of it came before in this
+    kernel), so that grading the same notebook twice draws the same cases; else fresh ones."""
+    seed = _sweep_seed.get(None)
+    student = os.environ.get(GRADE_STUDENT_VARIABLE)
+    if seed is not None:
+        state.seeds = np.random.SeedSequence(_seed_key("seed", seed, exercise))
+    elif student:
+        so_far = _checks_so_far.get(exercise, 0)
+        _checks_so_far[exercise] = so_far + 1
+        state.seeds = np.random.SeedSequence(_seed_key("grade", student, exercise, so_far))
+    token = _current_check.set(state)
+    try:
+        yield
+    finally:
+        _current_check.reset(token)
+
+
 def fresh_rng() -> np.random.Generator:
-    """A generator for test inputs, different on every check, so hard-coded answers fail."""
-    return np.random.default_rng()
+    """A generator for a check's test inputs: new on every check, so hard-coded answers fail;
+    when grading or inside :func:`seeded_draws`, the check's own seeded stream (each call the
+    next child of it), so the same notebook always draws the same cases."""
+    state = _current_check.get(None)
+    if state is None or state.seeds is None:
+        return np.random.default_rng()
+    return np.random.default_rng(state.seeds.spawn(1)[0])
