@@ -145,7 +145,7 @@ def grade(
     async def run_one(submission: Submission) -> None:
         names = [i.name for i in lesson_items(submission.lesson) if isinstance(i, Exercise)]
         submission.outcome = await run_notebook(
-            submission.path, submission.nb, names, limits, config
+            submission.path, submission.nb, names, limits, config, submission.student
         )
         submission.rows = rows_for(submission, limits)
         if say:

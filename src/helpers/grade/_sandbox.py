@@ -83,13 +83,19 @@ class _CappedClient(NotebookClient):
         return None  # nothing stored: errors come from the execute replies
 
 
-def kernel_environment(log_path: Path | None, check_seconds: float | None) -> dict[str, str]:
+def kernel_environment(
+    log_path: Path | None, check_seconds: float | None, student: str | None = None
+) -> dict[str, str]:
     """The kernel's environment: the caller's, one BLAS thread (one kernel per core), and the
-    checks' log file and time limit when grading."""
+    checks' log file, time limit and student when grading (the student seeds the checks'
+    draws, so the same notebook always gets the same grade)."""
     env = dict(os.environ)
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env[name] = "1"
     env.pop(_core.GRADE_LOG_VARIABLE, None)
+    env.pop(_core.GRADE_STUDENT_VARIABLE, None)
+    if student is not None:
+        env[_core.GRADE_STUDENT_VARIABLE] = student
     if log_path is not None:
         env[_core.GRADE_LOG_VARIABLE] = str(log_path)
     if check_seconds is not None:
@@ -158,9 +164,11 @@ async def run_notebook(
     exercises: list[str],
     limits: Limits,
     config=None,
+    student: str | None = None,
 ) -> RunOutcome:
     """Run a copy of ``nb`` (read from ``path``) under ``limits``; ``exercises`` are the names
-    of the lesson's :class:`~helpers.checks.Exercise` checks, for the final cells."""
+    of the lesson's :class:`~helpers.checks.Exercise` checks, for the final cells; ``student``
+    seeds the checks' draws."""
     outcome = RunOutcome()
     start = time.monotonic()
     nb = copy.deepcopy(nb)
@@ -199,7 +207,7 @@ async def run_notebook(
             )
 
         client.on_cell_error = on_error
-        env = kernel_environment(log_path, limits.check_seconds)
+        env = kernel_environment(log_path, limits.check_seconds, student)
         pgid = None
         try:
             async with client.async_setup_kernel(env=env, cwd=str(folder)):
