@@ -142,18 +142,29 @@ for ax, M, name in ((axes[0], learned, "learned (all-MiniLM-L6-v2)"),
     plot_heatmap(M, labels, labels, ax=ax, vmin=-1, vmax=1, signed=True, annotate=False,
                  title=f"{name}: cosine of positions", xlabel="position", ylabel="position")
 plt.show()
-distances = [1, 2, 3, 4, 6, 8, 9, 12, 16, 32]
-print("mean cosine of positions p and p + distance")
-print("distance  " + " ".join(f"{d:5d}" for d in distances))
-for name, M in (("learned", learned), ("sinusoid", sinusoid)):
-    print(f"{name:9s} " + " ".join(f"{np.mean(np.diagonal(M, d)):5.2f}" for d in distances))
+distances = np.arange(1, 33)
+by_distance = {name: np.array([np.mean(np.diagonal(M, d)) for d in distances])  # (32,) each
+               for name, M in (("learned", learned), ("sinusoid", sinusoid))}
+print("mean cosine of positions p and p + distance, every distance from 1 to 32")
+for block in (slice(0, 16), slice(16, 32)):
+    print("distance  " + " ".join(f"{d:5d}" for d in distances[block]))
+    for name, row in by_distance.items():
+        print(f"{name:9s} " + " ".join(f"{c:5.2f}" for c in row[block]))
+row = by_distance["learned"]
+peaks = [int(d) for d, before, c, after in zip(distances[1:-1], row, row[1:], row[2:])
+         if before < c > after]
+print("learned: local peaks at distances", peaks, f"| lowest {row.min():.2f} at distance {distances[row.argmin()]}")
+print("largest rise from one distance to the next: "
+      + ", ".join(f"{name} {np.diff(r).max():.4f}" for name, r in by_distance.items()))
 
 # %% [markdown]
 # Notice: in both, neighbouring positions have the most similar rows (the dark diagonal,
-# distance 1 in the table). The sinusoids' similarity then falls slowly and smoothly. The
-# learned one falls faster and comes back in waves: the stripes parallel to the diagonal, with
-# peaks near distances 6 and 12 in the table, and positions 32 apart almost unrelated. Nobody
-# designed that; training found a position code in which neighbours are alike by itself.
+# distance 1 in the table). The sinusoids' similarity then falls slowly and smoothly: from one
+# distance to the next it rises by a ten-thousandth at most (printed).
+# The learned one falls faster and comes back in waves, the stripes parallel to the diagonal:
+# local peaks about every 6 positions (printed above), and in between, distances at which two
+# positions' rows are on average unrelated (a cosine near 0). Nobody designed that; training
+# found a position code in which neighbours are alike by itself.
 #
 # ## 2 · Q, K and V, per layer and per head, with the real shapes
 #
@@ -184,8 +195,10 @@ print("Q_heads equals the model's own:", np.allclose(Q_heads, trace.Q[0], atol=1
 # $X^{(1)}$ its input.)
 #
 # **Reason 1 · They change every layer.** Each layer computes Q, K, V from its own input, which
-# the layers below have already mixed. The row of "cat" drifts away from its embedding, and even
-# layer 0's own $W^Q$ gives "cat" a different query once it is applied to a later input:
+# the layers below have already mixed. Measured by its cosine with the row of "cat" in $Z$, the
+# row that each layer receives for "cat" moves further from it layer after layer (first column),
+# and even layer 0's own $W^Q$ gives "cat" a different query once it is applied to a later input
+# (second column):
 
 # %%
 cat = tokens.index("cat")
@@ -328,7 +341,11 @@ next_score = mean_over_sentences(lambda A: helpers.pretrained.head_offset_score(
 print("next-token score, rows = layer 0..5, columns = head 0..11:\n", np.round(next_score, 2))
 for k, a, s in top_heads(next_score):
     print(f"layer {k}, head {a}: {s:.2f}")
-print(f"for comparison, a head spreading evenly over n = 8 tokens would score {1 / 8:.3f}")
+lengths = [A.shape[-1] for A in attentions]
+uniform = [np.full((n_s, n_s), 1 / n_s) for n_s in lengths]  # a head spreading evenly, per sentence
+even_next = np.mean([helpers.pretrained.head_offset_score(U, 1) for U in uniform])
+print(f"for comparison, a head spreading evenly over each sentence ({min(lengths)} to {max(lengths)} "
+      f"tokens) scores {even_next:.3f}")
 
 # %% [markdown]
 # **`[CLS]` and `[SEP]`: attention sinks.** The total weight on the two special tokens,
@@ -443,7 +460,7 @@ print("heads where 'it' weighs animal more with 'tired' and street more with 'wi
 #
 # Lesson 05 masked the future so that a decoder such as GPT can be trained to predict the
 # next token: there, query $i$ gives weight exactly 0 to every key $j > i$. This model is an
-# **encoder**: it has no mask, every token reads the whole sentence, both ways. Measured:
+# **encoder**: it has no causal mask, every token reads the whole sentence, both ways. Measured:
 
 # %%
 A_tired = maps["tired"][2]  # (6, 12, n, n)
@@ -460,12 +477,36 @@ print(f"the same head with lesson 05's causal mask: 'it' on 'tired' {A_masked[it
       f"row of 'it' still sums to {A_masked[it].sum():.3f}")
 
 # %% [markdown]
-# That is why "it" can be read in the light of "tired", a word that comes after it. A model
-# built to *generate* text one token at a time (GPT) cannot do this: when it writes "it", the
+# So the new row of "it" can depend on "tired", a word that comes after it; with the causal
+# mask the same head gives "tired" nothing and shares the row among the words before. A model
+# built to *generate* text one token at a time (GPT) cannot read ahead: when it writes "it", the
 # next words do not exist yet, so its mask (lesson 05) blocks them. Encoders such as this one
 # read a whole text at once, which suits them to understanding it (search, similarity,
 # classification); the attention is the same function, only the mask differs.
 #
+# **The mask an encoder does use: padding.** Sentences of different lengths are encoded in one
+# batch by padding them with `[PAD]` tokens to the longest, and lesson 05's padding mask keeps
+# every token from reading the padding. Hugging Face's BERT takes it as `attention_mask` (1 = a
+# real token, 0 = `[PAD]`); sentence-transformers' `encode`, which computed the published
+# similarities at the top of this lesson, pads each batch and passes that mask (its mean pooling
+# skips the `[PAD]` rows too). Our forward pass encodes one sentence at a time, so it needs no
+# padding. Here is a sentence padded with 4 `[PAD]` (token id 0), run through the 6 layers
+# with and without the padding mask:
+
+# %%
+text = sentences[2]  # "He drove to the stadium.", the shortest of the three
+alone = model.trace(text)
+n_real = len(alone.tokens)
+padded_ids = np.concatenate([alone.ids, np.zeros(4, dtype=int)])  # 4 x [PAD] at the end
+keep = helpers.masks.padding_mask([n_real], len(padded_ids))[0]  # (n_real + 4,): True = real token
+with_mask = without_mask = model.embed(padded_ids)
+for layer_index in range(model.n_layers):
+    with_mask, _ = model.layer(with_mask, layer_index, mask=keep)  # every query, real keys only
+    without_mask, _ = model.layer(without_mask, layer_index)
+for name, X in (("with the padding mask", with_mask), ("without it", without_mask)):
+    print(f"{name:22s} largest change of a real token's last state: "
+          f"{np.abs(X[:n_real] - alone.hidden).max():.6f}")
+
 # ### Challenge ★★★ — `attention_distance(A)`: how far does a head look?
 #
 # Design one number per head that says how far, in tokens, it looks: for query $i$ the expected
@@ -491,8 +532,13 @@ checks.attention_distance.check(attention_distance)
 distance = mean_over_sentences(helpers.pretrained.attention_distance)
 print(f"layer {pk}, head {pa} (previous token): {distance[pk, pa]:.2f} tokens")
 print(f"mean over the 72 heads: {distance.mean():.2f} tokens")
+even_distance = np.mean([helpers.pretrained.attention_distance(U) for U in uniform])
+print(f"a head spreading evenly over the same sentences: {even_distance:.2f} tokens")
 
 # %% [markdown]
+# The previous-token head reads about one token away; the average head reads a little farther
+# than a head spreading its weight evenly over the same sentences would.
+#
 # ## Summary
 #
 # - A real Transformer is the course's pieces at full size: learned token, position and

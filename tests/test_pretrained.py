@@ -233,3 +233,70 @@ def test_lesson09_the_masked_weight_comes_from_masked_attention_not_from_the_mas
     )
     assert printed, "lesson 09 no longer prints the masked weight"
     assert printed.groups() == ("0.000", "1.000")
+
+
+def test_a_padded_sentence_with_the_padding_mask_gives_the_states_of_the_sentence_alone(model):
+    alone = model.trace("He drove to the stadium.")
+    n = len(alone.tokens)
+    ids = np.concatenate([alone.ids, np.zeros(3, dtype=int)])  # 3 x [PAD] (id 0)
+    keep = np.arange(n + 3) < n  # True = a real token: Hugging Face's attention_mask == 1
+    with_mask = without_mask = model.embed(ids)
+    for k in range(model.n_layers):
+        with_mask, parts = model.layer(with_mask, k, mask=keep)
+        without_mask, _ = model.layer(without_mask, k)
+        assert (parts["A"][..., ~keep] == 0).all()  # no query reads a [PAD]
+    np.testing.assert_allclose(with_mask[:n], alone.hidden, atol=1e-5)
+    assert np.abs(without_mask[:n] - alone.hidden).max() > 0.1  # the mask is what makes it so
+
+
+def test_a_uniform_head_scores_one_over_n_and_looks_n2_minus_1_over_3n_tokens_away():
+    # The baselines lesson 09 prints beside its heads: a head spreading its weight evenly.
+    for n in (8, 9, 12, 15):
+        U = np.full((n, n), 1 / n)
+        for offset in (-1, 1, 3):
+            assert math.isclose(float(helpers.pretrained.head_offset_score(U, offset)), 1 / n)
+        expected = (n * n - 1) / (3 * n)  # mean |i - j| over all pairs (i, j), i and j uniform
+        assert math.isclose(float(helpers.pretrained.attention_distance(U)), expected)
+
+
+def test_lesson09_compares_its_heads_with_an_even_spread_over_its_own_sentences():
+    source, printed = lesson09_source(), lesson09_printed()
+    assert "over n = 8 tokens would score" not in source  # the sentences have 8 to 15 tokens
+    found = re.search(
+        r"a head spreading evenly over each sentence \((\d+) to (\d+) tokens\) scores (\S+)\n",
+        printed,
+    )
+    assert found, "the next-token baseline is not printed"
+    shortest, longest, score = int(found[1]), int(found[2]), float(found[3])
+    assert (shortest, longest) == (8, 15) and 1 / longest < score < 1 / shortest
+    assert score == 0.100  # the mean of 1/n over the lesson's sentences, to 3 decimals
+    distance = re.search(r"a head spreading evenly over the same sentences: (\S+) tokens", printed)
+    assert distance and float(distance[1]) == 3.47
+
+
+def test_lesson09_prints_every_distance_of_its_position_table_and_computes_the_peaks():
+    source, printed = lesson09_source(), lesson09_printed()
+    assert "peaks near distances 6 and 12" not in source  # the old table skipped 5, 7, 10, 11
+    header = " ".join(f"{d:5d}" for d in range(1, 17))
+    assert "distance  " + header in printed
+    assert "distance  " + " ".join(f"{d:5d}" for d in range(17, 33)) in printed
+    assert re.search(r"learned: local peaks at distances \[6, 12, 17, 24, 30\]", printed)
+
+
+def test_lesson09_says_what_mask_an_encoder_has_and_what_is_measured():
+    source, printed = lesson09_source(), lesson09_printed()
+    assert "it has no mask" not in source  # it has no *causal* mask; a batch needs padding
+    assert "attention_mask" in source
+    masked = re.search(r"with the padding mask .*: (\S+)\n", printed)
+    unmasked = re.search(r"without it .*: (\S+)\n", printed)
+    assert masked and float(masked[1]) < 1e-5
+    assert unmasked and float(unmasked[1]) > 0.1
+    assert "drifts away from its embedding" not in source  # a cosine with Z's row is measured
+
+
+def test_lesson09_measures_how_smoothly_each_position_code_falls():
+    printed = lesson09_printed()
+    rise = r"largest rise from one distance to the next: learned (\S+), sinusoid (\S+)\n"
+    found = re.search(rise, printed)
+    assert found, "the rise between neighbouring distances is not printed"
+    assert float(found[2]) <= 0.0001 < 0.1 < float(found[1])  # smooth fall against waves

@@ -13,7 +13,9 @@ the order of the paper's figure 1 (post-LayerNorm, as BERT has it)::
     sentence embedding = mean of the last X over the tokens, scaled to length 1
 
 The attention itself is ``helpers.scaled_dot_product_attention`` with a leading head axis:
-Q, K, V of shape (12, n, 32). No mask: an encoder lets every token see every token.
+Q, K, V of shape (12, n, 32). No causal mask: an encoder lets every token see every token.
+Only a padded input needs a mask (``layer(X, k, mask)``): a padding mask, so that no token
+reads the ``[PAD]`` tokens added to make sentences of a batch the same length.
 """
 
 from __future__ import annotations
@@ -198,18 +200,26 @@ class MiniLM:
         n = M.shape[0]
         return M.reshape(n, self.h, self.d_k).transpose(1, 0, 2)
 
-    def layer(self, X: np.ndarray, k: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """Encoder layer ``k`` (0-based) on X (n, 384); returns the new X and its parts."""
-        L = self.layers[k]
-        n = X.shape[0]
-        QKV = X @ L["W_QKV"] + L["b_QKV"]  # (n, 3 * 384): Q, K, V side by side
-        Q, K, V = (self.split_heads(M) for M in np.split(QKV, 3, axis=1))  # (12, n, 32) each
-        # The course's attention, all 12 heads at once (a leading head axis); no mask.
-        heads, A = scaled_dot_product_attention(Q, K, V)  # (12, n, 32), (12, n, n)
-        concat = heads.transpose(1, 0, 2).reshape(n, self.d_model)  # (n, 384)
-        X = layer_norm(X + concat @ L["W_O"] + L["b_O"], *L["norm_1"], self.eps)
-        hidden = gelu(X @ L["W_1"] + L["b_1"])  # (n, 1536)
-        X = layer_norm(X + hidden @ L["W_2"] + L["b_2"], *L["norm_2"], self.eps)
+    def layer(
+        self, X: np.ndarray, k: int, mask: np.ndarray | None = None
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Encoder layer ``k`` (0-based) on X (n, 384); returns the new X and its parts.
+
+        ``mask``: None (the model's own use: one sentence, no padding), or a boolean mask
+        broadcastable to (12, n, n), True = may attend, e.g. ``(n,)`` True on the real tokens
+        of a padded sentence (Hugging Face's ``attention_mask`` with 1 = a real token).
+        """
+        with _one_blas_thread():  # also when a lesson calls layer() itself
+            L = self.layers[k]
+            n = X.shape[0]
+            QKV = X @ L["W_QKV"] + L["b_QKV"]  # (n, 3 * 384): Q, K, V side by side
+            Q, K, V = (self.split_heads(M) for M in np.split(QKV, 3, axis=1))  # (12, n, 32) each
+            # The course's attention, all 12 heads at once (a leading head axis); no causal mask.
+            heads, A = scaled_dot_product_attention(Q, K, V, mask=mask)  # (12, n, 32), (12, n, n)
+            concat = heads.transpose(1, 0, 2).reshape(n, self.d_model)  # (n, 384)
+            X = layer_norm(X + concat @ L["W_O"] + L["b_O"], *L["norm_1"], self.eps)
+            hidden = gelu(X @ L["W_1"] + L["b_1"])  # (n, 1536)
+            X = layer_norm(X + hidden @ L["W_2"] + L["b_2"], *L["norm_2"], self.eps)
         return X, {"Q": Q, "K": K, "V": V, "A": A, "heads": heads}
 
     def trace(self, text: str, max_tokens: int | None = None) -> Trace:
