@@ -272,13 +272,26 @@ print(f"std of the table: {table.std():.3f}; times sqrt(d_model): "
       f"{(table * np.sqrt(d_model)).std():.3f}")
 print(f"root mean square of PE: {np.sqrt(np.mean(PE**2)):.3f} (1/sqrt(2) = {1 / np.sqrt(2):.3f})")
 print(f"std of our E (drawn from a standard normal, 48 entries): {E.std():.3f}")
+tables = {d_model: table, 512: rng.normal(0, 1 / np.sqrt(512), (1000, 512))}  # ours, the paper's
+for d, small_table in tables.items():
+    token_size = small_table.std()  # a small-init table's entries, unscaled
+    position_size = np.sqrt(np.mean(helpers.sinusoidal_positional_encoding(1000, d) ** 2))
+    share = token_size**2 / (token_size**2 + position_size**2)  # token's part of E + PE's size²
+    print(f"d_model = {d:>3}, unscaled: token entries {token_size:.3f} against PE's "
+          f"{position_size:.3f} ({position_size / token_size:.1f} times smaller); the token "
+          f"is {share:.1%} of the sum's squared size; times sqrt({d}): "
+          f"{token_size * np.sqrt(d):.3f}")
 
 # %% [markdown]
-# Unscaled, the table's entries (0.355) would be half the size of PE's (0.707) and the
-# position would drown the token in the sum; times $\sqrt{d_{model}}$ = 2.828 they measure
-# 1.003, the same order as PE. Our seeded $E$ is drawn from a standard normal to begin with (its 48
-# entries measure 0.862), the size the paper's multiplication produces, so the course adds
-# $E + PE$ as they are.
+# Unscaled, the table's entries (0.355) would be half the size of PE's (0.707) at our
+# $d_{model} = 8$: the position would outweigh the token in the sum, 2.0 times over, though
+# the token would still be 20.1% of it. The gap grows with the width, because the initial
+# entries shrink like $1/\sqrt{d_{model}}$ while PE's stay at $1/\sqrt{2}$: at the paper's
+# $d_{model} = 512$ the token entries would measure 0.044 against 0.707, 16.0 times smaller,
+# and the token only 0.4% of the sum: there the position would drown the token. Times
+# $\sqrt{d_{model}}$ (2.828 here) they measure 1.003, the same order as PE (1.004 at 512). Our
+# seeded $E$ is drawn from a standard normal to begin with (its 48 entries measure 0.862), the
+# size the paper's multiplication produces, so the course adds $E + PE$ as they are.
 
 # %%
 Z = E + PE  # (n, d_model)

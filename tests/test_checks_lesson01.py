@@ -4,7 +4,38 @@ import numpy as np
 import pytest
 
 from helpers import checks
-from helpers.checks.lesson01 import _shift_variant, _variant
+
+# The wrong answers are written here, in the test, as a learner would write them: an answer that
+# called into the helpers package (the check's own _variant) would be refused as a helper call.
+
+
+def _variant(n, d, base=10000.0, exponent="2i", swap=False, halves=False, start=0):
+    """A wrong (or right) encoding: exponent "i" (pair index instead of 2i) or "k" (each
+    column's own index); ``start`` = the first position; ``halves`` = sin block, cos block."""
+    pos = np.arange(start, start + n)[:, None]
+    i = np.arange(d // 2)[None, :]
+    power = i / d if exponent == "i" else 2 * i / d  # the sin columns' exponent
+    angles = pos / base**power
+    second_angles = pos / base ** ((2 * i + 1) / d) if exponent == "k" else angles
+    first, second = (np.cos, np.sin) if swap else (np.sin, np.cos)
+    if halves:
+        return np.concatenate([first(angles), second(second_angles)], axis=1)
+    PE = np.empty((n, d))
+    PE[:, 0::2], PE[:, 1::2] = first(angles), second(second_angles)
+    return PE
+
+
+def _shift_variant(k, d_model, sign=1.0, lower=-1.0, exponent="2i", halves=False):
+    """M built from 2x2 blocks [[cos, lower*sin], [sign*sin, cos]]; (1, -1) is right."""
+    i = np.arange(d_model // 2)
+    w = 1.0 / 10000.0 ** ((i if exponent == "i" else 2 * i) / d_model)
+    M = np.zeros((d_model, d_model))
+    for i, w_i in enumerate(w):
+        c, s = np.cos(k * w_i), np.sin(k * w_i)
+        a, b = (i, i + d_model // 2) if halves else (2 * i, 2 * i + 1)
+        M[a, a], M[a, b], M[b, a], M[b, b] = c, lower * s, sign * s, c
+    return M
+
 
 check = checks.positional_encoding.check
 
@@ -25,7 +56,16 @@ def float32(n_positions, d_model):
     return np.stack([np.sin(angles), np.cos(angles)], axis=-1).reshape(n_positions, d_model)
 
 
-@pytest.mark.parametrize("answer", [checks.positional_encoding.reference, loops, float32])
+def broadcast(n_positions, d_model):
+    pos = np.arange(n_positions)[:, None]  # (n, 1)
+    two_i = np.arange(0, d_model, 2)  # (d_model/2,)
+    PE = np.zeros((n_positions, d_model))
+    PE[:, 0::2] = np.sin(pos / 10000 ** (two_i / d_model))
+    PE[:, 1::2] = np.cos(pos / 10000 ** (two_i / d_model))
+    return PE
+
+
+@pytest.mark.parametrize("answer", [broadcast, loops, float32])
 def test_correct_implementations_pass(answer):
     result = check(answer)
     assert result.passed is True, result.message
@@ -55,7 +95,7 @@ def test_a_hard_coded_answer_fails():
 
 
 def test_transposed_result_is_named():
-    result = check(lambda n, d: checks.positional_encoding.reference(n, d).T)
+    result = check(lambda n, d: broadcast(n, d).T)
     assert result.passed is False and "transposed" in result.message
 
 
@@ -93,7 +133,7 @@ def test_an_integer_array_is_named():
 
 def test_an_unrecognised_difference_names_the_first_entry_that_differs():
     def one_entry_off(n_positions, d_model):
-        PE = checks.positional_encoding.reference(n_positions, d_model)
+        PE = broadcast(n_positions, d_model)
         PE[-1, -1] += 0.5
         return PE
 
@@ -171,7 +211,7 @@ def _shift_block_diag(k, d_model):
     return M.reshape(d_model, d_model)
 
 
-@pytest.mark.parametrize("answer", [shift.reference, _shift_loops, _shift_block_diag])
+@pytest.mark.parametrize("answer", [_shift_loops, _shift_block_diag, _shift_least_squares])
 def test_shift_matrix_correct_implementations_pass(answer):
     for _ in range(3):
         result = shift.check(answer)
@@ -190,7 +230,7 @@ SHIFT_MISTAKES = {
         "missing_minus",
     ),
     "k ignored": (
-        lambda k, d: shift.reference(1, d),
+        lambda k, d: _shift_block_diag(1, d),
         "shifts by 1 position whatever k",
         "ignores_k",
     ),
@@ -231,5 +271,23 @@ def test_shift_matrix_stub_hints_and_an_unnamed_error():
 
     assert shift.check(stub).passed is None
     assert shift.stars == 3 and len(shift._hints) >= 3
-    result = shift.check(lambda k, d: shift.reference(k, d) * 1.5)
+    result = shift.check(lambda k, d: _shift_block_diag(k, d) * 1.5)
     assert result.passed is False and result.mistake is None and "M[0, 0]" in result.message
+
+
+def test_lesson_01_says_the_position_drowns_the_token_only_at_the_papers_width():
+    """Issue 17: at d_model = 8 an unscaled small-init table is 2x smaller than PE, not drowned;
+    at d_model = 512 it is 16x smaller. The lesson prints both and says so."""
+    from pathlib import Path
+
+    from helpers import sinusoidal_positional_encoding
+
+    ratios = {}
+    for d in (8, 512):
+        table = np.random.default_rng(0).normal(0, 1 / np.sqrt(d), (1000, d))
+        pe_size = np.sqrt(np.mean(sinusoidal_positional_encoding(1000, d) ** 2))
+        ratios[d] = pe_size / table.std()
+    assert 1.8 < ratios[8] < 2.2 and 15 < ratios[512] < 17
+    source = (Path(__file__).parents[1] / "solutions" / "01_input_Z.py").read_text()
+    assert "half the size of PE's (0.707) and the\n# position would drown the token" not in source
+    assert "512" in source.split("the position would drown the token")[0][-400:]
