@@ -20,7 +20,8 @@
 #   next-token prediction at once, and generation appends one token at a time;
 # - **batches of sentences of different lengths**: padding masks, combined with the causal
 #   mask for inputs of shape $(b, h, n, d_k)$, what happens to a padded query row, and the mask
-#   conventions of PyTorch side by side ($b$ is the batch size in this lesson).
+#   conventions of PyTorch, Hugging Face and JAX/Flax side by side ($b$ is the batch size in
+#   this lesson).
 #
 # **You need**: [04 · softmax and attention](04_softmax_and_attention.ipynb).
 
@@ -527,23 +528,105 @@ except ValueError as error:
 # %% [markdown]
 # ### Mask conventions side by side
 #
-# The same idea has three spellings. In the course and in PyTorch's functional API, a boolean
-# True means *may attend*; in PyTorch's `nn.MultiheadAttention` (and the `nn.Transformer*`
-# modules built on it) a boolean True means *not allowed*. A float mask is **added** to the
-# scores.
+# The same idea has several spellings. In the course, in PyTorch's functional API and in
+# JAX/Flax, a boolean True means *may attend*; in PyTorch's `nn.MultiheadAttention` (and the
+# `nn.Transformer*` modules built on it) a boolean True means *not allowed*. Hugging Face
+# models take an integer `attention_mask` of 1s and 0s over the keys, one row per sentence:
+# it is what their tokenizers return for a padded batch, and lesson 09's model is a Hugging
+# Face BERT. A float mask is **added** to the scores.
 #
-# | mask | True (or 0.0) means | False (or $-\infty$) means |
+# | mask | True (or 1, or 0.0) means | False (or 0, or $-\infty$) means |
 # |---|---|---|
 # | this course: `helpers.scaled_dot_product_attention(mask=...)` | may attend | blocked |
 # | PyTorch `F.scaled_dot_product_attention`, boolean `attn_mask` | takes part in attention | blocked |
 # | PyTorch `nn.MultiheadAttention`, boolean `attn_mask` | **not allowed** to attend | allowed |
 # | PyTorch `nn.MultiheadAttention`, boolean `key_padding_mask` $(b, n)$ | **padding, ignored** | real token |
-# | a float (additive) mask $M$, in either API | 0.0: the score is kept | $-\infty$ (or $-10^9$): blocked |
+# | Hugging Face `attention_mask` $(b, n)$, integers | 1: a token to attend to | 0: padding |
+# | JAX/Flax `flax.linen.dot_product_attention(mask=...)` | may attend | masked out |
+# | a float (additive) mask $M$, in PyTorch's APIs | 0.0: the score is kept | $-\infty$ (or $-10^9$): blocked |
 #
-# So a course mask goes to `nn.MultiheadAttention` as `~mask`, and this lesson's padding mask
-# as `key_padding_mask=~padding_mask(lengths, n)`. (PyTorch is not needed for the course; these
-# are its documented conventions.)
-#
+# **The shapes differ too.** `F.scaled_dot_product_attention` and Flax take any mask that
+# broadcasts to the scores' shape (Flax's `make_attention_mask` and `make_causal_mask` even
+# return the course's $(b, 1, n_q, n_k)$ layout), so the course's mask `both` goes to them as it
+# is. `nn.MultiheadAttention` takes its `attn_mask` only as $(n_q, n_k)$, shared by the whole
+# batch, or as $(b \cdot h, n_q, n_k)$, one matrix per sentence and head; a 4-D mask is
+# refused. So a course mask goes there inverted and flattened, with sentence $s$'s heads in rows
+# $s h$ to $s h + h - 1$; or in its two parts, the causal mask as `attn_mask` $(n, n)$ and the
+# padding as `key_padding_mask` $(b, n)$, both inverted. Hugging Face's `attention_mask` is
+# the padding part only, as 1s and 0s:
+
+# %%
+mha_attn_mask = np.broadcast_to(~both, (b, h, n, n)).reshape(b * h, n, n)  # True = blocked
+mha_causal = ~helpers.causal_mask(n)  # (n, n): True = a future key, blocked
+mha_padding = ~helpers.padding_mask(lengths, n)  # (b, n): True = padding, ignored
+hf_attention_mask = helpers.padding_mask(lengths, n).astype(np.int64)  # (b, n): 1 = attend
+print("course, F.scaled_dot_product_attention, Flax: mask", both.shape, "True = may attend")
+print("nn.MultiheadAttention: attn_mask", mha_attn_mask.shape, "True = blocked; row s*h + a is "
+      "sentence s, head a:", all(np.array_equal(mha_attn_mask[s_idx * h + a], ~both[s_idx, 0])
+                                 for s_idx in range(b) for a in range(h)))
+print("  or attn_mask", mha_causal.shape, "and key_padding_mask", mha_padding.shape,
+      "| together they block the same keys:",
+      np.array_equal(mha_causal[None] | mha_padding[:, None, :], ~both[:, 0]))
+print("Hugging Face attention_mask", hf_attention_mask.shape, "(1 = attend):")
+print(hf_attention_mask)
+
+# %% [markdown]
+# **A row with no allowed key** (the padded query rows, if the query mask is applied too): NumPy
+# gives NaN, as above, and the course's helper refuses the mask. PyTorch answers differently
+# from one function to the next. Recent versions' `F.scaled_dot_product_attention` return a
+# row of zeros there (a change made in 2024, pytorch/pytorch pull request 133882; earlier
+# versions returned NaN); `nn.MultiheadAttention` returns NaN when it also returns the weights
+# (`need_weights=True`, its default) and zeros when it does not (it then calls
+# `F.scaled_dot_product_attention`). Neither is a meaningful output, which is why the course
+# blocks padded keys only. PyTorch is not needed for the course: the cell below runs these
+# comparisons only where it is installed, and says so where it is not.
+
+# %% tags=["nbval-ignore-output"]
+try:
+    import torch
+except ImportError:  # the course does not need PyTorch
+    torch = None
+if torch is None:
+    print("PyTorch is not installed here: nothing to compare (the course does not need it).")
+else:
+    import torch.nn.functional as F
+
+    print("PyTorch", torch.__version__)
+    tQ, tK, tV = (torch.from_numpy(M) for M in (Q_b, K_b, V_b))  # (b, h, n, d_k) each
+    sdpa = F.scaled_dot_product_attention(tQ, tK, tV, attn_mask=torch.from_numpy(both))
+    print("F.scaled_dot_product_attention, the course's mask as it is == helpers:",
+          np.allclose(sdpa.numpy(), out_b))
+    mha = torch.nn.MultiheadAttention(h * d_k, h, bias=False, batch_first=True,
+                                      dtype=torch.float64)
+    with torch.no_grad():  # identity projections: its h heads are the course's h heads
+        mha.in_proj_weight.copy_(torch.eye(h * d_k).repeat(3, 1))
+        mha.out_proj.weight.copy_(torch.eye(h * d_k))
+    x_q, x_k, x_v = (torch.from_numpy(helpers.combine_heads(M)) for M in (Q_b, K_b, V_b))
+    for label, masks in (
+        ("attn_mask (b*h, n, n)", dict(attn_mask=torch.from_numpy(mha_attn_mask))),
+        ("attn_mask (n, n) + key_padding_mask (b, n)",
+         dict(attn_mask=torch.from_numpy(mha_causal),
+              key_padding_mask=torch.from_numpy(mha_padding))),
+    ):
+        _, w = mha(x_q, x_k, x_v, average_attn_weights=False, **masks)  # (b, h, n, n)
+        print(f"nn.MultiheadAttention, {label}: weights == helpers':",
+              np.allclose(w.detach().numpy(), A_b))
+    try:
+        mha(x_q, x_k, x_v, attn_mask=torch.from_numpy(~both))
+    except Exception as error:  # a 4-D mask
+        print("nn.MultiheadAttention, the course's (b, 1, n, n) mask:", type(error).__name__)
+    no_key = both & queries_ok  # (b, 1, n, n): sentence 2's padded query rows keep no key
+    print("row with no allowed key (sentence 2, query 5):")
+    print("  F.scaled_dot_product_attention output:",
+          F.scaled_dot_product_attention(tQ, tK, tV, attn_mask=torch.from_numpy(no_key))[2, 0, 5])
+    flat = torch.from_numpy(np.broadcast_to(~no_key, (b, h, n, n)).reshape(b * h, n, n))
+    out_w, w = mha(x_q, x_k, x_v, attn_mask=flat, average_attn_weights=False)
+    print("  nn.MultiheadAttention, need_weights=True: weights", w[2, 0, 5].detach(),
+          "output", out_w[2, 5].detach())
+    print("  nn.MultiheadAttention, need_weights=False: output",
+          mha(x_q, x_k, x_v, attn_mask=flat, need_weights=False)[0][2, 5].detach())
+
+# %% [markdown]
 # **$-\infty$ or $-10^9$?** Both are used as the fill for blocked scores. The cell below tries
 # each on a row with *no* allowed key and on a row that keeps two, then looks at what half
 # precision (**float16**) can hold:
@@ -642,9 +725,10 @@ checks.decode_step.check(decode_step)
 #   reusing the cached keys and values of the tokens before it.
 # - A batch pads its sentences to one length $n$; a padding mask over the **keys**, combined
 #   with the causal mask by `&`, keeps padding out of every real token's output. Padded query
-#   rows attend to real keys and are ignored; a row with no key at all is $0/0$ = NaN. Boolean
-#   True means *may attend* here and in `F.scaled_dot_product_attention`, *not allowed* in
-#   `nn.MultiheadAttention`.
+#   rows attend to real keys and are ignored; a row with no key at all is $0/0$ = NaN in NumPy.
+#   Boolean True means *may attend* here, in `F.scaled_dot_product_attention` and in Flax, *not
+#   allowed* in `nn.MultiheadAttention` (which takes a mask only as $(n, n)$ or
+#   $(b \cdot h, n, n)$); Hugging Face's `attention_mask` is 1 on the tokens to attend to.
 #
 # **Next**: [06 · cross-attention and heads](06_cross_attention_and_heads.ipynb): queries from
 # one sequence and keys/values from another, and $h$ heads side by side.
