@@ -539,20 +539,34 @@ def _grade_blockwise(call):
             f"{what}: your output differs from softmax(Q K^T / sqrt(d_k)) V.",
             name="output",
         )
-    _check_memory(call, rng, d_k, d_v)
+    _check_memory(call, rng)
     return (
         "your blockwise attention equals softmax(Q K^T / sqrt(d_k)) V with a shorter last "
-        "block, blocks of 1, one block, large scores and float32, and on 16 queries x 16,384 "
-        "keys it never held the (n_q, n_k) score matrix."
+        f"block, blocks of 1, one block, large scores and float32, and on {MEMORY_N_Q:,} "
+        f"queries x {MEMORY_N_K:,} keys it never held the (n_q, n_k) score matrix."
     )
 
 
-def _check_memory(call, rng, d_k, d_v):
-    """Fail if the answer's peak memory is as large as the whole (n_q, n_k) score matrix."""
+# The memory case. It must tell O(n * d) memory (the inputs, copies of them, the output, one
+# tile of scores per step) from O(n_q * n_k) (the score matrix), so its sizes put the two far
+# apart: with n_q = 256, n_k = 2048 and d_k = d_v = 4, one set of Q, K, V and the output takes
+# 0.15 MB, one (n_q, block) tile of scores 0.26 MB, the whole score matrix 4.2 MB. The limit,
+# half the score matrix, leaves room for eight more copies of every input on top of three
+# tiles alive at once (the reference's peak), and no room for the matrix. More queries would
+# widen the gap further, but an answer that loops over the queries in Python (a correct
+# answer) would then run for seconds under tracemalloc.
+MEMORY_N_Q, MEMORY_N_K, MEMORY_D, MEMORY_BLOCK = 256, 2048, 4, 128
+
+
+def _check_memory(call, rng):
+    """Fail if the answer's peak memory is a large fraction of the (n_q, n_k) score matrix.
+
+    Copies of the inputs are fine (``np.asarray(K, dtype=np.float64)``, ``.copy()``, a float32
+    round trip): they are O(n * d), and the sizes above keep many of them below the limit."""
     if tracemalloc.is_tracing():  # someone else is measuring: do not disturb them
         return
-    n_q, n_k, block = 16, 16_384, 256
-    Q, K, V = (rng.standard_normal(shape) for shape in ((n_q, d_k), (n_k, d_k), (n_k, d_v)))
+    n_q, n_k, d, block = MEMORY_N_Q, MEMORY_N_K, MEMORY_D, MEMORY_BLOCK
+    Q, K, V = (rng.standard_normal(shape) for shape in ((n_q, d), (n_k, d), (n_k, d)))
     full = n_q * n_k * 8  # bytes of the float64 score matrix
     inputs = Q.nbytes + K.nbytes + V.nbytes  # the copies the check hands to the answer
     tracemalloc.start()
@@ -566,11 +580,13 @@ def _check_memory(call, rng, d_k, d_v):
         raise Mistake(
             named(
                 "full_matrix",
-                f"blockwise_attention(Q, K, V, block_size={block}) on Q {Q.shape}, K {K.shape}: "
-                f"the output is right, but your answer used {extra / 1e6:.1f} MB beyond its "
-                f"inputs, as much as the whole ({n_q}, {n_k}) score matrix ({full / 1e6:.1f} MB). "
-                "Compute one (n_q, block_size) tile of scores per step, Q @ K[start:stop].T, "
-                "and never all of Q @ K.T.",
+                f"blockwise_attention(Q, K, V, block_size={block}) on Q {Q.shape}, K {K.shape}, "
+                f"V {V.shape}: the output is right, but your answer held {extra / 1e6:.1f} MB at "
+                f"once beyond its inputs, at least half of the whole ({n_q}, {n_k}) score matrix "
+                f"({full / 1e6:.1f} MB). Copies of Q, K and V are not the problem (all three "
+                f"take {inputs / 1e6:.2f} MB); a ({n_q}, {block}) tile of scores takes "
+                f"{n_q * block * 8 / 1e6:.2f} MB. Compute one tile per step, "
+                "Q @ K[start:stop].T, and never all of Q @ K.T.",
             )
         )
 
