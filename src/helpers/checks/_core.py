@@ -902,7 +902,10 @@ def _with_time_limit(fn: Callable[..., Any], args: tuple, seconds: float) -> Any
     worker.start()
     worker.join(seconds)
     if worker.is_alive():
-        raise _TimeLimit(still_running="" if _stop_thread(worker) else _STILL_RUNNING)
+        # Trying to stop it takes at most as long again (capped), so that nested limits keep
+        # their order: the check's own limit is 4 x one call's.
+        stopped = _stop_thread(worker, min(1.0, seconds))
+        raise _TimeLimit(still_running="" if stopped else _STILL_RUNNING)
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
