@@ -14,7 +14,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: real-model help setup lab test test-fast test-browser notebooks check-notebooks lint format handout bench grade binder-dry-run full-repo clean
+.PHONY: real-model help setup lab test test-fast test-browser notebooks check-notebooks sweep lint format handout bench grade binder-dry-run full-repo clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -62,6 +62,9 @@ test-fast: full-repo $(STAMP) ## every test except the browser tests
 
 test-browser: full-repo $(STAMP) ## only the JupyterLab-in-Chromium tests
 	$(PY) tools/run_tests.py browser
+
+sweep: full-repo $(STAMP) ## every check's correct answers and named mistakes on SEEDS draws each (default 300)
+	HELPERS_SWEEP_SEEDS=$(or $(SEEDS),300) $(PY) -m pytest -q -n 2 tests/test_checks_sweep.py
 
 notebooks: full-repo $(STAMP) ## regenerate the .ipynb and learner copies from solutions/*.py (LESSONS='01 02')
 	$(PY) tools/build_lessons.py $(LESSONS)
