@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import re
 import os
+import re
 
 import pytest
 
