@@ -392,8 +392,9 @@ checks.attention_backward.check(attention_backward)
 #
 # - An attention layer learns by gradient descent like any other layer; its backward pass is
 #   five lines (read-out, $AV$, softmax, $QK^\top$, projections). The only one that is not a
-#   matrix product is the softmax's, $dS = A \odot (dA - \text{rowsum}(dA \odot A))$ (your
-#   `softmax_backward`), and finite differences confirm them all to the error printed above.
+#   matrix product is the softmax's (your `softmax_backward`): each weight depends on every
+#   score of its row, so its gradient needs the whole row, yet no $n_k \times n_k$ Jacobian.
+#   Finite differences confirm them all (relative errors below $10^{-6}$).
 # - Trained on "output the previous token", one causal attention layer goes from below chance
 #   to 100 % held-out accuracy; without positional encodings it cannot, because nothing else
 #   tells the keys' positions apart.

@@ -1,6 +1,7 @@
 """Lesson 08's checks: correct gradients pass, each catalogued mistake is named by its id."""
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -46,11 +47,11 @@ SOFTMAX_MISTAKES = {
     "no_row_sum": (lambda A, dA: A * dA, r"your dS is A \* dA"),
     "forgot_a_factor": (
         lambda A, dA: dA - (dA * A).sum(-1, keepdims=True),
-        r"forgot the outer factor A",
+        r"lacks the outer factor",
     ),
     "sum_without_a": (
         lambda A, dA: A * (dA - dA.sum(axis=-1, keepdims=True)),
-        r"not rowsum\(dA\)",
+        r"adds up dA alone",
     ),
     "sign_flipped": (lambda A, dA: A * ((dA * A).sum(-1, keepdims=True) - dA), r"sign is flipped"),
     "diagonal_only": (lambda A, dA: A * (1 - A) * dA, r"only the diagonal"),
@@ -67,6 +68,23 @@ def test_each_softmax_backward_mistake_is_named(mistake):
         result = softmax_check(answer)
         assert result.passed is False and result.mistake == f"softmax_backward.{mistake}"
         assert re.search(pattern, result.message), result.message
+
+
+FORMULA = re.compile(r"dA\s*-\s*(rowsum|\(dA \* A\)|sum)|A \* \(dA")
+
+
+@pytest.mark.parametrize("mistake", [m for m in SOFTMAX_MISTAKES if m != "no_keepdims"])
+def test_softmax_backward_messages_point_at_the_term_not_the_whole_formula(mistake):
+    """The formula dS = A * (dA - rowsum(dA * A)) is the last hint, not the first message."""
+    message = softmax_check(SOFTMAX_MISTAKES[mistake][0]).message
+    assert not FORMULA.search(message), message
+    assert not FORMULA.search(checks.softmax_backward.hint(1).text)
+    assert FORMULA.search(checks.softmax_backward.hint(3).text)
+
+
+def test_dropping_the_row_sum_is_told_as_the_missing_subtraction():
+    message = softmax_check(lambda A, dA: A * dA).message
+    assert "dropped the subtraction of the row's weighted sum" in message, message
 
 
 def test_softmax_backward_mistake_messages_are_distinct():
@@ -183,3 +201,12 @@ def test_every_lesson_08_exercise_meets_the_bar():
     assert checks.softmax_backward.stars == 2 and checks.attention_backward.stars == 3
     for exercise in (checks.softmax_backward, checks.attention_backward):
         assert len(exercise._hints) >= 3
+
+
+def test_lesson_08_shows_the_softmax_backward_answer_only_in_its_solution():
+    """The Summary once gave dS = A (dA - rowsum(dA A)) on screen, below the exercise."""
+    source = (Path(__file__).parents[1] / "solutions" / "08_training_attention.py").read_text()
+    outside = re.sub(r"### BEGIN SOLUTION.*?### END SOLUTION", "", source, flags=re.S)
+    assert "rowsum" not in outside
+    assert not re.search(r"dA\s*-\s*\(?dA", outside)
+    assert not re.search(r"\\odot\s*\(dA", outside)

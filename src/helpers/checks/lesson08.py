@@ -43,36 +43,45 @@ def _finite_difference_softmax(S, dA, eps=EPS):
 def _softmax_backward_mistakes(A, dA, what) -> dict:
     square = A.shape[-1] == A.shape[-2]
     rowsum = (dA * A).sum(-1, keepdims=True)
+    # None of these messages gives the whole formula (that is the last hint's job): each one
+    # points at the term that is missing or wrong, in the words of the lesson's Jacobian
+    # d a_j / d s_k = a_j (delta_jk - a_k).
     wrong = {
         "identity": (
             dA,
-            "your dS equals dA: the softmax is not the identity; each weight "
-            "depends on every score of its row, so dS = A * (dA - rowsum(dA * A)).",
+            "your dS equals dA: the softmax is not the identity. Each weight depends on every "
+            "score of its row: apply the lesson's Jacobian d a_j / d s_k = a_j (delta_jk - a_k) "
+            "(chain rule: dS_k = sum_j dA_j d a_j / d s_k), then simplify it.",
         ),
         "no_row_sum": (
             A * dA,
-            "your dS is A * dA: a softmax weight also moves when the "
-            "*other* scores of its row move. Subtract the row's sum of dA * A: "
-            "dS = A * (dA - rowsum(dA * A)).",
+            "your dS is A * dA: that is only the delta_jk part of the Jacobian. A weight also "
+            "moves when the *other* scores of its row move (the -a_j a_k part): you dropped "
+            "the subtraction of the row's weighted sum of dA.",
         ),
         "forgot_a_factor": (
             dA - rowsum,
-            "you forgot the outer factor A: dS = A * (dA - "
-            "rowsum(dA * A)), not dA - rowsum(dA * A).",
+            "you subtract the row's weighted sum of dA, but your dS lacks the outer factor: in "
+            "the Jacobian a_j (delta_jk - a_k) every term carries a weight, so dS_k is "
+            "multiplied by a_k.",
         ),
         "sum_without_a": (
             A * (dA - dA.sum(-1, keepdims=True)),
-            "the row sum must weigh dA by A: rowsum(dA * A), not rowsum(dA).",
+            "the row sum you subtract adds up dA alone; in the chain rule each dA_j comes with "
+            "its weight a_j (from the -a_j a_k part of the Jacobian): weigh dA by A before "
+            "summing the row.",
         ),
         "sign_flipped": (
             A * (rowsum - dA),
-            "the sign is flipped: dS = A * (dA - rowsum(dA * A)), not A * (rowsum(dA * A) - dA).",
+            "the sign is flipped: raising score k raises its own weight (the diagonal of the "
+            "Jacobian is positive), so dS_k grows with dA_k; the row's weighted sum is what is "
+            "subtracted.",
         ),
         "diagonal_only": (
             A * (1 - A) * dA,
-            "A * (1 - A) * dA is only the diagonal of each "
-            "row's Jacobian (d a_k / d s_k); the off-diagonal terms -a_j a_k "
-            "couple the entries of a row: dS = A * (dA - rowsum(dA * A)).",
+            "A * (1 - A) * dA is only the diagonal of each row's Jacobian (d a_k / d s_k); the "
+            "off-diagonal terms -a_j a_k couple the entries of a row, so every dS_k also "
+            "collects something from the other dA_j of its row.",
         ),
         "column_sum": (
             A * (dA - (dA * A).sum(-2, keepdims=True)),
@@ -217,9 +226,10 @@ _ATTENTION_MISTAKES = {
     "scale_inverted": "dQ and dK are multiplied by sqrt(d_k); the forward pass multiplies the "
     "scores by c = 1/sqrt(d_k), so the backward pass does too.",
     "softmax_skipped": "you passed dA straight through as dS, as if the softmax were the "
-    "identity: dS = softmax_backward(A, dA) = A * (dA - rowsum(dA * A)).",
-    "no_row_sum": "your dS is A * dA: the softmax's gradient also subtracts each row's sum, "
-    "dS = A * (dA - rowsum(dA * A)).",
+    "identity: go through the softmax's backward pass, dS = softmax_backward(A, dA) (your "
+    "Exercise 1).",
+    "no_row_sum": "your dS is A * dA: the softmax's gradient also subtracts each row's "
+    "weighted sum of dA; dS = softmax_backward(A, dA) (your Exercise 1).",
     "dv_not_transposed": "dV = A @ dO has the right shape only when n_q = n_k; O = A V gives "
     "dV = A^T dO: key j collects the gradient of every query that read it.",
     "dk_not_transposed": "dK = c dS Q mixes queries into keys the wrong way round; S = c Q K^T "
