@@ -480,44 +480,68 @@ print("position 5 moved after 1 attention layer:", moved[5] > 0.01)
 # still adds depth; the comparison is with the recurrence inside one layer.
 
 # %% [markdown]
-# ## Challenge ★★★ — what a head can see: `head_bilinear_form(W_Q, W_K)`
+# ## Challenge ★★★ — what a head can see: `head_bilinear_form(W_Q, W_K, b_Q, b_K)`
 #
-# Lesson 03 scores query $i$ against key $j$ with $q_i \cdot k_j$. For head $a$ that score
-# depends on the two tokens only through their rows $x_i$, $x_j$ of $X$ and on the weights
-# only through **one** $d_{model} \times d_{model}$ matrix $B_a$:
+# Lesson 03 scores query $i$ against key $j$ with $q_i \cdot k_j$. Projection layers usually
+# add a bias too (PyTorch's `nn.Linear` has one unless told `bias=False`), so head $a$ computes
+# $q_i = x_i W^Q_a + b^Q_a$ and $k_j = x_j W^K_a + b^K_a$, with $b^Q_a$, $b^K_a$ of length
+# $d_k$. Show that the score still depends on the weights only through **one** matrix per
+# head: append a 1 to each row of $X$, $\tilde{x} = [\,x, 1\,]$ ($d_{model} + 1$ numbers, the 1
+# last), and find the $(d_{model} + 1) \times (d_{model} + 1)$ matrix $\tilde{B}_a$ with
 #
-# $$q_i \cdot k_j = x_i\, B_a\, x_j^\top \quad \text{for every } x_i, x_j.$$
+# $$q_i \cdot k_j = \tilde{x}_i\, \tilde{B}_a\, \tilde{x}_j^\top \quad \text{for every }
+#   x_i, x_j.$$
 #
-# Derive $B_a$, then write `head_bilinear_form(W_Q, W_K)`: given the per-head weights, shape
-# $(h, d_{model}, d_k)$ each (as `helpers.seeded_projections` stores them), return all $h$
-# matrices, shape $(h, d_{model}, d_{model})$. Then think about its rank. Optional.
+# Derive it, then write `head_bilinear_form(W_Q, W_K, b_Q, b_K)`: the weights have shape
+# $(h, d_{model}, d_k)$ (as `helpers.seeded_projections` stores them), the biases $(h, d_k)$;
+# return all $h$ matrices, shape $(h, d_{model} + 1, d_{model} + 1)$. Then, before running the
+# cell under the check, answer two questions from your $\tilde{B}_a$: what is its largest
+# possible rank, and which of its entries cannot change the attention weights (the softmax of
+# a row of scores)? Optional.
+#
+# *May use:* NumPy only.
 
 # %%
-def head_bilinear_form(W_Q, W_K):
+def head_bilinear_form(W_Q, W_K, b_Q, b_K):
     ### BEGIN SOLUTION
-    # q_i . k_j = (x_i W^Q_a)(x_j W^K_a)^T = x_i [W^Q_a (W^K_a)^T] x_j^T
-    return W_Q @ np.swapaxes(W_K, -1, -2)  # (h, d_model, d_k) @ (h, d_k, d_model)
+    # q_i . k_j = (x_i W_Q + b_Q)(x_j W_K + b_K)^T, and x~ [W; b] = x W + b for x~ = [x, 1]:
+    W_Q1 = np.concatenate([W_Q, b_Q[:, None, :]], axis=1)  # (h, d_model + 1, d_k)
+    W_K1 = np.concatenate([W_K, b_K[:, None, :]], axis=1)  # (h, d_model + 1, d_k)
+    return W_Q1 @ np.swapaxes(W_K1, -1, -2)  # (h, d_model + 1, d_model + 1)
     ### END SOLUTION
 
 
 checks.head_bilinear_form.check(head_bilinear_form)
 
 # %% [markdown]
-# What it means, on the running example (with the check's own answer, so this runs before you
-# have one): each $B_a$ gives back the head's scores, and its rank is only $d_k$.
+# The answers, measured on the scores themselves (so this runs before you have a
+# $\tilde{B}_a$, and shows none): give head 0 seeded biases and 12 random rows of $X$. The
+# $12 \times 12$ score matrix $\tilde{X} \tilde{B}_0 \tilde{X}^\top$ can have no larger rank than
+# $\tilde{B}_0$ has; and changing $b^K_0$, which your $\tilde{B}_0$ holds in its last column
+# and its corner, moves the scores but not the weights.
 
 # %%
-B = checks.head_bilinear_form.reference(W["W_Q"], W["W_K"])  # (h, d_model, d_model)
-print("B shape:", B.shape, "= (h, d_model, d_model)")
-for head in range(h):
-    same = np.allclose(X @ B[head] @ X.T, (X @ W["W_Q"][head]) @ (X @ W["W_K"][head]).T)
-    print(f"head {head}: X B_a Xᵀ == Q_a K_aᵀ: {same}; rank of B_a = "
-          f"{np.linalg.matrix_rank(B[head])} (d_model = {d_model}, d_k = {d_k})")
+rng = np.random.default_rng(0)
+X12 = rng.standard_normal((12, d_model))  # (12, d_model): more rows than d_k
+b_Q0, b_K0 = rng.normal(0, 0.5, (2, d_k))  # head 0's biases, (d_k,) each
+q12 = X12 @ W["W_Q"][0] + b_Q0  # (12, d_k)
+scores12 = {}  # b_K -> (12, 12) scores
+for label, bias in (("b_K", b_K0), ("b_K + 1", b_K0 + 1.0)):
+    scores12[label] = q12 @ (X12 @ W["W_K"][0] + bias).T
+print(f"rank of the 12 x 12 scores: {np.linalg.matrix_rank(scores12['b_K'])} "
+      f"(d_k = {d_k}, d_model + 1 = {d_model + 1})")
+moved = np.abs(scores12["b_K + 1"] - scores12["b_K"]).max()
+same = np.allclose(helpers.softmax(scores12["b_K + 1"]), helpers.softmax(scores12["b_K"]))
+print(f"b_K + 1 instead of b_K: scores move by up to {moved:.3f}; weights unchanged: {same}")
 
 # %% [markdown]
-# An $8 \times 8$ matrix of rank 4: whatever the weights, a head compares tokens through a
-# 4-dimensional view of their 8 numbers, and ignores the rest. That is reason 3 seen from the
-# scores' side, and why a model needs several heads (each with its own view) and several layers.
+# Rank 4, not 9: $\tilde{B}_a$ is a product through $d_k = 4$ columns, so whatever the weights
+# and biases its rank is at most 4, and a head compares tokens through a 4-dimensional view of
+# their 8 numbers (and the 1), and ignores the rest. That is reason 3 seen from the
+# scores' side, and why a model needs several heads (each with its own view) and several
+# layers. And the key bias does nothing to the weights: the terms it adds,
+# $x_i W^Q_a (b^K_a)^\top + b^Q_a \cdot b^K_a$, hold no $x_j$, so they are the same for every
+# key of a row, and the softmax ignores a constant added to a whole row (lesson 04 shows why).
 
 # %% [markdown]
 # ## Summary
@@ -527,7 +551,8 @@ for head in range(h):
 #   say "how do I label myself for matching?", rows of $V$ hold "what I pass on if selected".
 # - Shapes: $X$ is $(n, d_{model})$; head $a$'s $W^Q_a$ is $(d_{model}, d_k)$ and its $Q_a$
 #   is $(n, d_k)$, with $d_k = d_{model}/h$: $(6, 4)$ here, $(n, 64)$ in the paper. One fused
-#   $(d_{model}, 3 d_k)$ matrix gives all three at once, and a batch of sentences just adds
+#   $(d_{model}, 3\,d_{out})$ matrix gives all three at once ($d_{out} = d_{model}$ for all
+#   heads, $d_k$ for one), and a batch of sentences just adds
 #   leading axes, $(b, h, n, d_k)$ after the head split.
 # - Q, K, V are not the embeddings: they are rebuilt from each layer's input, each head
 #   has its own, and they live in $d_k < d_{model}$ dimensions; $h$ heads concatenated give

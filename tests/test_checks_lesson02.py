@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from check_tables import assert_mistakes_distinct
 
-from helpers import checks
+from helpers import checks, softmax
 
 qkv = checks.project_qkv
 heads = checks.head_slices
@@ -40,7 +40,9 @@ def _qkv_loops(X, W_qkv):
 
 
 QKV_CORRECT = {
-    "reference": qkv.reference,
+    "slices of the fused product": lambda X, W: (
+        lambda QKV, d: (QKV[..., :d], QKV[..., d : 2 * d], QKV[..., 2 * d :])
+    )(np.asarray(X, dtype=np.float64) @ W.copy(), W.shape[-1] // 3),
     "loops": _qkv_loops,
     "np.split": lambda X, W: tuple(np.split(X @ W, 3, axis=-1)),
     "weights first": lambda X, W: tuple(X @ w for w in np.split(W, 3, axis=1)),
@@ -120,7 +122,9 @@ def test_project_qkv_stub_exception_hints_and_solution():
 
 
 HEADS_CORRECT = {
-    "reference": heads.reference,
+    "reshape and swapaxes": lambda M, h: np.swapaxes(
+        M.copy().reshape(*M.shape[:-1], h, M.shape[-1] // h), -3, -2
+    ),
     "stack of slices": lambda M, h: np.stack(np.split(M, h, axis=-1), axis=-3),
     "moveaxis": lambda M, h: np.moveaxis(M.reshape(*M.shape[:-1], h, -1), -2, -3),
     "loops": lambda M, h: np.stack(
@@ -234,51 +238,131 @@ def test_the_rnn_prediction_is_explained_either_way():
     assert "slope is at most 1" in wrong.message and "r_1, r_2" in wrong.message
 
 
-def _bilinear_loops(W_Q, W_K):
+def _bilinear_loops(W_Q, W_K, b_Q, b_K):
+    """Term by term, with plain loops: (x_i W_Q + b_Q) · (x_j W_K + b_K) sorted by what it holds."""
     h, d_model, d_k = W_Q.shape
-    B = np.zeros((h, d_model, d_model))
+    B = np.zeros((h, d_model + 1, d_model + 1))
     for a in range(h):
-        for r in range(d_model):
-            for c in range(d_model):
-                B[a, r, c] = sum(W_Q[a, r, t] * W_K[a, c, t] for t in range(d_k))
+        for r in range(d_model + 1):
+            for c in range(d_model + 1):
+                left = W_Q[a, r] if r < d_model else b_Q[a]  # row r of [W_Q; b_Q]
+                right = W_K[a, c] if c < d_model else b_K[a]  # row c of [W_K; b_K]
+                B[a, r, c] = sum(left[t] * right[t] for t in range(d_k))
+    return B
+
+
+def _bilinear_blocks(W_Q, W_K, b_Q, b_K):
+    """The four blocks, each written out, float32 and assembled with np.block."""
+    W_Q, W_K = np.asarray(W_Q, dtype=np.float32), W_K.copy().astype(np.float32)
+    out = []
+    for wq, wk, bq, bk in zip(W_Q, W_K, b_Q, b_K):
+        out.append(np.block([[wq @ wk.T, (wq @ bk)[:, None]], [(wk @ bq)[None, :], bq @ bk]]))
+    return out  # a list of h matrices is fine
+
+
+def _bilinear_einsum(W_Q, W_K, b_Q, b_K):
+    W_Q1 = np.concatenate([W_Q, b_Q[:, None]], axis=1)
+    W_K1 = np.concatenate([W_K, np.asarray(b_K, dtype=np.float64)[:, None]], axis=1)
+    return np.einsum("adk,aek->ade", W_Q1, W_K1)
+
+
+def _bilinear_from_blocks(W_Q, W_K, b_Q, b_K, query_only=True, key_only=True, constant=True):
+    h, d_model, _ = W_Q.shape
+    B = np.zeros((h, d_model + 1, d_model + 1))
+    B[:, :d_model, :d_model] = W_Q @ np.swapaxes(W_K, -1, -2)
+    if query_only:
+        B[:, :d_model, d_model] = np.einsum("adk,ak->ad", W_Q, b_K)
+    if key_only:
+        B[:, d_model, :d_model] = np.einsum("adk,ak->ad", W_K, b_Q)
+    if constant:
+        B[:, d_model, d_model] = np.sum(b_Q * b_K, axis=-1)
     return B
 
 
 BILINEAR_CORRECT = {
-    "reference": bilinear.reference,
     "loops": _bilinear_loops,
-    "einsum": lambda W_Q, W_K: np.einsum("adk,aek->ade", W_Q, W_K),
-    "list of heads": lambda W_Q, W_K: [q @ k.T for q, k in zip(W_Q, W_K)],
+    "blocks, float32, list of heads": _bilinear_blocks,
+    "einsum on stacked weights": _bilinear_einsum,
+    "four blocks into zeros": _bilinear_from_blocks,
 }
 
 BILINEAR_MISTAKES = {
+    "no bias terms": (
+        lambda W_Q, W_K, b_Q, b_K: W_Q @ np.swapaxes(W_K, -1, -2),
+        r"has no room for the terms the biases add",
+        "no_bias_terms",
+    ),
+    "no constant": (
+        lambda *w: _bilinear_from_blocks(*w, constant=False),
+        r"entry \[a, -1, -1\] is 0 in yours",
+        "missing_constant",
+    ),
+    "no query-only term": (
+        lambda *w: _bilinear_from_blocks(*w, query_only=False),
+        r"your last column is 0 apart from its corner",
+        "missing_query_only_term",
+    ),
+    "no key-only term": (
+        lambda *w: _bilinear_from_blocks(*w, key_only=False),
+        r"your last row is 0 apart from its corner",
+        "missing_key_only_term",
+    ),
+    "1 first": (
+        lambda *w: np.roll(_bilinear_einsum(*w), 1, axis=(1, 2)),
+        r"you put the appended 1 first",
+        "one_first",
+    ),
     "keys first": (
-        lambda W_Q, W_K: W_K @ np.swapaxes(W_Q, -1, -2),
-        r"you returned W_K W_Qᵀ",
+        lambda *w: np.swapaxes(_bilinear_einsum(*w), -1, -2),
+        r"each head's matrix is transposed",
         "keys_first",
     ),
     "inner product": (
-        lambda W_Q, W_K: np.swapaxes(W_Q, -1, -2) @ W_K,
-        r"that is W_Qᵀ W_K, a d_k x d_k matrix",
+        lambda W_Q, W_K, b_Q, b_K: np.swapaxes(W_Q, -1, -2) @ W_K,
+        r"a d_k x d_k matrix per head",
         "inner_product",
     ),
     "summed heads": (
-        lambda W_Q, W_K: np.einsum("adk,aek->de", W_Q, W_K),
-        r"one d_model x d_model matrix for all heads",
+        lambda *w: _bilinear_einsum(*w).sum(0),
+        r"one matrix for all heads",
         "summed_heads",
     ),
-    "element-wise": (lambda W_Q, W_K: W_Q * W_K, r"an element-wise product", "elementwise"),
+    "every head the sum": (
+        lambda *w: np.broadcast_to(_bilinear_einsum(*w).sum(0), _bilinear_einsum(*w).shape),
+        r"every head got the same matrix",
+        "summed_heads",
+    ),
+    "element-wise": (
+        lambda W_Q, W_K, b_Q, b_K: W_Q * W_K,
+        r"that still has the d_k axis",
+        "elementwise",
+    ),
     "W_Q twice": (
-        lambda W_Q, W_K: W_Q @ np.swapaxes(W_Q, -1, -2),
-        r"you used W_Q on both sides",
+        lambda W_Q, W_K, b_Q, b_K: _bilinear_einsum(W_Q, W_Q, b_Q, b_Q),
+        r"the query's weights and bias on both sides",
         "query_twice",
     ),
     "scaled": (
-        lambda W_Q, W_K: W_Q @ np.swapaxes(W_K, -1, -2) / np.sqrt(W_Q.shape[-1]),
+        lambda *w: _bilinear_einsum(*w) / np.sqrt(w[0].shape[-1]),
         r"you divided by √d_k",
         "scaled",
     ),
 }
+
+
+def _swap_cross(W_Q, W_K, b_Q, b_K):
+    B = _bilinear_einsum(W_Q, W_K, b_Q, b_K)
+    d = W_Q.shape[1]
+    column, row = B[:, :d, d].copy(), B[:, d, :d].copy()
+    B[:, :d, d], B[:, d, :d] = row, column
+    return B
+
+
+BILINEAR_MISTAKES["cross terms swapped"] = (
+    _swap_cross,
+    r"your last row and last column hold each other's terms",
+    "cross_terms_swapped",
+)
 
 
 @pytest.mark.parametrize("name", BILINEAR_CORRECT)
@@ -294,18 +378,44 @@ def test_bilinear_form_each_mistake_fails_with_its_own_message(name):
 
 
 def test_bilinear_form_mistake_messages_are_distinct_and_the_rest_is_generic():
-    assert_mistakes_distinct(bilinear, {k: v[:2] for k, v in BILINEAR_MISTAKES.items()})
-    result = bilinear.check(lambda W_Q, W_K: 2 * bilinear.reference(W_Q, W_K))
+    table = {k: v[:2] for k, v in BILINEAR_MISTAKES.items() if k != "every head the sum"}
+    assert_mistakes_distinct(bilinear, table)
+    result = bilinear.check(lambda *w: 2 * _bilinear_einsum(*w))
     assert result.passed is False and result.mistake is None
-    assert "x_i B[a] x_jᵀ should equal" in result.message
+    assert "x~_i B~[a] x~_jᵀ should equal" in result.message
     assert bilinear.stars == 3 and len(bilinear._hints) >= 3
 
 
-def test_bilinear_form_gives_the_scores_of_each_head():
+def test_bilinear_form_first_messages_point_at_the_term_not_the_formula():
+    """Issue 17: the first message gave the whole formula (W_Q W_Kᵀ); the formula is for the
+    last hint only."""
+    formula = re.compile(r"W_Q\s*@|W_Q W_Kᵀ|W_Q b_K|b_Q W_K|np\.concatenate|\[W; b\]")
+    for name, (answer, _, _) in BILINEAR_MISTAKES.items():
+        message = bilinear.check(answer).message
+        assert not formula.search(message), (name, message)
+    assert not formula.search(bilinear.hint(1).text)
+    assert "np.concatenate" in bilinear.hint(len(bilinear._hints)).text
+
+
+def test_bilinear_form_gives_the_scores_of_each_head_and_b_k_cancels_in_the_softmax():
     rng = np.random.default_rng(0)
-    X = rng.standard_normal((5, 8))
+    X = rng.standard_normal((12, 8))
     W_Q, W_K = rng.standard_normal((2, 2, 8, 4))
-    B = bilinear.reference(W_Q, W_K)
+    b_Q, b_K = rng.standard_normal((2, 2, 4))
+    B = bilinear.reference(W_Q, W_K, b_Q, b_K)
+    X1 = np.concatenate([X, np.ones((12, 1))], axis=1)
     for a in range(2):
-        assert np.allclose(X @ B[a] @ X.T, (X @ W_Q[a]) @ (X @ W_K[a]).T)
+        scores = (X @ W_Q[a] + b_Q[a]) @ (X @ W_K[a] + b_K[a]).T
+        assert np.allclose(X1 @ B[a] @ X1.T, scores)
         assert np.linalg.matrix_rank(B[a]) == 4
+        other = (X @ W_Q[a] + b_Q[a]) @ (X @ W_K[a] + b_K[a] + 1.0).T
+        assert np.allclose(softmax(other), softmax(scores))
+
+
+def test_lesson_02_does_not_call_a_checks_reference_on_screen():
+    """Issue 17: lesson 02 ran checks.head_bilinear_form.reference right under the challenge."""
+    from pathlib import Path
+
+    source = (Path(__file__).parents[1] / "solutions" / "02_queries_keys_values.py").read_text()
+    assert ".reference" not in source
+    assert "(d_{model}, 3 d_k)" not in source  # the Summary agrees with the exercise: 3 d_out

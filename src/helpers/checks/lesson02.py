@@ -343,13 +343,28 @@ rnn_nudge_fades = Prediction(
 
 
 # ----------------------------------------------------------------------------------------------
-# ★★★ head_bilinear_form(W_Q, W_K) -> (h, d_model, d_model)
+# ★★★ head_bilinear_form(W_Q, W_K, b_Q, b_K) -> (h, d_model + 1, d_model + 1)
+#
+# With biases, q_i = x_i W^Q_a + b^Q_a and k_j = x_j W^K_a + b^K_a. Appending a 1 to each row,
+# x~ = [x, 1], the score is one bilinear form again: q_i . k_j = x~_i B~_a x~_j^T with
+#   B~_a = [[W^Q_a W^K_a^T,  W^Q_a b^K_a^T],
+#           [b^Q_a W^K_a^T,  b^Q_a . b^K_a]]  =  [W^Q_a; b^Q_a] [W^K_a; b^K_a]^T,
+# so its rank is at most d_k; and its last column (x_i W^Q_a b^K_a^T + b^Q_a . b^K_a) does not
+# depend on the key, so it cancels in the softmax: b^K never changes the attention weights.
 
 
-def _reference_bilinear(W_Q, W_K):
-    # score_a[i, j] = (x_i W^Q_a) . (x_j W^K_a) = x_i (W^Q_a W^K_a^T) x_j^T, so head a compares
-    # tokens through the d_model x d_model matrix B_a = W^Q_a (W^K_a)^T, of rank at most d_k.
-    return W_Q @ np.swapaxes(W_K, -1, -2)  # (h, d_model, d_k) @ (h, d_k, d_model)
+def _reference_bilinear(W_Q, W_K, b_Q, b_K):
+    # Stack each head's bias under its weights: [W; b] maps x~ = [x, 1] to x W + b.
+    W_Q1 = np.concatenate([W_Q, b_Q[:, None, :]], axis=1)  # (h, d_model + 1, d_k)
+    W_K1 = np.concatenate([W_K, b_K[:, None, :]], axis=1)  # (h, d_model + 1, d_k)
+    return W_Q1 @ np.swapaxes(W_K1, -1, -2)  # (h, d_model + 1, d_model + 1)
+
+
+def _bilinear_blocks(main, query_only, key_only, constant):
+    """Assemble (h, d+1, d+1) from the four blocks: x_i-x_j, x_i alone, x_j alone, neither."""
+    top = np.concatenate([main, query_only[..., :, None]], axis=-1)  # (h, d, d + 1)
+    bottom = np.concatenate([key_only, constant[:, None]], axis=-1)[:, None, :]  # (h, 1, d + 1)
+    return np.concatenate([top, bottom], axis=-2)
 
 
 def _grade_bilinear(call):
@@ -358,50 +373,96 @@ def _grade_bilinear(call):
     for h, d_k in cases:
         d_model = h * d_k + (1 if h == 1 else 0)  # d_model > d_k, as for any head
         W_Q, W_K = (rng.normal(0, d_model**-0.5, (h, d_model, d_k)) for _ in range(2))
-        what = f"head_bilinear_form(W_Q {W_Q.shape}, W_K {W_K.shape})"
-        value = call(W_Q, W_K)
+        b_Q, b_K = (rng.normal(0, 0.5, (h, d_k)) for _ in range(2))
+        what = (
+            f"head_bilinear_form(W_Q {W_Q.shape}, W_K {W_K.shape}, b_Q {b_Q.shape}, "
+            f"b_K {b_K.shape})"
+        )
+        value = call(W_Q, W_K, b_Q, b_K)
         shape = np.shape(value) if isinstance(value, np.ndarray) else None
+        D = d_model + 1
         shapes = {
+            (h, d_model, d_model): (
+                "no_bias_terms",
+                "a d_model x d_model matrix per head pairs x_i with x_j only, so it has no room "
+                "for the terms the biases add. Multiply out (x_i W^Q_a + b^Q_a) · (x_j W^K_a + "
+                "b^K_a): some of its terms hold only one of x_i, x_j, one holds neither. The "
+                "1 appended to each row is what carries them: the extra row and column.",
+            ),
             (h, d_k, d_k): (
                 "inner_product",
-                "that is W_Qᵀ W_K, a d_k x d_k matrix per head. The score x_i W_Q (x_j W_K)ᵀ "
-                "puts W_Q next to x_i and W_Kᵀ next to x_jᵀ: W_Q W_Kᵀ, d_model x d_model.",
-            ),
-            (d_model, d_model): (
-                "summed_heads",
-                "one d_model x d_model matrix for all heads, the sum over the heads of "
-                "W^Q_a (W^K_a)ᵀ (what the big side-by-side W_Q W_Kᵀ gives). Each head has its "
-                "own: keep the head axis, shape (h, d_model, d_model).",
+                "a d_k x d_k matrix per head sits between two d_k-vectors, q_i and k_j; B~_a "
+                "must sit between the two rows x~_i and x~_j, which have d_model + 1 entries.",
             ),
             (h, d_model, d_k): (
                 "elementwise",
-                "an element-wise product keeps the d_k axis. Contract it with a matrix product "
-                "(@), W_Q @ W_Kᵀ per head.",
+                "that still has the d_k axis. The score sums over the d_k entries of q_i and "
+                "k_j; that sum has to happen inside B~_a, leaving (d_model + 1, d_model + 1).",
+            ),
+            (D, D): (
+                "summed_heads",
+                "one matrix for all heads. Each head has its own weights and biases, and so its "
+                "own B~_a: keep the head axis in front, (h, d_model + 1, d_model + 1).",
             ),
         }
-        if shape in shapes and shape != (h, d_model, d_model):
+        if shape in shapes and shape != (h, D, D):
             mistake, why = shapes[shape]
             raise Mistake(
-                f"{what} returned shape {shape}, expected (h, d_model, d_model) = "
-                f"{(h, d_model, d_model)}: {why}",
+                f"{what} returned shape {shape}, expected (h, d_model + 1, d_model + 1) = "
+                f"{(h, D, D)}: {why}",
                 mistake,
             )
-        got = as_result_array(value, what, (h, d_model, d_model))
-        expected = _reference_bilinear(W_Q, W_K)
+        got = as_result_array(value, what, (h, D, D))
+        expected = _reference_bilinear(W_Q, W_K, b_Q, b_K)
+        KT = lambda A: np.swapaxes(A, -1, -2)  # noqa: E731
+        main = W_Q @ KT(W_K)  # (h, d, d)
+        query_only = np.einsum("adk,ak->ad", W_Q, b_K)  # x_i W_Q b_K^T: (h, d)
+        key_only = np.einsum("adk,ak->ad", W_K, b_Q)  # b_Q W_K^T x_j^T: (h, d)
+        constant = np.sum(b_Q * b_K, axis=-1)  # (h,)
+        zero_d, zero_h = np.zeros_like(query_only), np.zeros(h)
         compare(
             got,
             expected,
             {
                 named(
+                    "missing_constant",
+                    f"{what}: entry [a, -1, -1] is 0 in yours. It is what the score gets "
+                    "from 1 times 1: the term of (x_i W^Q_a + b^Q_a) · (x_j W^K_a + b^K_a) in "
+                    "which neither x_i nor x_j appears.",
+                ): _bilinear_blocks(main, query_only, key_only, zero_h),
+                named(
+                    "missing_query_only_term",
+                    f"{what}: your last column is 0 apart from its corner. That column meets "
+                    "x_i on one side and the 1 of x~_j on the other: it holds the term with "
+                    "x_i but no x_j.",
+                ): _bilinear_blocks(main, zero_d, key_only, constant),
+                named(
+                    "missing_key_only_term",
+                    f"{what}: your last row is 0 apart from its corner. That row meets the 1 "
+                    "of x~_i on one side and x_j on the other: it holds the term with x_j but "
+                    "no x_i.",
+                ): _bilinear_blocks(main, query_only, zero_d, constant),
+                named(
+                    "cross_terms_swapped",
+                    f"{what}: your last row and last column hold each other's terms. The "
+                    "column meets x_i, so it carries the term in which x_i appears (through "
+                    "W^Q_a); the row meets x_j (through W^K_a).",
+                ): _bilinear_blocks(main, key_only, query_only, constant),
+                named(
+                    "one_first",
+                    f"{what}: you put the appended 1 first, x~ = [1, x]. The question puts it "
+                    "last, x~ = [x, 1]: the bias terms go in the last row and column.",
+                ): np.roll(expected, 1, axis=(1, 2)),
+                named(
                     "keys_first",
-                    f"{what}: you returned W_K W_Qᵀ, the transpose of each head's matrix: with "
-                    "it x_i B x_jᵀ scores key i against query j (K Qᵀ). Query side first: "
-                    "W_Q @ W_Kᵀ.",
-                ): W_K @ np.swapaxes(W_Q, -1, -2),
+                    f"{what}: each head's matrix is transposed: with yours, x~_i B x~_jᵀ "
+                    "scores key i against query j. The query's side (x~_i) is the rows.",
+                ): KT(expected),
                 named(
                     "query_twice",
-                    f"{what}: you used W_Q on both sides (W_Q W_Qᵀ). The keys come through W_K.",
-                ): W_Q @ np.swapaxes(W_Q, -1, -2),
+                    f"{what}: you used the query's weights and bias on both sides. The key "
+                    "side goes through W_K and b_K.",
+                ): _reference_bilinear(W_Q, W_Q, b_Q, b_Q),
                 named(
                     "scaled",
                     f"{what}: you divided by √d_k. The question asks for the raw scores "
@@ -410,31 +471,38 @@ def _grade_bilinear(call):
                 named(
                     "summed_heads",
                     f"{what}: every head got the same matrix, the sum over all heads. Each "
-                    "head a has its own W^Q_a (W^K_a)ᵀ.",
+                    "head a has its own weights and biases.",
                 ): np.broadcast_to(expected.sum(0), expected.shape),
             },
-            f"{what}: x_i B[a] x_jᵀ should equal (x_i W^Q_a) · (x_j W^K_a) for every x_i, x_j.",
+            f"{what}: x~_i B~[a] x~_jᵀ should equal (x_i W^Q_a + b^Q_a) · (x_j W^K_a + b^K_a) "
+            "for every x_i, x_j, with x~ = [x, 1].",
         )
     return (
-        "each head's scores are x_i B_a x_jᵀ with B_a = W^Q_a (W^K_a)ᵀ: a d_model x d_model "
-        "matrix built from d_k columns, so its rank is at most d_k. A head compares tokens "
-        "through a d_k-dimensional view of them."
+        "each head's scores are x~_i B~_a x~_jᵀ with x~ = [x, 1]: the biases live in the last "
+        "row and column. B~_a = [W^Q_a; b^Q_a][W^K_a; b^K_a]ᵀ is built from d_k columns, so its "
+        "rank is at most d_k; and its last column does not depend on the key, so it cancels "
+        "in the softmax."
     )
 
 
 head_bilinear_form = Exercise(
     name="head_bilinear_form",
-    signature="head_bilinear_form(W_Q, W_K)",
+    signature="head_bilinear_form(W_Q, W_K, b_Q, b_K)",
     grade=_grade_bilinear,
     reference=_reference_bilinear,
     hints=[
-        "Write one score of head a without Q and K: q_i · k_j = (x_i W^Q_a) · (x_j W^K_a), a "
-        "row times a column: (x_i W^Q_a)(x_j W^K_a)ᵀ. Use (AB)ᵀ = BᵀAᵀ.",
-        "(x_j W^K_a)ᵀ = (W^K_a)ᵀ x_jᵀ, so the score is x_i [W^Q_a (W^K_a)ᵀ] x_jᵀ: the matrix in "
-        "the brackets is (d_model, d_k) @ (d_k, d_model). Do it for every head at once: @ "
-        "broadcasts over the leading head axis.",
-        "return W_Q @ np.swapaxes(W_K, -1, -2)  (or np.einsum('adk,aek->ade', W_Q, W_K))",
+        "Multiply out one score of head a: (x_i W^Q_a + b^Q_a) · (x_j W^K_a + b^K_a) has four "
+        "terms. Sort them by which rows they hold: x_i and x_j, x_i only, x_j only, neither. "
+        "In x~_i B~ x~_jᵀ with x~ = [x, 1], the top-left d_model x d_model block meets x_i and "
+        "x_j, the last column meets x_i and a 1, the last row a 1 and x_j, the corner 1 and 1.",
+        "Write a dot product as a row times a column: (x_i W)(x_j W')ᵀ = x_i [W W'ᵀ] x_jᵀ, "
+        "using (AB)ᵀ = BᵀAᵀ. Shorter still: x~ [W; b] = x W + b, where [W; b] is W with the "
+        "row b appended under it. Then both sides are plain products with x~.",
+        "W_Q1 = np.concatenate([W_Q, b_Q[:, None, :]], axis=1)  (h, d_model + 1, d_k), the "
+        "same for W_K1; return W_Q1 @ np.swapaxes(W_K1, -1, -2). Blocks: W_Q W_Kᵀ, column "
+        "W_Q b_Kᵀ, row b_Q W_Kᵀ, corner b_Q · b_K.",
     ],
     stars=3,
-    title="challenge: each head's scores as x_i B_a x_jᵀ; the matrix B_a and its rank",
+    title="challenge: each head's scores, biases included, as one matrix B~_a; its rank, and "
+    "which of its entries the softmax ignores",
 )
