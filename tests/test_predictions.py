@@ -1,5 +1,7 @@
 """Predictions: a question answered before a widget shows it, explained whichever way."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -79,3 +81,27 @@ def test_every_gathered_exercise_knows_its_lesson_and_stars():
         assert entry.lesson.isdigit() and len(entry.lesson) == 2
         assert entry.stars in (1, 2, 3) and entry.title
         assert getattr(checks, entry.name) is entry
+
+
+def _reads_as_sentences(message: str) -> bool:
+    text = re.sub(r"\b(e\.g|i\.e|vs)\.", "", message)
+    return re.search(r"[.!?] +[a-z]", text) is None and re.search(r"[,;:] *$", text) is None
+
+
+def test_a_lowercase_explanation_still_reads_as_sentences():
+    assert CHOICE.check("rise").message == (
+        "not 'rise': the answer is 'fall'. A higher temperature flattens the softmax. "
+        "Dividing the scores by 10 shrinks their differences, so the weights spread out."
+    )
+
+
+@pytest.mark.parametrize(
+    "prediction",
+    [p for p in checks.catalogue() if isinstance(p, Prediction)],
+    ids=lambda p: p.name,
+)
+def test_every_prediction_answers_every_guess_in_whole_sentences(prediction):
+    guesses = prediction.choices or [float(prediction.answer) * f for f in (1, 10, 0.01)]
+    for guess in guesses:
+        message = prediction.check(guess).message
+        assert _reads_as_sentences(message), f"{prediction.name}, {guess!r}: {message}"

@@ -96,11 +96,12 @@ class Prediction(_Checked):
                     "not_a_choice",
                 )
             if picked == str(self.answer).lower():
-                return self._result(True, f"right: {self.answer}. {self.explanation}")
-            overlooked = (self.wrong.get(picked, "") + " ").lstrip()
+                return self._result(True, f"right: {self.answer!r}. {_sentences(self.explanation)}")
+            overlooked = _sentences(self.wrong.get(picked, ""))
             return self._result(
                 False,
-                f"not {picked}: the answer is {self.answer}. {overlooked}{self.explanation}",
+                f"not {picked!r}: the answer is {self.answer!r}. "
+                + " ".join(filter(None, (overlooked, _sentences(self.explanation)))),
                 "picked_" + re.sub(r"[^a-z0-9]+", "_", picked).strip("_"),
             )
         if isinstance(guess, bool) or not isinstance(guess, (int, float, np.integer, np.floating)):
@@ -112,11 +113,12 @@ class Prediction(_Checked):
             return self._result(False, f"answer with a finite number; got {value}", "not_a_number")
         target = float(self.answer)
         if abs(value - target) <= self.rtol * abs(target):
-            return self._result(True, f"right: about {target:.3g}. {self.explanation}")
+            return self._result(True, f"right: about {target:.3g}. {_sentences(self.explanation)}")
         direction = "too high" if value > target else "too low"
         return self._result(
             False,
-            f"{value:.3g} is {direction}: the answer is about {target:.3g}. {self.explanation}",
+            f"{value:.3g} is {direction}: the answer is about {target:.3g}. "
+            f"{_sentences(self.explanation)}",
             direction.replace(" ", "_"),
         )
 
@@ -125,3 +127,13 @@ class Prediction(_Checked):
 
     def solution(self) -> _Text:
         return _Text(f"Answer to {self.name}", f"{self.answer}: {self.explanation}")
+
+
+def _sentences(text: str) -> str:
+    """``text`` as it goes after another sentence: a capital first letter and a full stop at
+    the end (the explanations and wrong-choice texts are joined one after another)."""
+    text = text.strip()
+    if not text:
+        return ""
+    text = text[0].upper() + text[1:]
+    return text if text[-1] in ".!?)" else text + "."
