@@ -2,6 +2,7 @@
 
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -553,3 +554,32 @@ def test_every_lesson_07_exercise_meets_the_bar():
         assert exercise.lesson == "07" and len(exercise._hints) >= 3
     assert checks.causal_blockwise_attention.stars == 3
     assert checks.online_softmax_update.stars == checks.blockwise_attention.stars == 2
+
+
+def _lesson_07_source():
+    return (Path(__file__).parents[1] / "solutions" / "07_cost_of_attention.py").read_text()
+
+
+def test_lesson_07_table_1_prose_matches_what_its_cell_counts(capsys):
+    """The prose once counted Q K^T and A V (2 n^2 d) while the code counted n^2 d, and called
+    the ratio "a self-attention layer's arithmetic" without the 4 n d^2 projections."""
+    source = _lesson_07_source()
+    cell = source[source.index("d = 512  # the paper's d_model") :]
+    cell = cell[: cell.index("# %%")]
+    exec(cell, {})
+    printed = capsys.readouterr().out
+    row_32 = next(line for line in printed.splitlines() if line.strip().startswith("32 |"))
+    assert "0.125" in row_32  # 2 n^2 d / (n d^2) = 2 * 32 / 512 = 1/8
+    assert "pairwise part = recurrence at n = 256" in printed
+    assert "LSTM layer at n = 1024" in printed
+    prose = source[source.index("# The table's comparison, attention's pairwise part") :]
+    prose = prose[: prose.index("# %%")]
+    assert "$n = d/2 = 256$" in prose and "1/8" in prose and "$n = 2d = 1024$" in prose
+    assert "1/16" not in source and "Below $n = 512$ tokens a self-attention layer" not in source
+
+
+def test_lesson_07_names_dilated_convolutions_and_exact_long_context_attention():
+    source = _lesson_07_source()
+    assert "*dilated* convolutions" in source and "$O(n/k)$" in source
+    assert "long-context systems **approximate** full attention" not in source
+    assert "Ainslie et al. 2023" in source and "Shazeer 2019" in source
