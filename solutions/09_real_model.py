@@ -189,6 +189,17 @@ print("the whole model's maps:", trace.attention.shape, "= (layers, h, n, n)")
 print("Q_heads equals the model's own:", np.allclose(Q_heads, trace.Q[0], atol=1e-5))
 
 # %% [markdown]
+# **Predict first, before you see a single trained weight.** 6 layers × 12 heads make 72
+# attention maps. In a trained model, where do most tokens put their largest weight? In how
+# many of the 72 heads do most tokens weigh `[CLS]` or `[SEP]` more than any word: `"few"`
+# (under 12), `"some"` (12 to 36) or `"most"` (over 36)? Write your guess and run the check;
+# the weights follow.
+
+# %%
+guess = "most"  ### ANSWER
+checks.sink_prediction.check(guess)
+
+# %% [markdown]
 # The lesson text gives three reasons why Q, K and V are not the embeddings. Lesson 02 showed
 # them on seeded weights; here they are, measured on trained ones. (In code, layers and heads
 # are counted from 0, as in `trace.attention[layer, head]`: layer 0 is the first layer,
@@ -234,19 +245,8 @@ print("12 heads concatenated:", concat.shape, "-> times W^O", layer0["W_O"].shap
 # %% [markdown]
 # ## 3 · The whole model at a glance: 72 attention maps
 #
-# 6 layers × 12 heads = 72 maps for one sentence. Before you look at them:
-#
-# **Predict first.** In a trained model, where do most tokens put their largest weight? In how
-# many of the 72 heads do most tokens weigh `[CLS]` or `[SEP]` more than any word: `"few"`
-# (under 12), `"some"` (12 to 36) or `"most"` (over 36)? Write your guess, run the check, then
-# look at the grid.
-
-# %%
-guess = "most"  ### ANSWER
-checks.sink_prediction.check(guess)
-
-# %% [markdown]
-# Each small map below is one head: rows = query, columns = key, brighter = more weight, the
+# 6 layers × 12 heads = 72 maps for one sentence: the grid below, which your prediction of
+# section 2 was about. Each small map below is one head: rows = query, columns = key, brighter = more weight, the
 # same 0-to-1 scale for all. **Click a map** to open it in the explorer underneath (the layer
 # and head buttons there move the grid's highlight too); click a token to see its row as bars,
 # or type your own sentence.

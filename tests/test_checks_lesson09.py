@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -44,7 +47,6 @@ def offset_trace(A, offset):
 @pytest.mark.parametrize(
     "answer",
     [
-        checks.head_offset_score.reference,
         offset_loops,
         offset_fancy_indexing,
         offset_eye_mask,
@@ -124,7 +126,7 @@ def head_as_array(attentions):
 
 @pytest.mark.parametrize(
     "answer",
-    [checks.most_previous_token_head.reference, head_loops, head_with_helpers, head_as_array],
+    [head_loops, head_with_helpers, head_as_array],
 )
 def test_most_previous_token_head_accepts_correct_implementations(answer):
     result = head_check(answer)
@@ -217,7 +219,6 @@ def distance_by_diagonals(A):
 @pytest.mark.parametrize(
     "answer",
     [
-        checks.attention_distance.reference,
         distance_loops,
         distance_einsum,
         distance_by_diagonals,
@@ -286,3 +287,24 @@ def test_every_lesson_09_exercise_has_three_hints_and_stars():
     for exercise in lesson:
         if isinstance(exercise, checks.Exercise):
             assert len(exercise._hints) >= 3 and exercise.stars in (1, 2, 3)
+
+
+@pytest.mark.parametrize("guess", ["few", "some"])
+def test_sink_prediction_wrong_choices_read_as_whole_sentences(guess):
+    message = checks.sink_prediction.check(guess).message
+    overlooked = checks.sink_prediction.wrong[guess]
+    # Each text is whole sentences: a capital first, a full stop last, no comma left hanging.
+    assert overlooked[0].isupper() and overlooked.endswith("."), overlooked
+    assert overlooked in message
+    assert not re.search(r",\s*$|,\s+[A-Z]", overlooked), overlooked
+    assert not re.search(r",\s+The count", message), message  # the old run-on
+    after_answer = re.split(r"the answer is '?most'?\. ", message, maxsplit=1)[1]
+    sentences = re.split(r"(?<=\.)\s+", after_answer)
+    assert all(s[0].isupper() and s.endswith(".") for s in sentences), sentences
+
+
+def test_sink_prediction_is_asked_before_any_trained_weight_is_printed():
+    source = (Path(__file__).parents[1] / "solutions" / "09_real_model.py").read_text("utf-8")
+    asked = source.index("checks.sink_prediction.check(")
+    assert asked < source.index("row = trace.attention[0, :, cat]")  # Reason 2's table
+    assert asked < source.index("AttentionGrid(")

@@ -421,12 +421,19 @@ sink_prediction = Prediction(
     answer="most",
     choices=["few", "some", "most"],
     wrong={
-        "few": "it is tempting to expect heads to look at words,",
-        "some": "more heads than that park their weight,",
+        "few": (
+            "It is tempting to expect a trained head to look at words, since they carry the "
+            "meaning. Many heads instead put their weight on [CLS] or [SEP], two tokens that "
+            "every sentence has."
+        ),
+        "some": (
+            "More heads than that do it: only a few heads let most tokens weigh a word the most."
+        ),
     },
     explanation=(
         "The count printed under the grid, over a set of sentences, is well over 36: in most of "
         "this model's heads, most tokens give [CLS] or [SEP] more weight than any word. Such "
-        "tokens are called attention sinks; section 4 measures how much weight they take."
+        "tokens are called attention sinks. Section 4 measures how much weight they take, and "
+        "how little of what a head adds comes from them."
     ),
 )
