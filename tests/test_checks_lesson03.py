@@ -26,7 +26,9 @@ def _loops(Q, K):
 
 
 CORRECT = {
-    "reference": ex.reference,
+    "matmul on float64 copies": lambda Q, K: (
+        np.asarray(Q, dtype=np.float64) @ KT(K.copy()) / np.sqrt(Q.shape[-1])
+    ),
     "loops over the flattened batch": _loops,
     "einsum": lambda Q, K: np.einsum("...id,...jd->...ij", Q, K) / np.sqrt(K.shape[-1]),
     "float32": lambda Q, K: (
@@ -216,7 +218,7 @@ def _newton_free_secant(scores, target):
 
 
 def _grid(scores, target):
-    cs = np.linspace(1e-3, 60, 600_001)  # brute force: fine enough, within the time limit?
+    cs = np.geomspace(1e-3, 1e3, 600_001)  # brute force: fine enough, within the time limit?
     lo, hi = 0, len(cs) - 1
     while hi - lo > 1:  # bisection over the grid's indices
         mid = (lo + hi) // 2
@@ -256,6 +258,11 @@ ENTROPY_MISTAKES = {
     "returned the target": (lambda s, t: t, r"returned the target itself", "returned_target"),
     "c = 1": (lambda s, t: 1.0, r"c = 1 leaves the scores", "unscaled"),
     "inverse": (lambda s, t: 1 / _right_scale(s, t), r"you returned 1/c", "inverse"),
+    "fixed bracket [0, 10]": (
+        lambda s, t: _fixed_bracket(s, t),
+        r"the end of a fixed search range",
+        "fixed_bracket",
+    ),
     "per row": (
         lambda s, t: np.array([_bisect(lambda c, r=r: _entropy(r[None], c), t) for r in s]),
         r"one scale per row",
@@ -302,3 +309,22 @@ def test_lesson_03_does_not_call_a_checks_reference_on_screen():
 
     source = (Path(__file__).parents[1] / "solutions" / "03_scores_and_scaling.py").read_text()
     assert ".reference" not in source
+
+
+def _fixed_bracket(scores, target, hi=10.0):
+    """Bisection over a bracket fixed in advance, [0, hi]: right only when c < hi."""
+    lo = 0.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _entropy(scores, mid) > target else (lo, mid)
+    return (lo + hi) / 2
+
+
+def test_entropy_scale_a_fixed_bracket_0_10_fails_on_a_target_that_needs_c_above_10():
+    """Issue 17: a bisection over a hard-coded [0, 10] passed every draw."""
+    for _ in range(5):
+        result = ent.check(_fixed_bracket)
+        assert result.passed is False
+        assert result.mistake == "scale_for_entropy.fixed_bracket", result.message
+        assert "the end of a fixed search range" in result.message
+    assert ent.check(lambda s, t: _fixed_bracket(s, t, hi=1e4)).passed is True  # wide enough

@@ -289,14 +289,34 @@ def _slips_apart(scores, target) -> bool:
     return bool(np.all(np.diff(values) > 0.05 * values[1:]))
 
 
+def _bracket_end(c: float) -> bool:
+    """True if c is (within 1e-6) a round number a search range might stop at: 10, 20, 50,
+    100, 1000, ... (a bisection over [lo, hi] that never finds the target ends next to hi)."""
+    if c < 5:
+        return False
+    exponent = 10.0 ** np.floor(np.log10(c))
+    return any(
+        abs(c - m * exponent) <= 1e-6 * c or abs(c - 10 * exponent) <= 1e-6 * c for m in (1, 2, 5)
+    )
+
+
 def _grade_entropy(call):
     rng = fresh_rng()
     cases = []
-    for fraction in (rng.uniform(0.25, 0.5), rng.uniform(0.55, 0.8), 0.95):
+    # (fraction of log n_k, spread of the scores): the last case has small scores, so its c is
+    # well above 10 (checked below), and a search over a fixed bracket such as [0, 10] fails.
+    for fraction, spread in (
+        (rng.uniform(0.25, 0.5), (0.5, 4.0)),
+        (rng.uniform(0.55, 0.8), (0.5, 4.0)),
+        (0.95, (0.5, 4.0)),
+        (rng.uniform(0.3, 0.6), (0.02, 0.05)),
+    ):
         while True:  # until every slip gives a scale of its own, apart from the right one
             n_q, n_k = int(rng.integers(4, 9)), int(rng.integers(5, 17))
-            scores = rng.standard_normal((n_q, n_k)) * rng.uniform(0.5, 4.0)
+            scores = rng.standard_normal((n_q, n_k)) * rng.uniform(*spread)
             target = float(fraction * np.log(n_k))
+            if spread[0] < 0.5 and not 15 < _reference_entropy_scale(scores, target) < 500:
+                continue
             if n_q != n_k and _slips_apart(scores, target):
                 break
         cases.append((scores, target))
@@ -327,6 +347,15 @@ def _grade_entropy(call):
         if abs(reached - target) <= ENTROPY_TOL:
             continue
         right = _reference_entropy_scale(scores, target)
+        if c < right and _bracket_end(c):
+            raise Mistake(
+                f"{what} returned c = {c:.6g}, the end of a fixed search range: at c = "
+                f"{c:.6g} the mean entropy is still {reached:.4f} nats, above the target "
+                f"{target:.4f}, and the right c is larger. These scores are small, so the c "
+                "they need is large: grow the upper end (double it) until the entropy there "
+                "is below the target, then search between.",
+                "fixed_bracket",
+            )
         wrong = _wrong_scales(scores, target, right)
         for mistake, (c_wrong, why) in wrong.items():
             if c_wrong is not None and abs(c - c_wrong) <= 0.003 * abs(c_wrong):
