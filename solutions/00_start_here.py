@@ -131,9 +131,8 @@ for n in (1, 2, 4, 8):
 #
 # Each lesson first shows an idea on the running example; its exercises then ask for what the
 # lesson has not written out: the general function (any batch of sentences, any number of
-# heads), a variant, or the next step. So there is nothing to copy from the cell above; there
-# is something to think through. An exercise asks you to write a function. In your copy its
-# body reads
+# heads), a variant, or the next step: something to think through, not to retype. An exercise
+# asks you to write a function. In your copy its body reads
 #
 # ```python
 # def positional_encoding(n_positions, d_model):
@@ -148,6 +147,15 @@ for n in (1, 2, 4, 8):
 # | `checks.NAME.check(your_function)` | tests your function on **fresh random inputs** (not the worked example) and says ✓ *Correct*, or ✗ what is wrong, e.g. *"sin and cos are swapped"* |
 # | `checks.NAME.hint(1)`, `hint(2)`, ... | hints, gentle first, the last one nearly the answer |
 # | `checks.NAME.solution()` | shows the reference code (it does not change your notebook) |
+#
+# `hint` and `solution` work for **every** exercise, the optional ★★★ challenges included;
+# the lessons mention the hints under each exercise, and the solution is always one call away
+# when you want to compare yours with it, or are stuck for good.
+#
+# Each exercise also says what your answer may call, on a line such as *May use:* NumPy,
+# `helpers.softmax`: the course's ready-made helpers that are not the exercise's own answer.
+# A call to any other function of `helpers` (or to the check's own answer) is refused, with a
+# message that says so.
 #
 # Until you write an answer, the check says *Not attempted yet*, and the rest of the
 # lesson still runs: later cells use `helpers`, not your answer. A wrong answer gets a message

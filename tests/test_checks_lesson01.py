@@ -291,3 +291,17 @@ def test_lesson_01_says_the_position_drowns_the_token_only_at_the_papers_width()
     source = (Path(__file__).parents[1] / "solutions" / "01_input_Z.py").read_text()
     assert "half the size of PE's (0.707) and the\n# position would drown the token" not in source
     assert "512" in source.split("the position would drown the token")[0][-400:]
+
+
+def test_lesson_00_promises_only_what_holds_and_says_solution_works_for_challenges():
+    """Issue 17: "nothing to copy from the cell above" was not true of every lesson; and
+    solution() shows the code of ★★★ challenges too while the lessons mentioned only hints."""
+    from pathlib import Path
+
+    source = (Path(__file__).parents[1] / "solutions" / "00_start_here.py").read_text()
+    assert "nothing to copy from the cell above" not in source
+    text = " ".join(line.lstrip("# ") for line in source.splitlines())
+    assert "`hint` and `solution` work for **every** exercise, the optional ★★★ challenges" in text
+    assert "*May use:*" in source
+    assert checks.pe_shift_matrix.stars == 3
+    assert "def pe_shift_matrix(k, d_model)" in str(checks.pe_shift_matrix.solution())
