@@ -487,6 +487,10 @@ for k, a, _ in top_heads(np.abs(change), 5):
     (ta, ts), (wa, ws) = ((w[0][k, a], w[1][k, a]) for w in weight.values())
     print(f"layer {k} head {a:2d} | {ta:13.3f} {ts:6.3f} | {wa:12.3f} {ws:6.3f} | {change[k, a]:+.3f}")
 print(f"median |change| over the 72 heads: {np.median(np.abs(change)):.3f}")
+(k, a, _), = top_heads(np.abs(change), 1)
+wide_animal, wide_street = (w[k, a] for w in weight["wide"])
+print(f"top mover (layer {k}, head {a}): with 'wide', 'it' still weighs 'animal' {wide_animal:.3f} "
+      f"against 'street' {wide_street:.3f}")
 flips = [(k, a) for k in range(6) for a in range(12) if preference["tired"][k, a] > 0 > preference["wide"][k, a]]
 print("heads where 'it' weighs animal more with 'tired' and street more with 'wide':", flips)
 

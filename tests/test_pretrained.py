@@ -329,3 +329,15 @@ def test_lesson09_weighs_sinks_by_what_they_carry_and_cites_the_debate():
     assert by_weight == 47 and by_length < 4  # "in almost every head ... from the words"
     carried = re.search(r"\[CLS\]/\[SEP\] (\S+), words (\S+)\n", printed)
     assert carried and float(carried[1]) < float(carried[2])  # "what those tokens carry is short"
+
+
+def test_lesson09_prints_that_its_top_mover_still_prefers_animal_with_wide():
+    # Lesson 06 points here: no head of this model links "it" to the right noun both ways.
+    found = re.search(
+        r"top mover \(layer (\d), head (\d+)\): with 'wide', 'it' still weighs 'animal' (\S+) "
+        r"against 'street' (\S+)\n",
+        lesson09_printed(),
+    )
+    assert found, "the top mover's preference with 'wide' is not printed"
+    assert (found[1], found[2]) == ("3", "1") and float(found[3]) > float(found[4])
+    assert (found[3], found[4]) == ("0.281", "0.121")
