@@ -87,6 +87,8 @@ print("query 2 ('sat') may attend to:", [tokens[j] for j in np.flatnonzero(mask[
 # Above, the course's helper printed the mask for $n = 6$. Build it yourself for any $n \ge 1$:
 # the boolean $(n, n)$ matrix, `True` where query $i$ may attend to key $j$ ($j \le i$), of
 # `dtype=bool`.
+#
+# *May use:* NumPy only.
 
 # %%
 def causal_mask(n):
@@ -149,6 +151,8 @@ print(f"query 2 ('sat') on key 1 ('cat'): {A_full[2, 1]:.3f} without the mask, "
 # - `output` $(n_q, d_v)$ $=$ `weights @ V`; return `(output, weights)`.
 #
 # It must also work for scores in the hundreds (a stable softmax), and for float32 inputs.
+#
+# *May use:* NumPy, `helpers.softmax`, `helpers.causal_mask`.
 
 # %%
 def masked_attention(Q, K, V, mask):
@@ -278,6 +282,8 @@ print("\nself-attention output (n x d):\n", np.round(out_cell, 3))
 # weights becomes $[1, 0, 0]$. Keep everything else (the seed, X, the order in which Wq, Wk, Wv
 # are drawn) and return `(A, out)`. The check compares every number the cell prints (the
 # weights, their row sums and the output) for seed 0 and for a fresh seed.
+#
+# *May use:* NumPy, `helpers.softmax`, `helpers.causal_mask`.
 
 # %%
 def causal_build_it(seed=0):
@@ -424,6 +430,8 @@ print("rows that are padding, per sentence:", [list(range(L, n)) for L in length
 # Return the boolean $(b, n)$ padding mask for a batch of sentences of the given `lengths`
 # (a 1-D integer array, one length per sentence, each between 0 and $n$), padded on the right to
 # $n$ positions: **True = a real token that may be attended**, False = padding.
+#
+# *May use:* NumPy only.
 
 # %%
 def padding_mask(lengths, n):
@@ -449,6 +457,8 @@ checks.padding_mask.check(padding_mask)
 # finite distribution over its sentence's real tokens, and its output is a harmless vector that
 # everything downstream ignores (the loss skips padded positions). Do not block the padded
 # queries too: a row with no key left is $0/0$ (the next section shows it).
+#
+# *May use:* NumPy, `helpers.softmax`, `helpers.causal_mask`, `helpers.padding_mask`.
 
 # %%
 def batched_masked_attention(Q, K, V, lengths, causal):
@@ -696,6 +706,8 @@ print("row 'mat' (5) the same with and without the mask:", np.allclose(A_causal[
 # new token's output $(d_v,)$ and the caches with its key and value appended, $(t + 1, \cdot)$.
 # Feeding each step's caches into the next must reproduce, row by row, the **causal** full
 # pass, without recomputing any earlier key or value. Which mask does the step need?
+#
+# *May use:* NumPy, `helpers.softmax`, `helpers.scaled_dot_product_attention`.
 
 # %%
 def decode_step(x_t, K_cache, V_cache, W_Q, W_K, W_V):

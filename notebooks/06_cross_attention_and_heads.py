@@ -156,8 +156,9 @@ print("attend(French, French):", A_fr_fr.shape, " attend(French, English):", A_c
 #
 # Return `(output, weights)`: `weights` $(b, n_q, n_k)$, the softmax of $QK^\top/\sqrt{d_k}$
 # over each row **with every padded key weighted exactly 0** (and each row still summing to
-# 1), and `output` $(b, n_q, d_v)$. You may call `helpers.softmax` or
-# `helpers.scaled_dot_product_attention`. The check uses fresh sizes and lengths.
+# 1), and `output` $(b, n_q, d_v)$. The check uses fresh sizes and lengths.
+#
+# *May use:* NumPy, `helpers.softmax`, `helpers.scaled_dot_product_attention`, `helpers.padding_mask`.
 
 # %%
 def cross_attention(X_q, X_kv, W_Q, W_K, W_V, kv_lengths):
@@ -329,7 +330,9 @@ for a in range(h):
 # Return `(output, weights)`: `output` $= \text{Concat}(\text{head}_1, \ldots,
 # \text{head}_h)\, W^O$ with shape $(\ldots, n, d_{model})$, and `weights`, every head's
 # attention weights stacked just before the last two axes, shape $(\ldots, h, n, n)$. A loop
-# over the heads is fine; you may call `helpers.softmax`.
+# over the heads is fine.
+#
+# *May use:* NumPy, `helpers.softmax`, `helpers.scaled_dot_product_attention`.
 
 # %%
 def multi_head_attention(X, W_Q, W_K, W_V, W_O):
@@ -444,13 +447,24 @@ for a in range(h):
 # %% [markdown]
 # ## Challenge ★★★ — `multi_query_attention(X, W_Q, W_K, W_V, W_O)`
 #
-# When a model generates text one token at a time, it keeps every earlier token's keys and
-# values in memory (a *KV cache*), $h$ sets of them per layer. **Multi-query attention**
-# (Shazeer, 2019) keeps $h$ query heads but gives them **one** shared key projection and one
-# shared value projection, so that cache is $h$ times smaller. Write it for one sentence:
-# `X` $(n, d_{model})$, `W_Q` $(h, d_{model}, d_k)$ (one per head), `W_K` $(d_{model}, d_k)$
-# and `W_V` $(d_{model}, d_v)$ (shared), `W_O` $(h \cdot d_v, d_{model})$. Return
-# `(output, weights)` with shapes $(n, d_{model})$ and $(h, n, n)$.
+# Optional. When a model generates text one token at a time, it keeps every earlier token's
+# keys and values in memory (a *KV cache*, lesson 05's challenge), one key and one value per
+# head, per token and per layer. **Multi-query attention** (Shazeer, 2019) keeps $h$ query heads
+# but gives them **one** shared key projection and one shared value projection. Write it for a
+# batch, with **any number of leading axes**, as your `multi_head_attention` above:
+#
+# - `X` $(\ldots, n, d_{model})$; `W_Q` $(h, d_{model}, d_k)$, one per head; `W_K`
+#   $(d_{model}, d_k)$ and `W_V` $(d_{model}, d_v)$, shared by every head; `W_O`
+#   $(h \cdot d_v, d_{model})$;
+# - return `(output, weights)` with shapes $(\ldots, n, d_{model})$ and $(\ldots, h, n, n)$.
+#
+# The shared keys have no head axis, $(\ldots, n, d_k)$, while the queries do: make every head
+# of sentence $s$ read sentence $s$'s keys and values (the check includes a batch with as many
+# sentences as heads). Then, before you run the cell after the check: how many numbers does
+# the KV cache hold per token and per layer with the paper's sizes ($h = 8$, $d_k = d_v = 64$),
+# for multi-head and for multi-query attention?
+#
+# *May use:* NumPy, `helpers.softmax`, `helpers.scaled_dot_product_attention`.
 
 # %%
 def multi_query_attention(X, W_Q, W_K, W_V, W_O):
@@ -463,6 +477,27 @@ checks.multi_query_attention.check(multi_query_attention)
 # %% [markdown]
 # Stuck? `checks.multi_query_attention.hint(1)` (then 2, 3), or
 # `checks.multi_query_attention.solution()`.
+#
+# **What the cache saves.** Per token and per layer a KV cache holds the token's keys and
+# values: $h$ of each for multi-head attention, one of each for multi-query attention. With the
+# paper's sizes, counted from the shapes the two layers' projections produce for one token:
+
+# %%
+x_token = np.zeros((1, 512))  # one token, d_model = 512
+W_paper_K = helpers.seeded_projections(512, n_heads=8, seed=0)["W_K"]  # (h, d_model, d_k)
+mha_keys = np.einsum("nd,hdk->hnk", x_token, W_paper_K)  # (h, 1, d_k): one key per head
+mqa_keys = x_token @ W_paper_K[0]  # (1, d_k): one key shared by the heads
+mha_floats, mqa_floats = 2 * mha_keys.size, 2 * mqa_keys.size  # keys and values (d_v = d_k)
+print(f"per token and layer: multi-head {mha_floats} numbers, multi-query {mqa_floats}: "
+      f"{mha_floats // mqa_floats} times fewer")
+print(f"a 2048-token context, the paper's 6 layers, float32: {mha_floats * 2048 * 6 * 4 / 2**20:.0f} MiB "
+      f"against {mqa_floats * 2048 * 6 * 4 / 2**20:.0f} MiB")
+
+# %% [markdown]
+# The cache shrinks by the number of heads, $h = 8$ here, while the $h$ query heads keep their
+# own weight patterns. Grouped-query attention (Ainslie et al., 2023) sits between the two:
+# $h$ query heads share $g$ key and value heads, one per group, so the cache is $h/g$ times
+# smaller than multi-head attention's.
 
 # %% [markdown]
 # ## Summary
@@ -478,6 +513,8 @@ checks.multi_query_attention.check(multi_query_attention)
 # - The heads' outputs are concatenated back to $h \cdot d_v$ columns, first head first, and
 #   mixed by $W^O$ (your `multi_head_attention`, for any batch axes); each head has its own
 #   weight pattern, which is how one layer attends to several kinds of relationship at once.
+#   Multi-query attention shares one key and one value projection among the heads, so its KV
+#   cache is $h$ times smaller.
 #
 # **Next**: [07 · the cost of attention](07_cost_of_attention.ipynb): the $n \times n$ matrix,
 # measured.

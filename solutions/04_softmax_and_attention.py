@@ -144,6 +144,8 @@ print("stable_softmax_row([-1002, -1001, -1000]) =", np.round(stable_softmax_row
 # 1-D `z` is a single row. Each row needs its own shift: one row may sit near $+1000$ and the
 # next near $-1000$, and a single row may spread from $-1000$ to $+1000$. Loops, NumPy
 # reductions along an axis or `np.einsum` are all fine.
+#
+# *May use:* NumPy only.
 
 # %%
 def softmax(z):
@@ -275,6 +277,8 @@ print("every output coordinate inside [min, max]:", bool(inside.all()))
 #
 # $n_q$ and $n_k$ need not be equal. The check tries 2-D up to 5-D inputs, and a batch where one
 # example has scores around 800 and another scores around 0.
+#
+# *May use:* NumPy, `helpers.softmax`.
 
 # %%
 def attention(Q, K, V):
@@ -480,6 +484,8 @@ print("row 'cat', head 0, largest weight at T = 1, 10:", [
 # then return the limit `(output, weights)` for 2-D `Q` $(n_q, d_k)$, `K` $(n_k, d_k)$, `V`
 # $(n_k, d_v)$. Think about a row where **two keys tie** for the top score: the check uses
 # integer-valued inputs, so its ties are exact. Does the scale $\sqrt{d_k}$ matter in the limit?
+#
+# *May use:* NumPy, `helpers.softmax`.
 
 # %%
 def zero_temperature_attention(Q, K, V):

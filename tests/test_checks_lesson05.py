@@ -8,6 +8,56 @@ from helpers.checks import lesson05
 causal_mask = lesson05.causal_mask
 masked_attention = lesson05.masked_attention
 
+# Answers never call into the check module (its .reference is refused like a helper): the
+# reference answers below are the tests' own copies.
+
+
+def ref_causal_mask(n):
+    return np.tril(np.ones((n, n), dtype=bool))
+
+
+def ref_masked_attention(Q, K, V, mask):
+    scores = np.where(mask, Q @ K.T / np.sqrt(Q.shape[-1]), -np.inf)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    return weights @ V, weights
+
+
+def ref_causal_build_it(seed):
+    np.random.seed(seed)
+    X = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
+    Wq, Wk, Wv = (np.random.randn(4, 4) * 0.5 for _ in range(3))
+    Q, K, V = X @ Wq, X @ Wk, X @ Wv
+    scores = np.where(np.tril(np.ones((3, 3), dtype=bool)), Q @ K.T / 2.0, -np.inf)
+    A = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    A = A / A.sum(axis=-1, keepdims=True)
+    return A, A @ V
+
+
+def ref_padding_mask(lengths, n):
+    return np.arange(n)[None, :] < np.asarray(lengths)[:, None]
+
+
+def ref_batched_masked_attention(Q, K, V, lengths, causal):
+    n = Q.shape[1]
+    mask = (np.arange(n)[None, :] < np.asarray(lengths)[:, None])[:, None, :]
+    if causal:
+        mask = mask & np.tril(np.ones((n, n), dtype=bool))
+    scores = np.where(mask, Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), -np.inf)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    return weights @ V, weights
+
+
+def ref_decode_step(x_t, K_cache, V_cache, W_Q, W_K, W_V):
+    q = x_t @ W_Q
+    K_cache = np.vstack([K_cache, x_t @ W_K])
+    V_cache = np.vstack([V_cache, x_t @ W_V])
+    s = K_cache @ q / np.sqrt(q.shape[-1])
+    w = np.exp(s - s.max())
+    w = w / w.sum()
+    return w @ V_cache, K_cache, V_cache
+
 
 # ---------------------------------------------------------------------------------------------
 # causal_mask(n)
@@ -24,7 +74,7 @@ def loop_mask(n):
 @pytest.mark.parametrize(
     "answer",
     [
-        lesson05._reference_causal_mask,
+        ref_causal_mask,
         loop_mask,
         lambda n: np.arange(n)[None, :] <= np.arange(n)[:, None],
         lambda n: ~np.triu(np.ones((n, n), dtype=bool), k=1),
@@ -118,10 +168,10 @@ def renormalise_after_softmax(Q, K, V, mask):
 @pytest.mark.parametrize(
     "answer",
     [
-        lesson05._reference_masked_attention,
+        ref_masked_attention,
         loop_answer,
         einsum_float32_answer,
-        lambda Q, K, V, mask: list(lesson05._reference_masked_attention(Q, K, V, mask)),
+        lambda Q, K, V, mask: list(ref_masked_attention(Q, K, V, mask)),
     ],
 )
 def test_correct_masked_attention_passes(answer):
@@ -181,31 +231,31 @@ MISTAKES = [
     ),
     (wrong(lambda s, Q, K, V, m: naive_softmax(np.where(m, s, -np.inf))), "overflows"),
     (renormalise_after_softmax, "every allowed weight underflows"),
-    (lambda Q, K, V, m: lesson05._reference_masked_attention(Q, K, V, m)[0], "only the output"),
-    (lambda Q, K, V, m: lesson05._reference_masked_attention(Q, K, V, m)[1], "only the weights"),
+    (lambda Q, K, V, m: ref_masked_attention(Q, K, V, m)[0], "only the output"),
+    (lambda Q, K, V, m: ref_masked_attention(Q, K, V, m)[1], "only the weights"),
     (
-        lambda Q, K, V, m: lesson05._reference_masked_attention(Q, K, V, m)[::-1],
+        lambda Q, K, V, m: ref_masked_attention(Q, K, V, m)[::-1],
         "(weights, output)",
     ),
     (lambda Q, K, V, m: None, "returned None"),
     (
         lambda Q, K, V, m: (
-            lesson05._reference_masked_attention(Q, K, V, m)[0].T,
-            lesson05._reference_masked_attention(Q, K, V, m)[1],
+            ref_masked_attention(Q, K, V, m)[0].T,
+            ref_masked_attention(Q, K, V, m)[1],
         ),
         "looks transposed",
     ),
     (
         lambda Q, K, V, m: (
-            lesson05._reference_masked_attention(Q, K, V, m)[0],
-            lesson05._reference_masked_attention(Q, K, V, m)[1].T,
+            ref_masked_attention(Q, K, V, m)[0],
+            ref_masked_attention(Q, K, V, m)[1].T,
         ),
         "transpose",
     ),
     (
         lambda Q, K, V, m: (
-            lesson05._reference_masked_attention(Q, K, V, m)[1].T @ V,
-            lesson05._reference_masked_attention(Q, K, V, m)[1],
+            ref_masked_attention(Q, K, V, m)[1].T @ V,
+            ref_masked_attention(Q, K, V, m)[1],
         ),
         "weights.T @ V",
     ),
@@ -270,7 +320,7 @@ def test_a_fill_of_0_is_still_multiplying_by_0():
 
 def test_blocked_weights_must_be_exactly_0():
     def almost(Q, K, V, mask):
-        out, w = lesson05._reference_masked_attention(Q, K, V, mask)
+        out, w = ref_masked_attention(Q, K, V, mask)
         return out, np.where(mask, w, 1e-9)  # within compare's tolerance, but not 0
 
     result = masked_attention.check(almost)
@@ -310,7 +360,7 @@ def test_an_exception_in_the_answer_is_reported_with_its_line():
 def test_an_answer_that_modifies_its_inputs_cannot_fool_the_check():
     def in_place(Q, K, V, mask):
         mask[:] = True
-        return lesson05._reference_masked_attention(Q, K, V, mask)
+        return ref_masked_attention(Q, K, V, mask)
 
     assert masked_attention.check(in_place).passed is False
 
@@ -379,7 +429,7 @@ def build_it_renormalised(seed):
 
 @pytest.mark.parametrize(
     "answer",
-    [lesson05._reference_causal_build_it, build_it_loops, build_it_additive, build_it_helpers,
+    [ref_causal_build_it, build_it_loops, build_it_additive, build_it_helpers,
      build_it_renormalised],
 )  # fmt: skip
 def test_correct_causal_cells_pass(answer):
@@ -411,9 +461,9 @@ BUILD_IT_MISTAKES = {
         lambda seed: _cell(seed, lambda s: stable_softmax(np.where(TRIL3, s, -np.inf)), True),
         "out still comes from the unmasked weights",
     ),
-    "ignores_seed": (lambda seed: lesson05._reference_causal_build_it(0), "numbers of seed 0"),
-    "swapped_pair": (lambda seed: lesson05._reference_causal_build_it(seed)[::-1], "(out, A)"),
-    "returned_one": (lambda seed: lesson05._reference_causal_build_it(seed)[0], "return both"),
+    "ignores_seed": (lambda seed: ref_causal_build_it(0), "numbers of seed 0"),
+    "swapped_pair": (lambda seed: ref_causal_build_it(seed)[::-1], "(out, A)"),
+    "returned_one": (lambda seed: ref_causal_build_it(seed)[0], "return both"),
 }  # fmt: skip
 
 
@@ -430,12 +480,12 @@ def test_the_causal_cell_check_leaves_the_global_random_state_alone():
     np.random.seed(123)
     expected = np.random.rand()
     np.random.seed(123)
-    causal_build_it.check(lesson05._reference_causal_build_it)
+    causal_build_it.check(ref_causal_build_it)
     assert np.random.rand() == expected
 
 
 def test_the_lesson_cells_row_0_becomes_1_0_0():
-    A, out = lesson05._reference_causal_build_it(0)
+    A, out = ref_causal_build_it(0)
     assert np.allclose(A[0], [1, 0, 0]) and np.allclose(A.sum(axis=1), 1)
 
 
@@ -456,7 +506,7 @@ def padding_loops(lengths, n):
 @pytest.mark.parametrize(
     "answer",
     [
-        lesson05._reference_padding_mask,
+        ref_padding_mask,
         padding_loops,
         lambda lengths, n: np.less.outer(np.arange(n), lengths).T,
         lambda lengths, n: np.array([np.arange(n) < length for length in lengths]).reshape(-1, n),
@@ -540,13 +590,40 @@ def batched_loops(Q, K, V, lengths, causal):
 
 
 def batched_helpers(Q, K, V, lengths, causal):
+    """The helpers it may use: helpers.padding_mask, helpers.causal_mask, helpers.softmax."""
     import helpers
 
     n = Q.shape[1]
     mask = helpers.padding_mask(lengths, n)[:, None, :]  # (b, 1, n): broadcasts over queries
     if causal:
         mask = mask & helpers.causal_mask(n)
+    scores = np.where(mask, Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), -np.inf)
+    w = helpers.softmax(scores, axis=-1)
+    return w @ V, w
+
+
+def batched_via_scaled_dot_product_attention(Q, K, V, lengths, causal):
+    import helpers
+
+    n = Q.shape[1]
+    mask = helpers.padding_mask(lengths, n)[:, None, :]
+    if causal:
+        mask = mask & helpers.causal_mask(n)
     return helpers.scaled_dot_product_attention(Q, K, V, mask=mask)
+
+
+def test_masked_attention_through_the_course_helper_is_refused_in_both_exercises():
+    """issue 17: helpers.scaled_dot_product_attention(mask=...) was refused for masked_attention
+    but accepted for batched_masked_attention; both exercises' answer, both refused."""
+    import helpers
+
+    result = batched.check(batched_via_scaled_dot_product_attention)
+    assert result.mistake == "batched_masked_attention.calls_helper", result.message
+    assert "helpers.scaled_dot_product_attention" in result.message
+    result = masked_attention.check(
+        lambda Q, K, V, mask: helpers.scaled_dot_product_attention(Q, K, V, mask=mask)
+    )
+    assert result.mistake == "masked_attention.calls_helper", result.message
 
 
 def batched_additive_float_mask(Q, K, V, lengths, causal):
@@ -561,7 +638,7 @@ def batched_additive_float_mask(Q, K, V, lengths, causal):
 
 @pytest.mark.parametrize(
     "answer",
-    [lesson05._reference_batched_masked_attention, batched_vectorised, batched_loops,
+    [ref_batched_masked_attention, batched_vectorised, batched_loops,
      batched_helpers, batched_additive_float_mask],
 )  # fmt: skip
 def test_correct_batched_masked_attentions_pass(answer):
@@ -580,13 +657,13 @@ def _k_dot_T(Q, K, V, lengths, causal):
 
 
 def _zeroed_rows(Q, K, V, lengths, causal):
-    out, w = lesson05._reference_batched_masked_attention(Q, K, V, lengths, causal)
+    out, w = ref_batched_masked_attention(Q, K, V, lengths, causal)
     real = np.arange(Q.shape[1])[None, :] < lengths[:, None]
     return out * real[:, :, None], w * real[:, :, None]
 
 
 def _unscaled(Q, K, V, lengths, causal):
-    return lesson05._reference_batched_masked_attention(Q * np.sqrt(Q.shape[-1]), K, V, lengths,
+    return ref_batched_masked_attention(Q * np.sqrt(Q.shape[-1]), K, V, lengths,
                                                         causal)  # fmt: skip
 
 
@@ -643,7 +720,7 @@ def test_a_padded_query_row_attends_to_its_sentences_real_tokens():
     rng = np.random.default_rng(0)
     Q, K, V = (rng.normal(size=(2, 5, 3)) for _ in range(3))
     lengths = np.array([5, 2])
-    out, w = lesson05._reference_batched_masked_attention(Q, K, V, lengths, True)
+    out, w = ref_batched_masked_attention(Q, K, V, lengths, True)
     assert np.all(np.isfinite(w)) and np.allclose(w.sum(-1), 1)
     assert np.all(w[1, :, 2:] == 0)  # no query of sentence 1 sees its padding
     for i in (3, 4):  # padded query rows: a softmax over the sentence's two real keys
@@ -706,7 +783,7 @@ def decode_loops_einsum(x_t, K_cache, V_cache, W_Q, W_K, W_V):
 
 
 @pytest.mark.parametrize(
-    "answer", [lesson05._reference_decode_step, decode_concatenate, decode_loops_einsum]
+    "answer", [ref_decode_step, decode_concatenate, decode_loops_einsum]
 )
 def test_correct_decode_steps_pass(answer):
     result = decode_step.check(answer)
@@ -731,7 +808,7 @@ def _attend(q, K, V, scale=True):
 
 
 def _no_grow(x_t, K_cache, V_cache, W_Q, W_K, W_V):
-    out, _, _ = lesson05._reference_decode_step(x_t, K_cache, V_cache, W_Q, W_K, W_V)
+    out, _, _ = ref_decode_step(x_t, K_cache, V_cache, W_Q, W_K, W_V)
     return out, K_cache, V_cache
 
 
@@ -742,7 +819,7 @@ def _holds_x(x_t, K_cache, V_cache, W_Q, W_K, W_V):
 
 
 def _bad_contents(x_t, K_cache, V_cache, W_Q, W_K, W_V):
-    out, K_new, V_new = lesson05._reference_decode_step(x_t, K_cache, V_cache, W_Q, W_K, W_V)
+    out, K_new, V_new = ref_decode_step(x_t, K_cache, V_cache, W_Q, W_K, W_V)
     return out, K_new[::-1], V_new[::-1]
 
 
@@ -761,7 +838,7 @@ DECODE_MISTAKES = {
     "cache_not_grown": (_no_grow, "still holds"),
     "cache_holds_x": (_holds_x, "the tokens x_t themselves"),
     "cache_contents": (_bad_contents, "appended as the last row"),
-    "returned_one": (lambda *args: lesson05._reference_decode_step(*args)[0], "three values"),
+    "returned_one": (lambda *args: ref_decode_step(*args)[0], "three values"),
 }  # fmt: skip
 
 

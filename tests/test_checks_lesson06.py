@@ -8,13 +8,46 @@ from check_tables import assert_mistakes_distinct
 
 import helpers
 from helpers import checks
-from helpers.checks import lesson06
 
 cross_attention = checks.cross_attention
 multi_head_attention = checks.multi_head_attention
 multi_query_attention = checks.multi_query_attention
-ref_cross = lesson06._reference_cross_attention
-ref_mha = lesson06._reference_multi_head_attention
+
+
+# Answers never call into the check module (its .reference is refused like a helper): the
+# reference answers below are the tests' own copies.
+
+
+def ref_cross(X_q, X_kv, W_Q, W_K, W_V, kv_lengths):
+    Q, K, V = X_q @ W_Q, X_kv @ W_K, X_kv @ W_V
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    real = np.arange(K.shape[-2]) < np.asarray(kv_lengths)[:, None]
+    scores = np.where(real[:, None, :], scores, -np.inf)
+    w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    w = w / w.sum(axis=-1, keepdims=True)
+    return w @ V, w
+
+
+def ref_mha(X, W_Q, W_K, W_V, W_O):
+    heads, weights = [], []
+    for a in range(W_Q.shape[0]):
+        Q, K, V = X @ W_Q[a], X @ W_K[a], X @ W_V[a]
+        scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+        A = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        A = A / A.sum(axis=-1, keepdims=True)
+        heads.append(A @ V)
+        weights.append(A)
+    return np.concatenate(heads, axis=-1) @ W_O, np.stack(weights, axis=-3)
+
+
+def ref_mqa(X, W_Q, W_K, W_V, W_O):
+    K, V = (X @ W_K)[..., None, :, :], (X @ W_V)[..., None, :, :]  # (..., 1, n, d)
+    Q = np.einsum("...nd,hdk->...hnk", X, W_Q)
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    A = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    A = A / A.sum(axis=-1, keepdims=True)
+    heads = A @ V  # (..., h, n, d_v)
+    return np.concatenate([heads[..., a, :, :] for a in range(len(W_Q))], axis=-1) @ W_O, A
 
 
 def softmax_rows(s, axis=-1):
@@ -281,49 +314,96 @@ def test_a_two_dimensional_only_answer_is_caught_on_the_batch():
 # multi_query_attention(X, W_Q, W_K, W_V, W_O): the challenge
 
 
-def mqa_broadcast(X, W_Q, W_K, W_V, W_O):
-    Q = X @ W_Q  # (h, n, d_k): X broadcasts over the head axis
-    K, V = X @ W_K, X @ W_V  # shared: (n, d_k), (n, d_v)
-    A = softmax_rows(Q @ K.T / np.sqrt(K.shape[-1]))  # (h, n, n)
-    heads = A @ V  # (h, n, d_v)
-    return np.concatenate(list(heads), axis=-1) @ W_O, A
+def mqa_loops(X, W_Q, W_K, W_V, W_O):
+    """One sentence and one head at a time, over every leading index."""
+    lead, n, h = X.shape[:-2], X.shape[-2], len(W_Q)
+    out = np.zeros((*lead, n, W_O.shape[-1]))
+    weights = np.zeros((*lead, h, n, n))
+    for idx in np.ndindex(*lead):
+        K, V = X[idx] @ W_K, X[idx] @ W_V  # this sentence's shared keys and values
+        heads = []
+        for a in range(h):
+            A = softmax_rows(X[idx] @ W_Q[a] @ K.T / np.sqrt(K.shape[-1]))
+            weights[idx][a] = A
+            heads.append(A @ V)
+        out[idx] = np.concatenate(heads, axis=-1) @ W_O
+    return out, weights
 
 
-def mqa_via_multi_head(X, W_Q, W_K, W_V, W_O):
-    """Multi-query is multi-head with every head's K and V projections the same."""
-    h = len(W_Q)
-    return helpers.multi_head_attention(X, W_Q, np.stack([W_K] * h), np.stack([W_V] * h), W_O)
+def mqa_float32_course_attention(X, W_Q, W_K, W_V, W_O):
+    """float32, and the course's scaled_dot_product_attention, which broadcasts K over heads."""
+    X, W_Q, W_K, W_V, W_O = (np.asarray(a, np.float32) for a in (X, W_Q, W_K, W_V, W_O))
+    Q = X[..., None, :, :] @ W_Q  # (..., 1, n, d_model) @ (h, d_model, d_k): (..., h, n, d_k)
+    heads, A = helpers.scaled_dot_product_attention(
+        Q, (X @ W_K)[..., None, :, :], (X @ W_V)[..., None, :, :]
+    )
+    concat = np.swapaxes(heads, -3, -2).reshape(*X.shape[:-1], -1)  # (..., n, h * d_v)
+    return concat @ W_O, A
 
 
-@pytest.mark.parametrize(
-    "answer", [lesson06._reference_multi_query_attention, mqa_broadcast, mqa_via_multi_head]
-)
+def mqa_copies_inputs(X, W_Q, W_K, W_V, W_O):
+    X = np.array(X, dtype=np.float64, copy=True)
+    W_Q, W_K, W_V, W_O = (np.ascontiguousarray(a) for a in (W_Q, W_K, W_V, W_O))
+    return ref_mqa(X, W_Q, W_K, W_V, W_O)
+
+
+MQA_CORRECT = [ref_mqa, mqa_loops, mqa_float32_course_attention, mqa_copies_inputs]
+
+
+@pytest.mark.parametrize("answer", MQA_CORRECT)
 def test_correct_multi_query_attention_passes(answer):
-    result = multi_query_attention.check(answer)
-    assert result.passed is True, result.message
+    for _ in range(3):
+        result = multi_query_attention.check(answer)
+        assert result.passed is True, result.message
+
+
+def test_multi_head_attention_with_the_keys_repeated_is_refused():
+    """multi_query = helpers.multi_head_attention with W_K, W_V stacked h times: assembled from
+    a helper that is not on the exercise's list."""
+
+    def via_multi_head(X, W_Q, W_K, W_V, W_O):
+        h = len(W_Q)
+        return helpers.multi_head_attention(X, W_Q, np.stack([W_K] * h), np.stack([W_V] * h), W_O)
+
+    result = multi_query_attention.check(via_multi_head)
+    assert result.mistake == "multi_query_attention.calls_helper", result.message
 
 
 def mqa_variant(how):
     def answer(X, W_Q, W_K, W_V, W_O):
-        K, V = X @ W_K, X @ W_V
-        Ws = [W_Q[0]] * len(W_Q) if how == "one_query_head" else list(W_Q)
-        scale = 1 if how == "unscaled" else np.sqrt(K.shape[-1])
-        A = np.stack([softmax_rows(X @ W @ K.T / scale) for W in Ws])
-        heads = A @ V
-        h, n, d_v = heads.shape
+        K, V = (X @ W_K)[..., None, :, :], (X @ W_V)[..., None, :, :]
+        Ws = np.stack([W_Q[0]] * len(W_Q)) if how == "one_query_head" else W_Q
+        Q = np.einsum("...nd,hdk->...hnk", X, Ws)
+        widths = {"unscaled": 1, "scale_d_model": X.shape[-1]}
+        scale = np.sqrt(widths.get(how, K.shape[-1]))
+        A = softmax_rows(Q @ np.swapaxes(K, -1, -2) / scale)  # (..., h, n, n)
+        heads = A @ V  # (..., h, n, d_v)
+        h, n, d_v = heads.shape[-3:]
+        per_head = [heads[..., a, :, :] for a in range(h)]
+        concat = np.concatenate(per_head, axis=-1)
         if how == "no_w_o":
-            return np.concatenate(list(heads), axis=-1), A
+            return concat, A
         if how == "heads_reversed":
-            return np.concatenate(list(heads[::-1]), axis=-1) @ W_O, A
+            return np.concatenate(per_head[::-1], axis=-1) @ W_O, A
         if how == "reshape_without_transpose":
-            return heads.reshape(n, h * d_v) @ W_O, A
+            return heads.reshape(*heads.shape[:-3], n, h * d_v) @ W_O, A
         if how == "averaged_heads":
-            return np.concatenate(list(heads), axis=-1) @ W_O / h, A
+            return concat @ W_O / h, A
         if how == "one_head_weights":
-            return np.concatenate(list(heads), axis=-1) @ W_O, A[0]
-        return np.concatenate(list(heads), axis=-1) @ W_O, A
+            return concat @ W_O, A[..., 0, :, :]
+        if how == "head_axis_first":
+            return concat @ W_O, np.moveaxis(A, -3, 0)
+        return concat @ W_O, A
 
     return answer
+
+
+def mqa_two_d_only(X, W_Q, W_K, W_V, W_O):
+    """Right for one sentence; on a batch X @ W_Q lines X's batch axis up with the heads."""
+    K, V = X @ W_K, X @ W_V
+    A = softmax_rows(X @ W_Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-1]))
+    heads = A @ V
+    return np.concatenate(list(heads), axis=-1) @ W_O, A
 
 
 MQA_MISTAKES = {
@@ -331,23 +411,35 @@ MQA_MISTAKES = {
     for how, pattern in {
         "one_query_head": r"used W_Q\[0\] for all",
         "unscaled": r"not scaled",
+        "scale_d_model": r"divided by sqrt\(d_model\)",
         "no_w_o": r"forgot W_O",
         "heads_reversed": r"wrong order",
         "reshape_without_transpose": r"straight to",
         "averaged_heads": r"divided by h",
         "one_head_weights": r"one head's; return",
+        "head_axis_first": r"in front of the batch axes",
     }.items()
 }
+MQA_MISTAKES["no_head_axis"] = (mqa_two_d_only, r"K\[\.\.\., None, :, :\]")
 
 
 @pytest.mark.parametrize("mistake", list(MQA_MISTAKES))
 def test_each_multi_query_mistake_is_named(mistake):
     answer, pattern = MQA_MISTAKES[mistake]
-    assert_named(multi_query_attention, answer, mistake, pattern)
+    for _ in range(3):
+        assert_named(multi_query_attention, answer, mistake, pattern)
 
 
 def test_multi_query_mistake_messages_are_distinct():
     assert_mistakes_distinct(multi_query_attention, MQA_MISTAKES)
+
+
+def test_multi_query_is_checked_on_batches_one_of_them_as_many_sentences_as_heads():
+    """issue 17: the ★★★ was 2-D only, easier than the ★★ before it. A 2-D-only answer now
+    fails, and scaling by sqrt(d_model) is named."""
+    assert multi_query_attention.check(mqa_two_d_only).passed is False
+    result = multi_query_attention.check(mqa_variant("scale_d_model"))
+    assert result.mistake == "multi_query_attention.scale_d_model", result.message
 
 
 # ---------------------------------------------------------------------------------------------
@@ -380,7 +472,7 @@ def test_a_hard_coded_answer_fails():
 
 def test_solutions_run_and_pass():
     for exercise in (cross_attention, multi_head_attention, multi_query_attention):
-        namespace = {"np": np}
+        namespace = {"np": np, "helpers": helpers}
         exec(exercise.solution().text, namespace)
         assert exercise.check(namespace[exercise.name]).passed is True
         assert len(exercise._hints) >= 3 and exercise.lesson == "06"

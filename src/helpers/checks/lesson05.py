@@ -139,6 +139,7 @@ def _grade_causal_mask(call):
 
 causal_mask = Exercise(
     name="causal_mask",
+    allowed=(),
     not_allowed=("helpers.causal_mask",),
     signature="causal_mask(n)",
     grade=_grade_causal_mask,
@@ -359,6 +360,7 @@ def _grade_masked_attention(call):
 
 masked_attention = Exercise(
     name="masked_attention",
+    allowed=("helpers.softmax", "helpers.causal_mask"),
     not_allowed=("helpers.scaled_dot_product_attention",),
     signature="masked_attention(Q, K, V, mask)",
     grade=_grade_masked_attention,
@@ -511,6 +513,7 @@ def _grade_causal_build_it(call):
 
 causal_build_it = Exercise(
     name="causal_build_it",
+    allowed=("helpers.softmax", "helpers.causal_mask"),
     signature="causal_build_it(seed)",
     grade=_grade_causal_build_it,
     reference=_reference_causal_build_it,
@@ -613,6 +616,7 @@ def _grade_padding_mask(call):
 
 padding_mask = Exercise(
     name="padding_mask",
+    allowed=(),
     not_allowed=("helpers.masks.padding_mask",),
     signature="padding_mask(lengths, n)",
     grade=_grade_padding_mask,
@@ -772,6 +776,7 @@ def _grade_batched_masked_attention(call):
 
 batched_masked_attention = Exercise(
     name="batched_masked_attention",
+    allowed=("helpers.softmax", "helpers.causal_mask", "helpers.padding_mask"),
     signature="batched_masked_attention(Q, K, V, lengths, causal)",
     grade=_grade_batched_masked_attention,
     reference=_reference_batched_masked_attention,
@@ -959,6 +964,7 @@ def _decode_run(call, X, weights, qkv, full, p: int, label: str) -> None:
 
 decode_step = Exercise(
     name="decode_step",
+    allowed=("helpers.softmax", "helpers.scaled_dot_product_attention"),
     signature="decode_step(x_t, K_cache, V_cache, W_Q, W_K, W_V)",
     grade=_grade_decode_step,
     reference=_reference_decode_step,

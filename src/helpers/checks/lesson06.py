@@ -4,7 +4,8 @@
 - ``cross_attention(X_q, X_kv, W_Q, W_K, W_V, kv_lengths)`` (★★): a batch of decoder
   sequences attending to a batch of encoder sequences padded to one length.
 - ``multi_head_attention(X, W_Q, W_K, W_V, W_O)`` (★★): any leading batch axes, d_v != d_k.
-- ``multi_query_attention(X, W_Q, W_K, W_V, W_O)`` (★★★): h query heads sharing one K and V.
+- ``multi_query_attention(X, W_Q, W_K, W_V, W_O)`` (★★★): h query heads sharing one K and V,
+  any leading batch axes.
 
 Notation: h heads, one head indexed by a (code: ``head``); d_k = d_model / h in the paper.
 """
@@ -214,6 +215,7 @@ def _grade_cross_attention(call):
 
 cross_attention = Exercise(
     name="cross_attention",
+    allowed=("helpers.softmax", "helpers.scaled_dot_product_attention", "helpers.padding_mask"),
     signature="cross_attention(X_q, X_kv, W_Q, W_K, W_V, kv_lengths)",
     grade=_grade_cross_attention,
     reference=_reference_cross_attention,
@@ -405,6 +407,7 @@ def _grade_multi_head_attention(call):
 
 multi_head_attention = Exercise(
     name="multi_head_attention",
+    allowed=("helpers.softmax", "helpers.scaled_dot_product_attention"),
     not_allowed=("helpers.multi_head_attention",),
     signature="multi_head_attention(X, W_Q, W_K, W_V, W_O)",
     grade=_grade_multi_head_attention,
@@ -428,35 +431,37 @@ multi_head_attention = Exercise(
 
 
 # ----------------------------------------------------------------------------------------------
-# multi_query_attention(X, W_Q, W_K, W_V, W_O): the ★★★ challenge
+# multi_query_attention(X, W_Q, W_K, W_V, W_O): the ★★★ challenge, any leading batch axes
 
 
 def _reference_multi_query_attention(X, W_Q, W_K, W_V, W_O):
-    K, V = X @ W_K, X @ W_V  # (n, d_k), (n, d_v): one key and one value per token, shared
-    heads, weights = [], []
-    for head in range(W_Q.shape[0]):  # only the queries differ from head to head
-        Q = X @ W_Q[head]  # (n, d_k)
-        scores = Q @ K.T / np.sqrt(Q.shape[-1])  # (n, n)
-        A = np.exp(scores - scores.max(axis=-1, keepdims=True))
-        A = A / A.sum(axis=-1, keepdims=True)
-        heads.append(A @ V)  # (n, d_v)
-        weights.append(A)
-    return np.concatenate(heads, axis=-1) @ W_O, np.stack(weights)  # (n, d_model), (h, n, n)
+    K, V = X @ W_K, X @ W_V  # (..., n, d_k), (..., n, d_v): one key and one value per token
+    Q = np.einsum("...nd,hdk->...hnk", X, W_Q)  # (..., h, n, d_k): only the queries are per head
+    K_h, V_h = K[..., None, :, :], V[..., None, :, :]  # (..., 1, n, d): shared by every head
+    scores = Q @ np.swapaxes(K_h, -1, -2) / np.sqrt(Q.shape[-1])  # (..., h, n, n)
+    A = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    A = A / A.sum(axis=-1, keepdims=True)  # rows sum to 1
+    heads = A @ V_h  # (..., h, n, d_v)
+    concat = np.concatenate([heads[..., a, :, :] for a in range(heads.shape[-3])], axis=-1)
+    return concat @ W_O, A  # (..., n, d_model), (..., h, n, n)
 
 
 def _mqa(X, W_Q, W_K, W_V, W_O, how=""):
-    K, V = X @ W_K, X @ W_V
-    picks = [0] * W_Q.shape[0] if how == "one_query_head" else range(W_Q.shape[0])
-    Q = np.stack([X @ W_Q[a] for a in picks])  # (h, n, d_k)
-    scale = 1.0 if how == "unscaled" else 1 / np.sqrt(Q.shape[-1])
-    A = raw_softmax(Q @ K.T * scale)  # (h, n, n)
-    heads = A @ V  # (h, n, d_v)
-    h, n, d_v = heads.shape
-    concat = np.concatenate(list(heads), axis=-1)
+    """Multi-query attention, possibly done wrong in the way ``how`` names (any leading axes)."""
+    K, V = X @ W_K, X @ W_V  # (..., n, d_k), (..., n, d_v)
+    W = np.broadcast_to(W_Q[:1], W_Q.shape) if how == "one_query_head" else W_Q
+    Q = np.einsum("...nd,hdk->...hnk", X, W)  # (..., h, n, d_k)
+    scale = {"unscaled": 1.0, "scale_d_model": 1 / np.sqrt(X.shape[-1])}.get(
+        how, 1 / np.sqrt(Q.shape[-1])
+    )
+    A = raw_softmax(Q @ _swap(K[..., None, :, :]) * scale)  # (..., h, n, n)
+    heads = A @ V[..., None, :, :]  # (..., h, n, d_v)
+    h, n, d_v = heads.shape[-3:]
+    concat = _concat(heads)
     out = {
         "no_w_o": concat,
-        "heads_reversed": np.concatenate(list(heads[::-1]), axis=-1) @ W_O,
-        "reshape_without_transpose": heads.reshape(n, h * d_v) @ W_O,
+        "heads_reversed": _concat(heads[..., ::-1, :, :]) @ W_O,
+        "reshape_without_transpose": heads.reshape(*heads.shape[:-3], n, h * d_v) @ W_O,
         "averaged_heads": concat @ W_O / h,
     }.get(how, concat @ W_O)
     return out, A
@@ -467,42 +472,86 @@ _MQA_WEIGHT_MISTAKES = {
     "multi-query attention only K and V are shared; each head a keeps its own queries, "
     "X @ W_Q[a].",
     "unscaled": "the scores are not scaled; divide each head's Q_a K^T by sqrt(d_k).",
+    "scale_d_model": "the scores are divided by sqrt(d_model); the scale is 1 / sqrt(d_k), with "
+    "d_k the width of one head's queries and of the shared keys (W_K.shape[-1]).",
 }
 _MQA_OUTPUT_MISTAKES = {
     "no_w_o": "you forgot W_O: the output is concat(head_1, ..., head_h) @ W_O.",
     "heads_reversed": "the heads are concatenated in the wrong order: the first head's "
     "columns come first.",
-    "reshape_without_transpose": "you reshaped the (h, n, d_v) heads straight to "
-    "(n, h * d_v), which mixes tokens; concatenate along the last axis instead.",
+    "reshape_without_transpose": "you reshaped the (..., h, n, d_v) heads straight to "
+    "(..., n, h * d_v), which mixes tokens; concatenate along the last axis instead.",
     "averaged_heads": "your output is the correct one divided by h: the heads are "
     "concatenated and mixed by W_O, not averaged.",
 }
 
 
-def _grade_multi_query_attention(call):
-    rng = fresh_rng()
+def _unpack_mqa(value, what: str, lead, h: int, n: int, d_model: int):
+    out, weights = unpack_pair(value, what, (*lead, n, d_model), (*lead, h, n, n))
+    w_shape = np.shape(weights)
+    if n > 1 and w_shape == (*lead, n, n):
+        raise Mistake(
+            named("one_head_weights", f"{what}: your weights have shape {w_shape}, one head's; "
+                  f"return every head's, stacked: (..., h, n, n) = {(*lead, h, n, n)}.")
+        )  # fmt: skip
+    if lead and w_shape == (h, *lead, n, n) and lead != (h,):
+        raise Mistake(
+            named("head_axis_first", f"{what}: your weights have shape {w_shape}: the head axis "
+                  "is in front of the batch axes. Put it just before (n, n): shape "
+                  f"{(*lead, h, n, n)}.")
+        )  # fmt: skip
+    return as_result_pair((out, weights), what, (*lead, n, d_model), (*lead, h, n, n))
+
+
+def _mqa_sizes(rng: np.random.Generator):
+    """h, d_k, n, b with every wrong layout and every wrong scale telling itself apart."""
     while True:
         h, d_k, n = int(rng.integers(2, 5)), int(rng.integers(2, 6)), int(rng.integers(3, 8))
+        b = int(rng.integers(2, 5))
         d_model = h * d_k
-        if len({h, d_k, n, d_model}) == 4:
-            break
-    for label, n_, dtype in ((f"{h} query heads", n, np.float64), ("one token", 1, np.float64),
-                             ("float32 inputs", n, np.float32)):  # fmt: skip
-        X = rng.standard_normal((n_, d_model))
+        if len({h, d_k, n, d_model, b}) == 5 and d_k * d_k != d_model:
+            return h, d_k, n, b
+
+
+def _grade_multi_query_attention(call):
+    rng = fresh_rng()
+    h, d_k, n, b = _mqa_sizes(rng)
+    d_model = h * d_k
+    cases = [
+        (f"{h} query heads, one sentence", (), n, np.float64),
+        (f"a batch of {b} sentences", (b,), n, np.float64),
+        (f"a batch of {h} sentences, as many as heads", (h,), n, np.float64),
+        ("two batch axes", (2, b), n, np.float64),
+        ("one token", (b,), 1, np.float64),
+        ("float32 inputs", (b,), n, np.float32),
+    ]
+    for label, lead, n_, dtype in cases:
+        X = rng.standard_normal((*lead, n_, d_model))
         W_Q = rng.standard_normal((h, d_model, d_k)) / np.sqrt(d_model)
         W_K, W_V = (rng.standard_normal((d_model, d_k)) / np.sqrt(d_model) for _ in range(2))
         W_O = rng.standard_normal((h * d_k, d_model)) / np.sqrt(h * d_k)
         inputs = (X, W_Q, W_K, W_V, W_O)
         what = (f"multi_query_attention on {label} (X {X.shape}, W_Q {W_Q.shape}, W_K "
                 f"{W_K.shape}, W_V {W_V.shape}, W_O {W_O.shape})")  # fmt: skip
-        value = call(*(a.astype(dtype) for a in inputs))
-        out, weights = unpack_pair(value, what, (n_, d_model), (h, n_, n_))
-        if np.shape(weights) == (n_, n_) and n_ > 1:
-            raise Mistake(
-                named("one_head_weights", f"{what}: your weights have shape {np.shape(weights)},"
-                      f" one head's; return every head's, stacked: (h, n, n) = {(h, n_, n_)}.")
-            )  # fmt: skip
-        out, weights = as_result_pair((out, weights), what, (n_, d_model), (h, n_, n_))
+        try:
+            value = _call_batched(call, tuple(a.astype(dtype) for a in inputs), what)
+        except LearnerError as error:
+            if lead and "could not be broadcast" in str(error):
+                raise Mistake(
+                    named(
+                        "no_head_axis",
+                        f"{what}: a product failed to broadcast. With batch axes, the head axis "
+                        "has to be placed by hand: X (..., n, d_model) @ W_Q (h, d_model, d_k) "
+                        "lines X's last batch axis up with W_Q's head axis, and the shared "
+                        f"K = X @ W_K, (..., n, d_k) = {(*lead, n_, d_k)}, has no head axis "
+                        f"against the queries (..., h, n, d_k) = {(*lead, h, n_, d_k)}. Use "
+                        "np.einsum('...nd,hdk->...hnk', X, W_Q) for the queries and give K "
+                        "and V a head axis of 1 that broadcasts: K[..., None, :, :].\n"
+                        + str(error),
+                    )
+                ) from None
+            raise
+        out, weights = _unpack_mqa(value, what, lead, h, n_, d_model)
         ref_out, ref_w = _reference_multi_query_attention(*inputs)
         known_w = {named(k, f"{what}: {m}"): _mqa(*inputs, how=k)[1]
                    for k, m in _MQA_WEIGHT_MISTAKES.items()}  # fmt: skip
@@ -510,8 +559,9 @@ def _grade_multi_query_attention(call):
             weights,
             ref_w,
             known_w,
-            f"{what}: your weights differ from softmax(Q_a K^T / "
-            "sqrt(d_k)) with Q_a = X @ W_Q[a] and the shared K = X @ W_K.",
+            f"{what}: your weights differ from softmax(Q_a K^T / sqrt(d_k)) with "
+            "Q_a = X @ W_Q[a] and the shared K = X @ W_K of the same sentence, stacked to "
+            "(..., h, n, n).",
             name="weights",
         )
         known_out = {named(k, f"{what}: {m}"): _mqa(*inputs, how=k)[0]
@@ -520,25 +570,34 @@ def _grade_multi_query_attention(call):
                 "not concat(head_1, ..., head_h) @ W_O with head_a = A_a @ (X @ W_V).",
                 name="output")  # fmt: skip
     return (
-        "your multi-query attention matches: h query heads, one shared key and value "
-        "projection, concatenated and mixed by W_O, on fresh sizes, one token and float32."
+        "your multi-query attention matches: h query heads sharing one key and one value "
+        "projection per sentence, concatenated and mixed by W_O, for one sentence, batches "
+        "with one and two leading axes (also as many sentences as heads), one token and "
+        "float32."
     )
 
 
 multi_query_attention = Exercise(
     name="multi_query_attention",
+    allowed=("helpers.softmax", "helpers.scaled_dot_product_attention"),
     signature="multi_query_attention(X, W_Q, W_K, W_V, W_O)",
     grade=_grade_multi_query_attention,
     reference=_reference_multi_query_attention,
     hints=[
-        "Compute K = X @ W_K and V = X @ W_V once: every head uses the same keys and values. "
-        "Only the queries are per head: Q_a = X @ W_Q[a].",
-        "Per head: A_a = softmax(Q_a K^T / sqrt(d_k)) (n, n), head_a = A_a @ V (n, d_v). Then "
-        "concatenate the heads along the last axis and multiply by W_O; stack the A_a.",
-        "K, V = X @ W_K, X @ W_V; for a in range(h): A = helpers.softmax(X @ W_Q[a] @ K.T / "
-        "np.sqrt(K.shape[-1]), axis=-1); heads.append(A @ V); weights.append(A); return "
-        "np.concatenate(heads, axis=-1) @ W_O, np.stack(weights)",
+        "Compute K = X @ W_K and V = X @ W_V once: every head of a sentence uses the same keys "
+        "and values, (..., n, d_k) and (..., n, d_v), with no head axis. Only the queries are "
+        "per head: Q_a = X @ W_Q[a], or all at once np.einsum('...nd,hdk->...hnk', X, W_Q), "
+        "(..., h, n, d_k).",
+        "To score (..., h, n, d_k) queries against (..., n, d_k) keys, give the keys a head "
+        "axis of size 1 that broadcasts over the h heads: K[..., None, :, :]. Without it, "
+        "np.matmul lines K's last batch axis up with the head axis. Scale by sqrt(d_k), a "
+        "softmax along the last axis, then A @ V[..., None, :, :] is (..., h, n, d_v).",
+        "K, V = X @ W_K, X @ W_V; Q = np.einsum('...nd,hdk->...hnk', X, W_Q); "
+        "A = helpers.softmax(Q @ np.swapaxes(K[..., None, :, :], -1, -2) / "
+        "np.sqrt(K.shape[-1]), axis=-1); heads = A @ V[..., None, :, :]; "
+        "concat = np.concatenate([heads[..., a, :, :] for a in range(len(W_Q))], axis=-1); "
+        "return concat @ W_O, A",
     ],
     stars=3,
-    title="challenge: multi-query attention, h query heads sharing one key and value",
+    title="challenge: multi-query attention, h query heads sharing one key and value, batched",
 )
