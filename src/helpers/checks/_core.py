@@ -37,7 +37,6 @@ import hashlib
 import html
 import importlib
 import inspect
-import json
 import os
 import random
 import re
@@ -56,14 +55,10 @@ from typing import Any
 
 import numpy as np
 
+from . import _record
 
-def _seconds_from_environment(default: float) -> float:
-    """``HELPERS_CHECK_TIME_LIMIT`` (seconds, set by ``make grade --check-time-limit``)."""
-    try:
-        value = float(os.environ.get("HELPERS_CHECK_TIME_LIMIT", default))
-    except ValueError:
-        return default
-    return value if 0 < value < 3600 else default
+# HELPERS_CHECK_TIME_LIMIT (seconds, set by ``make grade --check-time-limit``).
+_seconds_from_environment = _record.time_limit_from_environment
 
 
 # One call of the learner's function; the whole check (every call plus the checker's own work
@@ -72,8 +67,8 @@ TIME_LIMIT_SECONDS = _seconds_from_environment(5.0)
 CHECK_TIME_LIMIT_SECONDS = 4 * TIME_LIMIT_SECONDS
 # A signal handled this much later than its deadline means a long call into compiled code.
 _LATE_SECONDS = 1.0
-GRADE_LOG_VARIABLE = "HELPERS_GRADE_LOG"
-_grade_phase = "notebook"  # "final" while make grade checks what the notebook's cells did not
+# The record each check leaves for make grade, its variables, writer and reader: _record.
+GRADE_LOG_VARIABLE = _record.LOG_VARIABLE
 _HELPERS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NOT_LEARNER_CODE = tuple(
     {_HELPERS_DIR}
@@ -662,32 +657,22 @@ def _late_note(late: float) -> str:
 
 
 def _log_for_grading(result: CheckResult, lesson: str) -> None:
-    """Append ``result`` as one JSON line to the file named by ``HELPERS_GRADE_LOG``, if set."""
-    path = os.environ.get(GRADE_LOG_VARIABLE)
-    if not path:
+    """Append ``result`` as one record to the file named by ``HELPERS_GRADE_LOG``, if set."""
+    if not os.environ.get(GRADE_LOG_VARIABLE):
         return
-    _append_to_grade_log(
-        {
-            "exercise": result.exercise,
-            "lesson": lesson,
-            "passed": result.passed,
-            "mistake": result.mistake,
-            "message": result.message[:4000],
-            "phase": _grade_phase,
-        }
+    _record.append(
+        _record.Record(
+            exercise=result.exercise,
+            lesson=lesson,
+            passed=result.passed,
+            mistake=result.mistake,
+            message=result.message,
+            phase=_record.phase,
+        )
     )
 
 
-def _append_to_grade_log(record: dict) -> None:
-    """One JSON line in the ``HELPERS_GRADE_LOG`` file, if grading; never raises."""
-    path = os.environ.get(GRADE_LOG_VARIABLE)
-    if not path:
-        return
-    try:
-        with open(path, "a", encoding="utf-8") as log:
-            log.write(json.dumps(record) + "\n")
-    except (OSError, TypeError, ValueError):
-        pass
+_append_to_grade_log = _record.append
 
 
 def _called_with(signature: str, args: tuple) -> str:
@@ -1118,7 +1103,7 @@ def first_difference(got: np.ndarray, expected: np.ndarray, name: str) -> str:
 # ----------------------------------------------------------------------------------------------
 # The check in progress: its draws and whether a call of the learner's function ran out of time.
 
-GRADE_STUDENT_VARIABLE = "HELPERS_GRADE_STUDENT"
+GRADE_STUDENT_VARIABLE = _record.STUDENT_VARIABLE
 
 
 class _CheckState:

@@ -2,7 +2,7 @@
 
 For an exercise whose check never ran in the notebook (its check cell was deleted, or raised
 before calling it), check the function of that name if the notebook defines one; otherwise
-log that there is none. Imports only :mod:`helpers.checks`.
+log that there is none. Imports only :mod:`helpers.checks` (its record: ``_record``).
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 def final_check(namespace: dict, name: str) -> None:
     from helpers import checks
-    from helpers.checks import _core
+    from helpers.checks import _record
 
-    _core._grade_phase = "final"
+    _record.phase = "final"
     answer = namespace.get(name)
     if answer is None:
-        _core._append_to_grade_log({"exercise": name, "phase": "final", "found": False})
+        _record.append(_record.Record(exercise=name, phase="final", found=False))
         return
     getattr(checks, name).check(answer)

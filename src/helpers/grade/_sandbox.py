@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 import os
 import resource
 import shutil
@@ -33,7 +32,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-from helpers.checks import _core
+from helpers.checks import _record
 
 from ._ipc import SUPPORTED as IPC_SUPPORTED
 from ._ipc import AsyncIpcKernelManager
@@ -88,19 +87,11 @@ def kernel_environment(
 ) -> dict[str, str]:
     """The kernel's environment: the caller's, one BLAS thread (one kernel per core), and the
     checks' log file, time limit and student when grading (the student seeds the checks'
-    draws, so the same notebook always gets the same grade)."""
+    draws, so the same notebook always gets the same grade); see :mod:`helpers.checks._record`."""
     env = dict(os.environ)
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env[name] = "1"
-    env.pop(_core.GRADE_LOG_VARIABLE, None)
-    env.pop(_core.GRADE_STUDENT_VARIABLE, None)
-    if student is not None:
-        env[_core.GRADE_STUDENT_VARIABLE] = student
-    if log_path is not None:
-        env[_core.GRADE_LOG_VARIABLE] = str(log_path)
-    if check_seconds is not None:
-        env["HELPERS_CHECK_TIME_LIMIT"] = f"{check_seconds:g}"
-    return env
+    return _record.kernel_variables(env, log_path, check_seconds, student)
 
 
 def _first_line(source: str) -> str:
@@ -132,19 +123,7 @@ def _kill_group(pgid: int | None) -> None:
         pass
 
 
-def read_log(path: Path) -> list[dict]:
-    records = []
-    if not path.exists():
-        return records
-    with open(path, encoding="utf-8", errors="replace") as log:
-        for line in log:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict) and isinstance(record.get("exercise"), str):
-                records.append(record)
-    return records
+read_log = _record.read
 
 
 class _NotebookOutOfTime(Exception):
