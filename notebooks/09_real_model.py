@@ -557,9 +557,9 @@ for name, X in (("with the padding mask", with_mask), ("without it", without_mas
     print(f"{name:22s} largest change of a real token's last state: "
           f"{np.abs(X[:n_real] - alone.hidden).max():.6f}")
 
-# ### Challenge ★★★ — `attention_distance(A)`: how far does a head look?
+# ### Exercise 3 ★ — `attention_distance(A)`: how far does a head look?
 #
-# Design one number per head that says how far, in tokens, it looks: for query $i$ the expected
+# One number per head that says how far, in tokens, it looks: for query $i$ the expected
 # distance $\sum_j A_{ij}\,|i - j|$, averaged over the queries. `A` has shape `(..., n, n)`;
 # return shape `(...)`. A pure previous-token head should come out just under 1.
 
@@ -572,7 +572,8 @@ def attention_distance(A):
 checks.attention_distance.check(attention_distance)
 
 # %% [markdown]
-# Stuck? `checks.attention_distance.hint(1)` (then 2, 3). With the helpers' version, the
+# Stuck? `checks.attention_distance.hint(1)` (then 2, 3), or
+# `checks.attention_distance.solution()`. With the helpers' version, the
 # previous-token head found above against the model's average head:
 
 # %%

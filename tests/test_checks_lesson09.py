@@ -72,6 +72,7 @@ OFFSET_MISTAKES = {
     "divides_by_n": (lambda A, o: diag(A, o).sum(-1) / A.shape[-1], "divided by n"),
     "sum_not_mean": (lambda A, o: diag(A, o).sum(-1), "that is the sum"),
     "ignores_offset": (lambda A, o: diag(A, 0).mean(-1), "main diagonal"),
+    "diagonal_of_first_axes": (lambda A, o: np.diagonal(A, o).mean(-1), "axis1=-2, axis2=-1"),
     "max_not_mean": (lambda A, o: diag(A, o).max(-1), "the largest weight"),
     "averaged_over_heads": (lambda A, o: diag(A, o).mean(), "one number, the mean over every map"),
 }
@@ -259,8 +260,11 @@ def test_attention_distance_names_each_mistake(mistake):
     assert words in result.message, result.message
 
 
-def test_attention_distance_is_the_challenge():
-    assert checks.attention_distance.stars == 3
+def test_attention_distance_gives_its_formula_so_it_is_one_star():
+    # The lesson states sum_j A_ij |i - j| averaged over the queries: applying it is a ★.
+    source = (Path(__file__).parents[1] / "solutions" / "09_real_model.py").read_text("utf-8")
+    assert r"\sum_j A_{ij}\,|i - j|" in source and "Challenge ★★★" not in source
+    assert checks.attention_distance.stars == 1
     assert checks.attention_distance.lesson == "09"
 
 

@@ -5,7 +5,8 @@
 * ``most_previous_token_head(attentions)`` ★: over a list of sentences' attention stacks
   ``(layers, heads, n_s, n_s)``, the ``(layer, head)`` whose previous-token score, averaged
   over the sentences, is highest.
-* ``attention_distance(A)`` ★★★ (the challenge): how far a head looks, in tokens.
+* ``attention_distance(A)`` ★: how far a head looks, in tokens (the lesson gives the formula,
+  so it is an exercise in applying it, not a ★★★ design question).
 
 Every check runs on fresh random attention (rows summing to 1), never on the lesson's model.
 """
@@ -13,6 +14,7 @@ Every check runs on fresh random attention (rows summing to 1), never on the les
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -80,6 +82,30 @@ def _offset_mistakes(A, offset, what):
     }
 
 
+def _diagonal_of_first_axes(A, offset, value, what):
+    """``np.diagonal(A, offset)`` without ``axis1=-2, axis2=-1`` runs along the first two axes
+    of a stack (layers and heads), not along each map: name that, not only its shape."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a short first axis gives an empty diagonal: NaN means
+        along_first = np.diagonal(A, offset)  # (n, n, ...): A[i, i + offset, ...]
+        candidates = [along_first.mean(axis=-1), along_first.mean()]
+    try:
+        got = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return
+    for wrong in candidates:
+        if got.shape == wrong.shape and np.all(np.isfinite(wrong)) and np.allclose(got, wrong):
+            raise Mistake(
+                named(
+                    "diagonal_of_first_axes",
+                    f"{what}: you took np.diagonal(A, offset) without saying which axes: on a "
+                    f"stack of maps it runs along the first two axes (here {A.shape[:2]}), not "
+                    "along each (n, n) map. Pass axis1=-2, axis2=-1: np.diagonal(A, offset, "
+                    "axis1=-2, axis2=-1) has shape (..., n - |offset|).",
+                )
+            )
+
+
 def _grade_head_offset_score(call):
     rng = fresh_rng()
     n = int(rng.integers(6, 11))
@@ -97,6 +123,8 @@ def _grade_head_offset_score(call):
         expected = _reference_head_offset_score(A.astype(float), offset)
         value = call(A, offset)
         got_shape = np.shape(value) if not isinstance(value, tuple) else None
+        if len(shape) > 2:
+            _diagonal_of_first_axes(A.astype(float), offset, value, what)
         if len(shape) > 2 and got_shape == () and np.isclose(float(value), expected.mean()):
             raise Mistake(
                 named(
@@ -301,7 +329,7 @@ most_previous_token_head = Exercise(
 
 
 # ----------------------------------------------------------------------------------------------
-# attention_distance(A): the challenge
+# attention_distance(A)
 
 
 def _reference_attention_distance(A):
@@ -395,8 +423,8 @@ attention_distance = Exercise(
     signature="attention_distance(A)",
     grade=_grade_attention_distance,
     reference=_reference_attention_distance,
-    stars=3,
-    title="challenge: how far a head looks, in tokens, for any stack of maps",
+    stars=1,
+    title="how far a head looks, in tokens, for any stack of maps",
     hints=[
         "For one query i, the weights A[i, :] are a probability distribution over the keys j; "
         "the expected distance is sum_j A[i, j] |i - j|. Then average over the queries.",
