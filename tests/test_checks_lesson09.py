@@ -10,6 +10,7 @@ import pytest
 
 from helpers import checks
 from helpers.checks.lesson09 import _plant, _previous_head_mistakes, _random_attention
+from helpers.pretrained import attention_distance as helpers_attention_distance
 from helpers.pretrained import head_offset_score as helpers_head_offset_score
 
 # --------------------------------------------------------------------------- head_offset_score
@@ -115,9 +116,17 @@ def head_loops(attentions):
     return where
 
 
-def head_with_helpers(attentions):
-    mean = np.mean([helpers_head_offset_score(A, -1) for A in attentions], axis=0)
+def head_with_own_offset_score(attentions):
+    # The learner's own head_offset_score from Exercise 1 is their code: allowed.
+    mean = np.mean([offset_fancy_indexing(A, -1) for A in attentions], axis=0)
     return np.unravel_index(np.argmax(mean), mean.shape)  # a tuple of NumPy integers
+
+
+def head_float32_copies(attentions):
+    stack = [np.array(A, dtype=np.float32) for A in attentions]  # copies, in float32
+    mean = np.mean([np.diagonal(A, -1, -2, -1).mean(-1, dtype=np.float64) for A in stack], axis=0)
+    layer, head = divmod(int(np.argmax(mean)), mean.shape[1])
+    return [layer, head]  # a list
 
 
 def head_as_array(attentions):
@@ -127,7 +136,7 @@ def head_as_array(attentions):
 
 @pytest.mark.parametrize(
     "answer",
-    [head_loops, head_with_helpers, head_as_array],
+    [head_loops, head_with_own_offset_score, head_as_array, head_float32_copies],
 )
 def test_most_previous_token_head_accepts_correct_implementations(answer):
     result = head_check(answer)
@@ -167,6 +176,18 @@ def test_most_previous_token_head_names_each_mistake(mistake):
     assert result.passed is False, result.message
     assert result.mistake == f"most_previous_token_head.{mistake}", result
     assert words in result.message, result.message
+
+
+def test_most_previous_token_head_may_not_be_assembled_from_the_helper_shown_above_it():
+    # helpers.pretrained.head_offset_score is printed just above the exercise: NumPy only.
+    def head_with_helpers(attentions):
+        mean = np.mean([helpers_head_offset_score(A, -1) for A in attentions], axis=0)
+        return np.unravel_index(np.argmax(mean), mean.shape)
+
+    result = head_check(head_with_helpers)
+    assert result.mistake == "most_previous_token_head.calls_helper", result
+    assert checks.most_previous_token_head.allowed == ()
+    assert checks.head_offset_score.allowed == () == checks.attention_distance.allowed
 
 
 def test_most_previous_token_head_other_answers():
@@ -312,3 +333,57 @@ def test_sink_prediction_is_asked_before_any_trained_weight_is_printed():
     asked = source.index("checks.sink_prediction.check(")
     assert asked < source.index("row = trace.attention[0, :, cat]")  # Reason 2's table
     assert asked < source.index("AttentionGrid(")
+
+
+# --------------------------------------------------------------------------- the sweep table
+# tests/test_checks_sweep.py runs these on seeded draws: every correct style passes on every
+# draw, every named mistake is named right on >= 99 % of draws.
+
+
+def offset_float32_copy(A, offset):
+    A = np.asarray(A, dtype=np.float64).copy()  # a copy of the input, as many answers make
+    n = A.shape[-1]
+    rows = range(max(0, -offset), min(n, n - offset))
+    return np.stack([A[..., i, i + offset] for i in rows], axis=-1).astype(np.float32).mean(-1)
+
+
+def distance_float32(A):
+    A = np.array(A, dtype=np.float32)
+    n = A.shape[-1]
+    positions = np.arange(n, dtype=np.float32)
+    return (A * np.abs(positions[:, None] - positions)).sum(-1).mean(-1)
+
+
+SWEEP = {
+    "head_offset_score": {
+        "correct": [
+            offset_loops,
+            offset_fancy_indexing,
+            offset_eye_mask,
+            offset_trace,
+            offset_float32_copy,
+        ],
+        "mistakes": {
+            **{name: answer for name, (answer, _) in OFFSET_MISTAKES.items()},
+            "calls_helper": lambda A, offset: helpers_head_offset_score(A, offset),
+        },
+    },
+    "most_previous_token_head": {
+        "correct": [head_loops, head_with_own_offset_score, head_as_array, head_float32_copies],
+        "mistakes": {
+            **{name: answer for name, (answer, _) in HEAD_MISTAKES.items()},
+            "not_a_pair": lambda As: "layer 0",
+            "returned_none": lambda As: None,
+            "calls_helper": lambda As: argmax2(
+                np.mean([helpers_head_offset_score(A, -1) for A in As], axis=0)
+            ),
+        },
+    },
+    "attention_distance": {
+        "correct": [distance_loops, distance_einsum, distance_by_diagonals, distance_float32],
+        "mistakes": {
+            **{name: answer for name, (answer, _) in DISTANCE_MISTAKES.items()},
+            "calls_helper": lambda A: helpers_attention_distance(A),
+        },
+    },
+}

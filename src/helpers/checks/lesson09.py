@@ -150,6 +150,7 @@ def _grade_head_offset_score(call):
 
 head_offset_score = Exercise(
     name="head_offset_score",
+    allowed=(),  # NumPy only: helpers.pretrained.head_offset_score is the answer
     not_allowed=("helpers.pretrained.heads.head_offset_score",),
     signature="head_offset_score(A, offset)",
     grade=_grade_head_offset_score,
@@ -311,6 +312,9 @@ def _grade_most_previous_token_head(call):
 
 most_previous_token_head = Exercise(
     name="most_previous_token_head",
+    # NumPy only: helpers.pretrained.head_offset_score (shown above it) assembles the answer in
+    # one line; the learner's own head_offset_score from Exercise 1 is their code, and allowed.
+    allowed=(),
     signature="most_previous_token_head(attentions)",
     grade=_grade_most_previous_token_head,
     reference=_reference_most_previous_token_head,
@@ -318,12 +322,13 @@ most_previous_token_head = Exercise(
     title="find the (layer, head) that looks most at the previous token",
     hints=[
         "For each sentence's attention (layers, heads, n, n), compute every head's "
-        "previous-token score at once: head_offset_score(A, -1) has shape (layers, heads).",
+        "previous-token score at once, as in Exercise 1 (your head_offset_score(A, -1)): shape "
+        "(layers, heads).",
         "Stack those arrays (one per sentence) and take the mean over the sentences: one "
         "(layers, heads) table. The answer is the position of its largest entry.",
-        "mean = np.mean([helpers.pretrained.head_offset_score(A, -1) for A in attentions], "
-        "axis=0); layer, head = np.unravel_index(np.argmax(mean), mean.shape); return "
-        "int(layer), int(head)",
+        "mean = np.mean([np.diagonal(A, -1, axis1=-2, axis2=-1).mean(axis=-1) for A in "
+        "attentions], axis=0); layer, head = np.unravel_index(np.argmax(mean), mean.shape); "
+        "return int(layer), int(head)",
     ],
 )
 
@@ -419,6 +424,7 @@ def _grade_attention_distance(call):
 
 attention_distance = Exercise(
     name="attention_distance",
+    allowed=(),  # NumPy only: helpers.pretrained.attention_distance is the answer
     not_allowed=("helpers.pretrained.heads.attention_distance",),
     signature="attention_distance(A)",
     grade=_grade_attention_distance,
