@@ -200,8 +200,8 @@ guess = None  # YOUR GUESS HERE, before you run the next cell
 checks.sink_prediction.check(guess)
 
 # %% [markdown]
-# The lesson text gives three reasons why Q, K and V are not the embeddings. Lesson 02 showed
-# them on seeded weights; here they are, measured on trained ones. (In code, layers and heads
+# Lesson 02 gave three reasons why Q, K and V are not the embeddings and showed them on
+# seeded weights; here they are, measured on trained ones. (In code, layers and heads
 # are counted from 0, as in `trace.attention[layer, head]`: layer 0 is the first layer,
 # $X^{(1)}$ its input.)
 #
@@ -246,10 +246,10 @@ print("12 heads concatenated:", concat.shape, "-> times W^O", layer0["W_O"].shap
 # ## 3 · The whole model at a glance: 72 attention maps
 #
 # 6 layers × 12 heads = 72 maps for one sentence: the grid below, which your prediction of
-# section 2 was about. Each small map below is one head: rows = query, columns = key, brighter = more weight, the
-# same 0-to-1 scale for all. **Click a map** to open it in the explorer underneath (the layer
-# and head buttons there move the grid's highlight too); click a token to see its row as bars,
-# or type your own sentence.
+# section 2 was about. Each small map is one head: rows = query, columns = key, brighter = more
+# weight, the same 0-to-1 scale for all. **Click a map** to open it in the explorer underneath
+# (the layer and head buttons there move the grid's highlight too); click a token to see its
+# row as bars, or type your own sentence.
 
 # %%
 grid = AttentionGrid(helpers.RUNNING_SENTENCE, layer=0, head=2, query=2, model=model)
@@ -284,7 +284,8 @@ print(f"{len(SENTENCES)} sentences; heads where most tokens weigh [CLS] or [SEP]
       f"{int((share > 0.5).sum())} of 72")
 
 # %% [markdown]
-# The heads that do not do this are few; the next section measures what the others do.
+# Only a few heads do not do this. Section 4 measures what else heads do (look at a neighbour,
+# spread their weight), and how much of what a head adds really comes from `[CLS]`/`[SEP]`.
 #
 # ## 4 · What trained heads do, measured
 #
@@ -377,9 +378,9 @@ W_O_heads = np.stack([L["W_O"] for L in model.layers]).reshape(model.n_layers, m
 k, a, _ = top_heads(sink, 1)[0]
 carried = {"[CLS]/[SEP]": [], "words": []}
 for t in traces:
-    lengths = np.linalg.norm(t.V[k, a] @ W_O_heads[k, a], axis=-1)  # (n_s,): ||v_j W^O_a||
-    carried["[CLS]/[SEP]"] += [lengths[0], lengths[-1]]
-    carried["words"] += list(lengths[1:-1])
+    carry = np.linalg.norm(t.V[k, a] @ W_O_heads[k, a], axis=-1)  # (n_s,): ||v_j W^O_a||
+    carried["[CLS]/[SEP]"] += [carry[0], carry[-1]]
+    carried["words"] += list(carry[1:-1])
 print(f"layer {k}, head {a}: mean length ||v_j W^O_a|| of what a key carries: "
       + ", ".join(f"{who} {np.mean(v):.2f}" for who, v in carried.items()))
 
@@ -399,8 +400,9 @@ print(f"heads where [CLS] + [SEP] get more than half: of the weight {int((sink >
 # %% [markdown]
 # So counting weights overstates the sinks: in most heads, most of the weight goes to
 # `[CLS]`/`[SEP]`, but what those tokens carry is short (as in the head measured above), and in
-# almost every head most of what it adds comes from the words. (Lengths of vectors that are then added are not yet an explanation either: the
-# terms can point in different directions.)
+# almost every head most of what it adds comes from the words. (Lengths are not yet an
+# explanation either: the terms are added as vectors, and they can point in different
+# directions.)
 #
 # **Broad heads.** A head that spreads its weight evenly has a high entropy,
 # $-\sum_j A_{ij} \log A_{ij}$; divided by $\log n$ it runs from 0 (all weight on one key) to 1
@@ -421,8 +423,9 @@ print(f"the least even head: layer {k}, head {a} ({-s:.2f})")
 
 # %% [markdown]
 # So the printed tables show heads of each kind: next-token heads far above the even
-# spread's score, most heads putting most of their weight on `[CLS]`/`[SEP]`, and heads whose
-# evenness is close to 1. Which head looks most at the **previous** token? Your turn.
+# spread's score, most heads putting most of their weight on `[CLS]`/`[SEP]` (if not most of
+# what they add), and heads that spread their weight almost evenly (the top evenness printed).
+# Which head looks most at the **previous** token? Your turn.
 #
 # ### Exercise 2 ★ — `most_previous_token_head(attentions)`: find it
 #
@@ -508,8 +511,8 @@ print("heads where 'it' weighs animal more with 'tired' and street more with 'wi
 # predictions; Wiegreffe & Pinter (2019, [Attention is not not
 # Explanation](https://aclanthology.org/D19-1002/)) answered that this depends on what one calls
 # an explanation, and proposed tests for when weights can serve as one (both papers studied
-# attention on top of recurrent encoders, mostly, not in Transformers). The measurement above adds a plain caution: a
-# weight is only half of what a key contributes.
+# attention on top of recurrent encoders, mostly, not in Transformers). Section 4's measurement
+# adds a plain caution: a weight is only one of the two factors of what a key contributes.
 #
 # ## 5 · What the encoder does not have: a causal mask
 #
@@ -549,7 +552,7 @@ print(f"the same head with lesson 05's causal mask: 'it' on 'tired' {A_masked[it
 # with and without the padding mask:
 
 # %%
-text = sentences[2]  # "He drove to the stadium.", the shortest of the three
+text = sentences[2]  # "He drove to the stadium.", one of the three sentences above
 alone = model.trace(text)
 n_real = len(alone.tokens)
 padded_ids = np.concatenate([alone.ids, np.zeros(4, dtype=int)])  # 4 x [PAD] at the end
@@ -562,6 +565,10 @@ for name, X in (("with the padding mask", with_mask), ("without it", without_mas
     print(f"{name:22s} largest change of a real token's last state: "
           f"{np.abs(X[:n_real] - alone.hidden).max():.6f}")
 
+# %% [markdown]
+# With the mask, the real tokens end as when the sentence is alone (to 6 decimals); without it,
+# the `[PAD]` rows leak into every real token's state.
+#
 # ### Exercise 3 ★ — `attention_distance(A)`: how far does a head look?
 #
 # One number per head that says how far, in tokens, it looks: for query $i$ the expected
@@ -602,9 +609,11 @@ print(f"a head spreading evenly over the same sentences: {even_distance:.2f} tok
 #   a feed-forward block, with residual connections and LayerNorm. Our NumPy forward pass gives
 #   the published similarities to 4 decimals.
 # - Trained heads have measurable habits: some look at the next or the previous token, most put
-#   much of their weight on `[CLS]`/`[SEP]`, some spread it evenly; changing "tired" to "wide"
-#   moves the weight of "it" in a few heads and barely in most.
-# - An encoder has no causal mask: tokens read later tokens too, unlike GPT (lesson 05).
+#   much of their weight on `[CLS]`/`[SEP]` (which carry little, so add little), some spread it
+#   evenly; changing "tired" to "wide" moves the weight of "it" in a few heads and barely in
+#   most. A weight says where a head reads from, not why the model decides.
+# - An encoder has no causal mask: tokens read later tokens too, unlike GPT (lesson 05). Its
+#   one mask is for padding, when sentences of different lengths share a batch.
 #
 # **Next**: back to [00 · start here](00_start_here.ipynb) for the map of the course. The model
 # is sentence-transformers' all-MiniLM-L6-v2 (Apache-2.0), used here unchanged; its card is in

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -387,3 +388,18 @@ SWEEP = {
         },
     },
 }
+
+
+def test_every_exercise_prompt_of_lesson_09_is_a_markdown_cell():
+    # Exercise 3's prompt once fell into the code cell above it, as comments.
+    notebook = json.loads(
+        (Path(__file__).parents[1] / "solutions" / "09_real_model.ipynb").read_text("utf-8")
+    )
+    headings = [
+        (cell["cell_type"], line)
+        for cell in notebook["cells"]
+        for line in "".join(cell["source"]).splitlines()
+        if "### Exercise" in line
+    ]
+    assert len(headings) == 3, headings
+    assert all(kind == "markdown" for kind, _ in headings), headings
