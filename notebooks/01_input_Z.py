@@ -137,6 +137,8 @@ print(f"PE[3, 3] = cos(angle) = {math.cos(angle):.4f}")
 # formula: sines in the even columns, cosines in the odd ones, for any number of positions
 # and any even `d_model`. Loops or broadcasting, as you like. The check tries fresh sizes, not
 # the running example.
+#
+# *May use:* NumPy only.
 
 # %%
 def positional_encoding(n_positions, d_model):
@@ -285,11 +287,11 @@ for d, small_table in tables.items():
 # %% [markdown]
 # Unscaled, the table's entries (0.355) would be half the size of PE's (0.707) at our
 # $d_{model} = 8$: the position would outweigh the token in the sum, 2.0 times over, though
-# the token would still be 20.1% of it. The gap grows with the width, because the initial
+# the token would still carry 20.1% of the sum's squared size. The gap grows with the width, because the initial
 # entries shrink like $1/\sqrt{d_{model}}$ while PE's stay at $1/\sqrt{2}$: at the paper's
 # $d_{model} = 512$ the token entries would measure 0.044 against 0.707, 16.0 times smaller,
 # and the token only 0.4% of the sum: there the position would drown the token. Times
-# $\sqrt{d_{model}}$ (2.828 here) they measure 1.003, the same order as PE (1.004 at 512). Our
+# $\sqrt{d_{model}}$ (2.828 here) they measure 1.003, the same order as PE (1.001 at 512). Our
 # seeded $E$ is drawn from a standard normal to begin with (its 48 entries measure 0.862), the
 # size the paper's multiplication produces, so the course adds $E + PE$ as they are.
 
@@ -343,7 +345,10 @@ print(f"colour ranges: E and Z ±{limit:.3f} (the larger of their largest |entri
 # $$PE[pos + k] = PE[pos]\, M_k \quad \text{for every position } pos,$$
 #
 # one matrix for all positions (a row vector times $M_k$). Start from one column pair and the
-# angle-sum formulas for $\sin(a + b)$ and $\cos(a + b)$. Optional; hints as usual.
+# angle-sum formulas for $\sin(a + b)$ and $\cos(a + b)$. Optional; hints and a solution as
+# usual.
+#
+# *May use:* NumPy, `helpers.sinusoidal_positional_encoding`.
 
 # %%
 def pe_shift_matrix(k, d_model):

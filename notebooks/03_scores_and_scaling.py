@@ -143,6 +143,8 @@ print("helpers' weights == softmax(Q K^T / sqrt(d_k)):", np.allclose(A, helpers.
 # axes, returning $(\dots, n_q, n_k)$, rows = queries. The check tries a single matrix with
 # $n_q \neq n_k$ (as in cross-attention, lesson 06), one leading axis and two, and a $d_k$
 # that is not 4. Scores only: no softmax yet.
+#
+# *May use:* NumPy only.
 
 # %%
 def scaled_scores(Q, K):
@@ -438,7 +440,9 @@ show(
 # $c > 0$ such that the rows of $\mathrm{softmax}(c \cdot \text{scores})$ have that **mean**
 # entropy (within $10^{-3}$ nats). The check uses fresh scores and targets between flat
 # ($\log n_k$) and one-hot (0). Design the search yourself; the hints say what property of the
-# entropy makes it easy. Optional.
+# entropy makes it easy. Optional; hints and a solution as usual.
+#
+# *May use:* NumPy, `helpers.softmax`.
 
 # %%
 def scale_for_entropy(scores, target):

@@ -137,6 +137,8 @@ print(f"PE[3, 3] = cos(angle) = {math.cos(angle):.4f}")
 # formula: sines in the even columns, cosines in the odd ones, for any number of positions
 # and any even `d_model`. Loops or broadcasting, as you like. The check tries fresh sizes, not
 # the running example.
+#
+# *May use:* NumPy only.
 
 # %%
 def positional_encoding(n_positions, d_model):
@@ -350,7 +352,10 @@ print(f"colour ranges: E and Z ±{limit:.3f} (the larger of their largest |entri
 # $$PE[pos + k] = PE[pos]\, M_k \quad \text{for every position } pos,$$
 #
 # one matrix for all positions (a row vector times $M_k$). Start from one column pair and the
-# angle-sum formulas for $\sin(a + b)$ and $\cos(a + b)$. Optional; hints as usual.
+# angle-sum formulas for $\sin(a + b)$ and $\cos(a + b)$. Optional; hints and a solution as
+# usual.
+#
+# *May use:* NumPy, `helpers.sinusoidal_positional_encoding`.
 
 # %%
 def pe_shift_matrix(k, d_model):

@@ -162,6 +162,8 @@ print("the first 6 rows of Q, K, V unchanged:",
 # $(\dots, n, d_{out})$, for an `X` of shape $(n, d_{model})$ or with leading batch axes, e.g.
 # $(b, n, d_{model})$ for $b$ sentences. $d_{out}$ need not equal $d_{model}$: read it from
 # `W_qkv`.
+#
+# *May use:* NumPy only.
 
 # %%
 def project_qkv(X, W_qkv):
@@ -306,6 +308,8 @@ print("head 1 == Q[:, 4:8]:", np.allclose(Q_heads[1], Q[:, d_k : 2 * d_k]))
 # Return shape $(\dots, h, n, d_k)$ with $d_k = d_{model} / h$: the batch axes stay in front,
 # and block `a` of each matrix is its columns `a*d_k` to `(a+1)*d_k - 1` (all $n$ rows).
 # `d_model` is a multiple of `h`; the check uses fresh sizes, not $h = 2$ and $d_k = 4$.
+#
+# *May use:* NumPy only.
 
 # %%
 def head_slices(M, h):
@@ -497,7 +501,7 @@ print("position 5 moved after 1 attention layer:", moved[5] > 0.01)
 # return all $h$ matrices, shape $(h, d_{model} + 1, d_{model} + 1)$. Then, before running the
 # cell under the check, answer two questions from your $\tilde{B}_a$: what is its largest
 # possible rank, and which of its entries cannot change the attention weights (the softmax of
-# a row of scores)? Optional.
+# a row of scores)? Optional; hints and a solution as usual.
 #
 # *May use:* NumPy only.
 

@@ -305,3 +305,42 @@ def test_lesson_00_promises_only_what_holds_and_says_solution_works_for_challeng
     assert "*May use:*" in source
     assert checks.pe_shift_matrix.stars == 3
     assert "def pe_shift_matrix(k, d_model)" in str(checks.pe_shift_matrix.solution())
+
+
+# ---------------------------------------------------------------------------------------------
+# The sweep (tests/test_checks_sweep.py runs these over hundreds of seeds): every exercise of
+# lesson 01, correct answers in several styles and every mistake its check names.
+
+
+def _pe_copies_inputs(n_positions, d_model):
+    n, d = int(np.asarray(n_positions)), int(np.asarray(d_model, dtype=np.float64))
+    return broadcast(n, d).copy()
+
+
+SWEEP = {
+    "positional_encoding": {
+        "correct": [broadcast, loops, float32, _pe_copies_inputs],
+        "mistakes": {
+            "sin_cos_swapped": lambda n, d: _variant(n, d, swap=True),
+            "exponent_i": lambda n, d: _variant(n, d, exponent="i"),
+            "wrong_base": lambda n, d: _variant(n, d, base=1000.0),
+            "halves": lambda n, d: _variant(n, d, halves=True),
+            "base_e": lambda n, d: _variant(n, d, base=np.e),
+            "own_frequency_per_column": per_column_frequency,
+            "positions_from_1": lambda n, d: _variant(n, d, start=1),
+            "integer_dtype": integer_array,
+            "all_zeros": comparison_instead_of_assignment,
+        },
+    },
+    "pe_shift_matrix": {
+        "correct": [_shift_loops, _shift_block_diag, _shift_least_squares],
+        "mistakes": {
+            "rotates_backwards": lambda k, d: _shift_variant(k, d, sign=-1.0, lower=1.0),
+            "missing_minus": lambda k, d: _shift_variant(k, d, lower=1.0),
+            "ignores_k": lambda k, d: _shift_block_diag(1, d),
+            "identity": lambda k, d: np.eye(d),
+            "exponent_i": lambda k, d: _shift_variant(k, d, exponent="i"),
+            "halves": lambda k, d: _shift_variant(k, d, halves=True),
+        },
+    },
+}

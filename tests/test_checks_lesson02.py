@@ -419,3 +419,32 @@ def test_lesson_02_does_not_call_a_checks_reference_on_screen():
     source = (Path(__file__).parents[1] / "solutions" / "02_queries_keys_values.py").read_text()
     assert ".reference" not in source
     assert "(d_{model}, 3 d_k)" not in source  # the Summary agrees with the exercise: 3 d_out
+
+
+# ---------------------------------------------------------------------------------------------
+# The sweep (tests/test_checks_sweep.py runs these over hundreds of seeds): every exercise of
+# lesson 02, correct answers in several styles and every mistake its check names.
+
+
+def _mistakes_by_id(table):
+    """{mistake id: answer} from a table of (answer, pattern, id); the first answer per id."""
+    out = {}
+    for answer, _, mistake in table.values():
+        out.setdefault(mistake, answer)
+    return out
+
+
+SWEEP = {
+    "project_qkv": {
+        "correct": list(QKV_CORRECT.values()),
+        "mistakes": _mistakes_by_id(QKV_MISTAKES),
+    },
+    "head_slices": {
+        "correct": list(HEADS_CORRECT.values()),
+        "mistakes": _mistakes_by_id(HEADS_MISTAKES),
+    },
+    "head_bilinear_form": {
+        "correct": list(BILINEAR_CORRECT.values()),
+        "mistakes": _mistakes_by_id(BILINEAR_MISTAKES),
+    },
+}

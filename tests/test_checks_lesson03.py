@@ -14,6 +14,12 @@ ex = checks.scaled_scores
 KT = lambda K: np.swapaxes(K, -1, -2)  # noqa: E731 (Kᵀ of each matrix, batched)
 
 
+def _np_softmax(z):
+    """A learner's own softmax: scaled_scores may use NumPy only (helpers.softmax is refused)."""
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
 def _loops(Q, K):
     *lead, n_q, d_k = Q.shape
     Qf, Kf = Q.reshape(-1, n_q, d_k), K.reshape(-1, K.shape[-2], d_k)
@@ -51,12 +57,12 @@ MISTAKES = {
         "hard_coded_sqrt_4",
     ),
     "softmax of scaled": (
-        lambda Q, K: softmax(Q @ KT(K) / np.sqrt(Q.shape[-1])),
+        lambda Q, K: _np_softmax(Q @ KT(K) / np.sqrt(Q.shape[-1])),
         r"these are softmax weights \(each row sums to 1\), not scores",
         "softmax_of_scaled",
     ),
     "softmax of raw": (
-        lambda Q, K: softmax(Q @ KT(K)),
+        lambda Q, K: _np_softmax(Q @ KT(K)),
         "softmax weights of the unscaled scores",
         "softmax_of_unscaled",
     ),
@@ -328,3 +334,35 @@ def test_entropy_scale_a_fixed_bracket_0_10_fails_on_a_target_that_needs_c_above
         assert result.mistake == "scale_for_entropy.fixed_bracket", result.message
         assert "the end of a fixed search range" in result.message
     assert ent.check(lambda s, t: _fixed_bracket(s, t, hi=1e4)).passed is True  # wide enough
+
+
+# ---------------------------------------------------------------------------------------------
+# The sweep (tests/test_checks_sweep.py runs these over hundreds of seeds): every exercise of
+# lesson 03, correct answers in several styles and every mistake its check names.
+
+
+def _mistakes_by_id(table):
+    """{mistake id: answer} from a table of (answer, pattern, id); the first answer per id."""
+    out = {}
+    for answer, _, mistake in table.values():
+        out.setdefault(mistake, answer)
+    return out
+
+
+def _entropy_not_a_number(scores, target):
+    return "c"
+
+
+SWEEP = {
+    "scaled_scores": {
+        "correct": list(CORRECT.values()),
+        "mistakes": {
+            **_mistakes_by_id(MISTAKES),
+            "divided_by_sqrt_n_q": lambda Q, K: Q @ KT(K) / np.sqrt(Q.shape[-2]),
+        },
+    },
+    "scale_for_entropy": {
+        "correct": list(ENTROPY_CORRECT.values()),
+        "mistakes": {**_mistakes_by_id(ENTROPY_MISTAKES), "not_a_number": _entropy_not_a_number},
+    },
+}

@@ -111,6 +111,7 @@ def _grade(call):
 
 positional_encoding = Exercise(
     name="positional_encoding",
+    allowed=(),  # NumPy only: helpers.sinusoidal_positional_encoding is the answer
     not_allowed=("helpers.sinusoidal_positional_encoding",),
     signature="positional_encoding(n_positions, d_model)",
     grade=_grade,
@@ -257,6 +258,7 @@ def _grade_shift(call):
 
 pe_shift_matrix = Exercise(
     name="pe_shift_matrix",
+    allowed=("helpers.sinusoidal_positional_encoding",),  # PE itself, not the matrix
     signature="pe_shift_matrix(k, d_model)",
     grade=_grade_shift,
     reference=_reference_shift,

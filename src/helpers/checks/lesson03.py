@@ -158,6 +158,7 @@ def _grade(call):
 
 scaled_scores = Exercise(
     name="scaled_scores",
+    allowed=(),
     signature="scaled_scores(Q, K)",
     grade=_grade,
     reference=_reference,
@@ -387,6 +388,7 @@ def _grade_entropy(call):
 
 scale_for_entropy = Exercise(
     name="scale_for_entropy",
+    allowed=("helpers.softmax",),  # not helpers.scaling.entropy_scale, the answer
     signature="scale_for_entropy(scores, target)",
     grade=_grade_entropy,
     reference=_reference_entropy_scale,
