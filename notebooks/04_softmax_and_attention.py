@@ -192,13 +192,15 @@ print(f"  total weight: {A[cat].sum():.3f}")
 # to 1, but they can be negative (below, the first "the" and "mat" get negative "weights"; the
 # second "the" does not, since its score differs), they explode
 # when the scores' sum is near 0, and a negative sum flips their order. The softmax keeps the
-# order of the scores (a higher score always gets more weight), is always positive, always
-# sums to 1, and is smooth, so a model can learn through it.
+# order of the scores (a higher score never gets less weight), is positive, always sums to 1,
+# and is smooth, so a model can learn through it. (Positive in exact arithmetic: in float64 a
+# score 800 below its row's maximum already gets a weight of exactly 0, last line below.)
 
 # %%
 ratios = scores[cat] / scores[cat].sum()  # (n,): sums to 1, but not a distribution
 print("scores / their sum, row 'cat':", np.round(ratios, 3))
 print("negative for keys:", ", ".join(f"{j} {tokens[j]!r}" for j in np.flatnonzero(ratios < 0)))
+print("helpers.softmax([0, -800]) =", helpers.softmax(np.array([0.0, -800.0])))
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))

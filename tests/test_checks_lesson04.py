@@ -695,3 +695,54 @@ def test_the_build_it_cell_still_prints_the_lesson_texts_numbers():
                 "[-0.275 -0.698 -0.833  0.551]", "[-0.742 -1.385 -0.952  0.879]",
                 "row sums: [1. 1. 1.]"):  # fmt: skip
         assert row in printed, printed
+
+
+# ------------------------------------------------------------------------------ the sweep
+# tests/test_checks_sweep.py runs every answer below over many seeded draws: the correct ones
+# must pass every draw, each mistake must be named by its id on at least 99 % of them.
+
+
+def softmax_copies_input(z):
+    z = np.array(z, dtype=np.float64, copy=True)
+    return np.exp(z - z.max(-1, keepdims=True)) / np.exp(z - z.max(-1, keepdims=True)).sum(
+        -1, keepdims=True
+    )
+
+
+def attention_copies_inputs(Q, K, V):
+    Q, K, V = (np.asarray(a, dtype=np.float64).copy() for a in (Q, K, V))
+    return ref_attention(Q, K, V)
+
+
+SWEEP = {
+    "softmax": {
+        "correct": [ref_softmax, softmax_loops, softmax_float32, softmax_in_place,
+                    softmax_global_shift_per_row_logsumexp, softmax_rows_in_plain_python,
+                    softmax_copies_input],
+        "mistakes": {mistake_id: f for f, (_, mistake_id) in SOFTMAX_MISTAKES.items()},
+    },
+    "attention": {
+        "correct": [ref_attention, attention_loops, attention_einsum_float32, attention_reshape,
+                    attention_copies_inputs],
+        "mistakes": {mistake_id: f for f, (_, mistake_id) in ATTENTION_MISTAKES.items()},
+    },
+    "zero_temperature_attention": {
+        "correct": [ref_zero_temperature, zero_t_loops, zero_t_tiny_temperature,
+                    zero_t_einsum_isclose],
+        "mistakes": {mistake_id: f for f, (_, mistake_id) in ZERO_T_MISTAKES.items()},
+    },
+}  # fmt: skip
+
+
+def test_the_softmax_is_called_positive_only_with_its_floating_point_caveat_printed():
+    import json
+
+    source = (_ROOT / "solutions" / "04_softmax_and_attention.py").read_text("utf-8")
+    assert "is always positive" not in source
+    assert "score 800 below its row's maximum already gets a weight of exactly 0" in source
+    nb = json.loads((_ROOT / "solutions" / "04_softmax_and_attention.ipynb").read_text("utf-8"))
+    printed = "".join(
+        "".join(o.get("text", "")) for c in nb["cells"] if c["cell_type"] == "code"
+        for o in c["outputs"]
+    )  # fmt: skip
+    assert "helpers.softmax([0, -800]) = [1. 0.]" in printed

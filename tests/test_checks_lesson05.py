@@ -782,9 +782,7 @@ def decode_loops_einsum(x_t, K_cache, V_cache, W_Q, W_K, W_V):
     return np.einsum("k,kv->v", w, V_cache), K_cache, V_cache
 
 
-@pytest.mark.parametrize(
-    "answer", [ref_decode_step, decode_concatenate, decode_loops_einsum]
-)
+@pytest.mark.parametrize("answer", [ref_decode_step, decode_concatenate, decode_loops_einsum])
 def test_correct_decode_steps_pass(answer):
     result = decode_step.check(answer)
     assert result.passed is True, result.message
@@ -866,3 +864,75 @@ def test_every_exercise_has_stars_three_hints_and_a_runnable_solution(exercise):
         raise NotImplementedError
 
     assert exercise.check(stub).passed is None
+
+
+# ---------------------------------------------------------------------------------------------
+# The sweep: tests/test_checks_sweep.py runs every answer below over many seeded draws; the
+# correct ones must pass every draw, each mistake must be named by its id on 99 % of them.
+
+
+def _almost_zero(Q, K, V, mask):
+    out, w = ref_masked_attention(Q, K, V, mask)
+    return out, np.where(mask, w, 1e-9)  # within compare's tolerance, but not 0
+
+
+def masked_copies_inputs(Q, K, V, mask):
+    Q, K, V = (np.array(a, dtype=np.float64, copy=True) for a in (Q, K, V))
+    return ref_masked_attention(Q, K, V, np.asarray(mask, dtype=bool).copy())
+
+
+def decode_copies_inputs(x_t, K_cache, V_cache, W_Q, W_K, W_V):
+    args = (np.array(a, dtype=np.float64, copy=True) for a in (x_t, K_cache, V_cache))
+    return ref_decode_step(*args, W_Q, W_K, W_V)
+
+
+_ONES = np.ones  # the causal masks' mistakes, one answer each
+
+SWEEP = {
+    "causal_mask": {
+        "correct": [ref_causal_mask, loop_mask,
+                    lambda n: np.arange(n)[None, :] <= np.arange(n)[:, None],
+                    lambda n: ~np.triu(np.ones((n, n), dtype=bool), k=1)],
+        "mistakes": {
+            "upper_triangle": lambda n: np.triu(_ONES((n, n), dtype=bool)),
+            "diagonal_left_out": lambda n: np.tril(_ONES((n, n), dtype=bool), k=-1),
+            "inverted": lambda n: np.triu(_ONES((n, n), dtype=bool), k=1),
+            "all_true": lambda n: _ONES((n, n), dtype=bool),
+            "not_boolean": lambda n: np.tril(_ONES((n, n))),
+            "not_01": lambda n: np.tril(np.full((n, n), 2.0)),
+            "additive_mask": lambda n: np.triu(np.full((n, n), -np.inf), k=1),
+            "returned_none": lambda n: None,
+            "wrong_shape": lambda n: np.tril(_ONES((n, n + 1), dtype=bool)),
+        },
+    },
+    "masked_attention": {
+        "correct": [ref_masked_attention, loop_answer, einsum_float32_answer,
+                    masked_copies_inputs],
+        "mistakes": {
+            **{mistake_id: answer
+               for (answer, _), mistake_id in zip(MISTAKES, MISTAKE_IDS, strict=True)},
+            "not_exactly_zero": _almost_zero,
+        },
+    },
+    "causal_build_it": {
+        "correct": [ref_causal_build_it, build_it_loops, build_it_additive, build_it_helpers,
+                    build_it_renormalised],
+        "mistakes": {mistake_id: answer for mistake_id, (answer, _) in BUILD_IT_MISTAKES.items()},
+    },
+    "padding_mask": {
+        "correct": [ref_padding_mask, padding_loops,
+                    lambda lengths, n: np.less.outer(np.arange(n), lengths).T,
+                    lambda L, n: np.array([np.arange(n) < m for m in L]).reshape(-1, n)],
+        "mistakes": {mistake_id: answer for mistake_id, (answer, _) in PADDING_MISTAKES.items()},
+    },
+    "batched_masked_attention": {
+        "correct": [ref_batched_masked_attention, batched_vectorised, batched_loops,
+                    batched_helpers, batched_additive_float_mask],
+        "mistakes": {mistake_id: answer for mistake_id, (answer, _) in BATCHED_MISTAKES.items()},
+    },
+    "decode_step": {
+        "correct": [ref_decode_step, decode_concatenate, decode_loops_einsum,
+                    decode_copies_inputs],
+        "mistakes": {mistake_id: answer for mistake_id, (answer, _) in DECODE_MISTAKES.items()},
+    },
+}  # fmt: skip

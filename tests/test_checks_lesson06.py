@@ -499,3 +499,38 @@ def test_what_trained_heads_do_is_cited_not_claimed():
     assert "Clark et al. (2019" in prose and "What Does BERT Look At?" in prose
     assert "direct objects attend to their verbs" in prose  # the paper's direction (head 8-10)
     assert "(09_real_model.ipynb)" in prose
+    assert "That is how the model captures" not in prose  # the lesson text's claim, attributed
+
+
+# ---------------------------------------------------------------------------------------------
+# The sweep: tests/test_checks_sweep.py runs every answer below over many seeded draws; the
+# correct ones must pass every draw, each mistake must be named by its id on 99 % of them.
+
+
+def mha_copies_inputs(X, W_Q, W_K, W_V, W_O):
+    X = np.array(X, dtype=np.float64, copy=True)
+    return ref_mha(X, *(np.ascontiguousarray(W) for W in (W_Q, W_K, W_V, W_O)))
+
+
+def mha_course_attention_float32(X, W_Q, W_K, W_V, W_O):
+    X, W_Q, W_K, W_V, W_O = (np.asarray(a, np.float32) for a in (X, W_Q, W_K, W_V, W_O))
+    Q, K, V = (X[..., None, :, :] @ W for W in (W_Q, W_K, W_V))  # (..., h, n, d)
+    heads, A = helpers.scaled_dot_product_attention(Q, K, V)
+    return np.swapaxes(heads, -3, -2).reshape(*X.shape[:-1], -1) @ W_O, A
+
+
+SWEEP = {
+    "cross_attention": {
+        "correct": [ref_cross, cross_loops, cross_via_helpers, cross_einsum_finite_fill],
+        "mistakes": {m: answer for m, (answer, _) in CROSS_MISTAKES.items()},
+    },
+    "multi_head_attention": {
+        "correct": [ref_mha, mha_einsum, mha_per_head_blocks_of_W_O, mha_copies_inputs,
+                    mha_course_attention_float32],
+        "mistakes": {m: answer for m, (answer, _) in MHA_MISTAKES.items()},
+    },
+    "multi_query_attention": {
+        "correct": MQA_CORRECT,
+        "mistakes": {m: answer for m, (answer, _) in MQA_MISTAKES.items()},
+    },
+}  # fmt: skip
