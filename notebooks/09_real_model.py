@@ -350,8 +350,10 @@ print(f"for comparison, a head spreading evenly over each sentence ({min(lengths
       f"tokens) scores {even_next:.3f}")
 
 # %% [markdown]
-# **`[CLS]` and `[SEP]`: attention sinks.** The total weight on the two special tokens,
-# averaged over the queries and the sentences:
+# **`[CLS]` and `[SEP]`: attention sinks.** The name is Xiao et al.'s (2023, [Efficient Streaming
+# Language Models with Attention Sinks](https://arxiv.org/abs/2309.17453)), for the first tokens
+# of language models, which draw large weights without being important for their meaning. Here,
+# the total weight on the two special tokens, averaged over the queries and the sentences:
 
 # %%
 sink = mean_over_sentences(lambda A: special_token_weight(A, [0, A.shape[-1] - 1]))

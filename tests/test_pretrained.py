@@ -319,6 +319,7 @@ def test_lesson09_weighs_sinks_by_what_they_carry_and_cites_the_debate():
     source, printed = lesson09_source(), lesson09_printed()
     for paper in ("N19-1357", "D19-1002", "W19-4828", "2020.emnlp-main.574"):
         assert f"https://aclanthology.org/{paper}/" in source
+    assert "https://arxiv.org/abs/2309.17453" in source  # where the name "attention sink" is from
     counts = re.search(
         r"heads where \[CLS\] \+ \[SEP\] get more than half: of the weight (\d+) of 72, "
         r"of the summed lengths (\d+) of 72",
