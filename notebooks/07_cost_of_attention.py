@@ -192,13 +192,13 @@ plt.show()
 
 # %% [markdown]
 # Notice: the memory points sit on the slope-2 line from $n \approx 512$ on: each doubling of
-# $n$ costs four times the memory. The time points also make a straight line at large $n$, but
-# usually a steeper one: the first slope printed above, and how far it lies above 2 varies from
-# run to run and machine to machine (it is larger on a busy machine). Once the matrix outgrows
-# the CPU's caches, each of its $n^2$ numbers costs more time to reach, so the time grows
-# faster than the count of numbers. Below $n = 512$ the line is flatter (the second slope
-# printed above): a call takes well under a millisecond, and fixed costs (checks, function
-# calls, the $(n, d_k)$ arrays) are a large part of it. Memory does not care about any of this.
+# $n$ costs four times the memory. The time points also make a straight line at large $n$,
+# often a steeper one: the first slope printed above; how far it lies above 2 varies from run
+# to run and machine to machine. A likely cause, which this lesson does not measure: once the
+# matrix outgrows the CPU's caches, each of its $n^2$ numbers takes longer to reach. At small
+# $n$ the line is flatter (the second slope printed above): a call is short, and the costs
+# that do not grow like $n^2$ (checking the input, calling functions, the $(n, d_k)$ arrays)
+# weigh more. The memory count has none of this noise: it counts bytes.
 
 # %% [markdown]
 # ## What that means for a 100k-token context
@@ -229,6 +229,8 @@ print(f"the same for 32 heads: {32 * one_matrix / 1e12:.2f} TB")
 # `np.dtype(dtype).itemsize` gives the bytes per number. Return an `int` (a Python or NumPy
 # integer): the check refuses a float, even a whole one, because a float holds whole numbers
 # exactly only up to $2^{53}$ (about $9 \times 10^{15}$) and the check also asks for more.
+#
+# *May use:* NumPy only.
 
 # %%
 def score_matrix_bytes(n, h, batch, dtype):
@@ -339,33 +341,70 @@ print(f"n = 4,096, h = 8: {readable_bytes(at_4096)};  16 GB reached at n = {cros
 #   measured: a change at position 0 reached position 5 of the toy RNN only after 5 steps of
 #   the recurrence, fading on the way, while in self-attention position 5 reads position 0
 #   directly, in one step. With $n$ tokens the RNN's path is $n - 1$ steps: $O(n)$ against
-#   $O(1)$.
+#   $O(1)$. The convolution's $O(\log_k(n))$ is for *dilated* convolutions; with contiguous
+#   kernels a path across the sequence needs a stack of $O(n/k)$ layers (the paper's text says
+#   both).
 # - **Sequential operations**: those $n$ RNN steps must run one after another (step $t$ needs
 #   the state $r_{t-1}$); the $n^2$ scores of attention are independent products, all computed
 #   at once: $O(n)$ against $O(1)$.
-# - **Complexity per layer**: attention computes $n \times n$ scores of $d$ multiply-adds each
-#   ($QK^\top$, and as many for $AV$): $n^2 d$. A recurrent layer multiplies its $(d, d)$
-#   matrix by the state once per token: $n d^2$. The two are equal where $n^2 d = n d^2$, that
-#   is at $n = d$. At the paper's $d = 512$:
+# - **Complexity per layer** counts orders of growth, not operations. Counted exactly, in
+#   multiply-adds, with $d = d_{model}$ (all heads together):
+#   - attention's **pairwise part**: $n \times n$ scores of $d$ multiply-adds each ($QK^\top$),
+#     and as many to mix the values ($AV$): $2 n^2 d$. This is the $O(n^2 \cdot d)$ of the table;
+#   - attention's **projections** $W^Q, W^K, W^V, W^O$, one $(d, d)$ matrix per token each:
+#     $4 n d^2$, the same order as a recurrent layer's; the table's $O(n^2 \cdot d)$ does not
+#     count them;
+#   - the **recurrence**: one $(d, d)$ matrix times the state per token, $n d^2$: the
+#     $O(n \cdot d^2)$ of the table. Lesson 02's toy RNN, $r_t = \tanh(W r_{t-1} + U x_t)$, also
+#     multiplies its input by $U$ (another $n d^2$); an LSTM has four gates, each with a matrix
+#     for the state and one for the input: $8 n d^2$.
+#
+#   At the paper's $d = 512$:
 
 # %%
 d = 512  # the paper's d_model
-print(f"{'n':>6} | {'attention n^2 d':>16} | {'recurrent n d^2':>16} | attention / recurrent")
-for n_tokens in (32, 128, 512, 2048, 8192):
-    attention_ops = n_tokens**2 * d  # n x n scores, d multiply-adds each
-    recurrent_ops = n_tokens * d**2  # n steps of a (d, d) matrix times a vector
-    print(f"{n_tokens:6d} | {attention_ops:16,d} | {recurrent_ops:16,d} | "
-          f"{attention_ops / recurrent_ops:.4g}")
-print(f"crossover n^2 d = n d^2  <=>  n = d = {d}")
+
+
+def pairwise(n):  # Q K^T and A V: n x n entries, d multiply-adds each, twice
+    return 2 * n**2 * d
+
+
+def projections(n):  # W^Q, W^K, W^V, W^O: a (d, d) matrix per token, four times
+    return 4 * n * d**2
+
+
+def recurrence(n):  # W r_{t-1}: a (d, d) matrix times the state, once per token
+    return n * d**2
+
+
+def lstm(n):  # four gates, each a (d, d) matrix for the state and one for the input
+    return 8 * n * d**2
+
+
+print(f"{'n':>5} | {'pairwise 2n^2d':>15} | {'projections 4nd^2':>17} | {'recurrence nd^2':>15} "
+      f"| pairwise / recurrence | (pairwise + projections) / LSTM 8nd^2")
+for n_tokens in (32, 128, 256, 512, 1024, 2048, 8192):
+    print(f"{n_tokens:5d} | {pairwise(n_tokens):15,d} | {projections(n_tokens):17,d} | "
+          f"{recurrence(n_tokens):15,d} | {pairwise(n_tokens) / recurrence(n_tokens):21.4g} | "
+          f"{(pairwise(n_tokens) + projections(n_tokens)) / lstm(n_tokens):.4g}")
+pairwise_equals_recurrence = next(n for n in range(1, 4 * d) if pairwise(n) >= recurrence(n))
+layer_equals_lstm = next(n for n in range(1, 4 * d) if pairwise(n) + projections(n) >= lstm(n))
+print("pairwise part = recurrence at n =", pairwise_equals_recurrence, "(= d/2)")
+print("attention layer (pairwise + projections) = LSTM layer at n =", layer_equals_lstm, "(= 2d)")
 
 # %% [markdown]
-# Below $n = 512$ tokens a self-attention layer does less arithmetic than a recurrent one
-# (a 32-token sentence: 1/16 of it), and the paper notes that sentence lengths in machine
-# translation are usually below $d$. Above it, attention costs more, $n/d$ times as much
-# (16 times at $n = 8192$), and its $n \times n$ matrix is what the rest of this lesson is
-# about. The restricted row is the first of the long-context answers at the end of the lesson:
-# each query sees only $w$ neighbours, $O(w \cdot n \cdot d)$, but a path across the
-# sequence then takes $n/w$ layers.
+# The table's comparison, attention's pairwise part against the recurrence, crosses at
+# $n = d/2 = 256$: below it the pairwise part does less arithmetic (a 32-token sentence: 1/8 of
+# the recurrence), above it more, growing like $n$ (32 times as much at $n = 8192$). Whole layer
+# against whole layer, attention with its projections against an LSTM, the crossing is at
+# $n = 2d = 1024$. What is counted moves the crossing by a small factor, but it stays near
+# $n = d$, which is what the paper's big-O comparison says: self-attention is the cheaper
+# layer when $n$ is smaller than $d$, and the paper notes that this is most often the case
+# for the word-piece and byte-pair sentences of machine translation. Beyond $n \approx d$ the
+# $n^2$ term takes over, and its $n \times n$ matrix is what the rest of this lesson is about.
+# The restricted row is the first of the long-context answers at the end of the lesson: each
+# query sees only $w$ neighbours, $O(w \cdot n \cdot d)$, but a path across the sequence then
+# takes $n/w$ layers.
 
 # %% [markdown]
 # ## Blockwise attention: the same output, without the n × n matrix
@@ -445,6 +484,8 @@ print("row 'sat' matches the hand computation:", np.allclose(step.output[2], acc
 # $-\infty - (-\infty)$ is. The check tries a running state whose max rises in some rows and
 # not in others, a first block with fully masked rows, and whole runs with scores up to about
 # 800 (where `exp` without the max overflows).
+#
+# *May use:* NumPy only.
 
 # %%
 def online_softmax_update(m, l, acc, scores, V_block):
@@ -464,11 +505,13 @@ checks.online_softmax_update.check(online_softmax_update)
 # $(n_k, d_k)$, `V` $(n_k, d_v)$; walk over the keys `block_size` at a time (the last block
 # may be shorter), scale each tile of scores by $1/\sqrt{d_k}$, fold it in, and return the
 # output $(n_q, d_v)$. Never compute the whole `Q @ K.T`: the check runs your function on
-# 16 queries and 16,384 keys and measures its memory.
+# 256 queries and 2,048 keys and measures its memory.
 #
-# Your function has the same name as the course's `helpers.blockwise_attention`; defining it
-# here **shadows** that name in this notebook, so the cells below call the course's version as
-# `blockwise.blockwise_attention`, whether or not you have answered.
+# Your function has the same name as the course's `helpers.blockwise_attention`; the cells
+# below call the course's version, as `blockwise.blockwise_attention`, so they run whether or
+# not you have answered.
+#
+# *May use:* NumPy only, and your `online_softmax_update`.
 
 # %%
 def blockwise_attention(Q, K, V, block_size):
@@ -543,25 +586,36 @@ print("n = 4096: blockwise peak <= 1/10 of the naive peak:", block_peak[4096] * 
 
 # %% [markdown]
 # Blockwise attention does the same arithmetic, so its time is still $O(n^2)$; what it saves
-# is memory. Compare the two times printed above: on a CPU they are of the same order.
-# Blockwise can be a little slower, because here its block loop runs in Python, each block a
-# separate small NumPy operation; or faster at large $n$, because the naive version's arrays of
-# over 100 MB do not fit in the CPU's caches. On a GPU, FlashAttention runs the whole loop as
-# one fused kernel: it also tiles the queries, keeps each tile in the GPU's fast on-chip memory
-# and never writes the $n \times n$ matrix out to the GPU's main memory. Avoiding that memory
-# traffic, which dominates the run time there, is what makes it faster.
+# is memory. Compare the two times printed above: on a CPU they are of the same order, and
+# which one is faster varies from machine to machine. Each has a cost the other lacks: here
+# the blockwise loop runs in Python, one small NumPy operation per block, while the naive
+# version's arrays of over 100 MB do not fit in the CPU's caches. On a GPU, FlashAttention
+# (Dao et al. 2022) runs the whole loop as one fused kernel: it also tiles the queries, keeps
+# each tile in the GPU's fast on-chip memory and never writes the $n \times n$ matrix out to
+# the GPU's main memory. On GPUs most of a Transformer's operations wait on memory accesses
+# more than on arithmetic (the FlashAttention paper's argument), so avoiding that traffic is
+# what makes FlashAttention faster, not only smaller.
 
 # %% [markdown]
 # ## Exact or approximate: what long-context systems do
 #
 # Blockwise attention (FlashAttention) is **exact**: same output, memory cut from $O(n^2)$ to
-# $O(n)$, but every query still meets every key, so the time stays $O(n^2)$. To cut the time
-# as well, long-context systems **approximate** full attention: *sparse* or *local* attention
-# lets each query see only some keys (a sliding window of nearby tokens, plus a few global
-# ones); *linear* (kernel) attention replaces $\text{softmax}(QK^\top)$ by a product of feature
-# maps that can be computed as $\phi(Q)\,(\phi(K)^\top V)$ in $O(n)$; *low-rank* methods
-# compress the $n$ keys and values to a fixed number of rows. Each gives up some accuracy
-# (a query can no longer reach, or weigh exactly, every key) in exchange for speed.
+# $O(n)$, but every query still meets every key, so the time stays $O(n^2)$. Many long-context
+# models keep exactly this: full attention, computed by a FlashAttention-style kernel. What they
+# cut is another memory, the **KV cache**: when a model generates text, every layer keeps the
+# keys and values of all earlier tokens, $h$ heads of them. *Multi-query attention*
+# (Shazeer 2019, [lesson 06](06_cross_attention_and_heads.ipynb)'s challenge) gives all $h$
+# query heads one shared key head and one value head, a cache $h$ times smaller;
+# *grouped-query attention* (GQA, Ainslie et al. 2023) shares one key and value head per group
+# of query heads, between the two. The attention each query head computes is still exact.
+#
+# To cut the *time* below $O(n^2)$, a model must give up full attention and **approximate** it:
+# *sparse* or *local* attention lets each query see only some keys (a sliding window of nearby
+# tokens, plus a few global ones); *linear* (kernel) attention replaces
+# $\text{softmax}(QK^\top)$ by a product of feature maps that can be computed as
+# $\phi(Q)\,(\phi(K)^\top V)$ in $O(n)$; *low-rank* methods compress the $n$ keys and values to
+# a fixed number of rows. Each gives up something (a query can no longer reach, or weigh
+# exactly, every key) in exchange for speed.
 
 # %% [markdown]
 # ## Challenge ★★★ — `causal_blockwise_attention(Q, K, V, block_size)`
@@ -570,11 +624,15 @@ print("n = 4096: blockwise peak <= 1/10 of the naive peak:", block_peak[4096] * 
 # the keys into blocks of `block_size` $= b$: a grid of $n_b \times n_b$ tiles, where
 # $n_b = \lceil n/b \rceil$ is the number of blocks.
 # A tile whose keys all come after its last query is entirely masked, so there is no need to
-# compute it at all: that is how FlashAttention halves the work of a causal layer. Write
+# compute it at all: that is how FlashAttention skips about half of a causal layer's tiles for
+# long sequences (the FlashAttention-2 paper, Dao 2023, reports about 1.7–1.8 times the
+# speed of the same attention without the mask). Write
 # `causal_blockwise_attention(Q, K, V, block_size)` for self-attention (`Q`, `K` $(n, d_k)$,
 # `V` $(n, d_v)$) that visits only the tiles on or below the diagonal, masks inside the
 # diagonal tiles, and returns `(output, tiles)`: the output $(n, d_v)$ and how many score
 # tiles you computed. Use your `online_softmax_update` for each query block.
+#
+# *May use:* NumPy, `helpers.causal_mask`, and your `online_softmax_update`.
 
 # %%
 def causal_blockwise_attention(Q, K, V, block_size):
@@ -596,14 +654,16 @@ checks.causal_blockwise_attention.check(causal_blockwise_attention)
 #   once the matrix outgrows the CPU's caches; the fitted value varies from machine to
 #   machine).
 # - The weights take `batch * h * n * n * itemsize` bytes per layer: 40 GB for one float32
-#   head at $n = 100\,000$. The paper's Table 1: a self-attention layer costs $O(n^2 d)$
-#   against a recurrent layer's $O(n d^2)$ (less below the crossover $n = d$, 512 in the
-#   paper), with $O(1)$ sequential operations and path length against $O(n)$.
+#   head at $n = 100\,000$. The paper's Table 1: attention's pairwise part grows like
+#   $O(n^2 d)$, a recurrence like $O(n d^2)$, so attention is the cheaper layer for $n$ below
+#   about $d$ (counted exactly at $d = 512$: from $n = 256$ to $n = 1024$, depending on what is
+#   counted), with $O(1)$ sequential operations and path length against $O(n)$.
 # - An online softmax (running max $m$, running sum $\ell$, rescaled by $e^{m - m_{new}}$;
 #   your `online_softmax_update` and `blockwise_attention`) processes the keys block by
 #   block: the same output to $10^{-12}$, with memory $O(n \cdot b)$ instead of $O(n^2)$; the
-#   time stays $O(n^2)$. Approximations (sparse or local windows, linear/kernel attention,
-#   low-rank) cut the time too, at some cost in accuracy.
+#   time stays $O(n^2)$. Many long-context models keep this exact attention and shrink the
+#   KV cache instead (multi-query, grouped-query attention); approximations (sparse or local
+#   windows, linear/kernel attention, low-rank) cut the time too, at some cost in accuracy.
 #
 # **Next**: [08 · training attention](08_training_attention.ipynb): so far every weight was
 # seeded; now we train an attention layer and watch the pattern form.

@@ -155,6 +155,8 @@ print("column sums:", np.round(jacobian.sum(axis=0), 8))
 # may hold masked zeros), and `dS` has the same shape. Start from the chain rule for one row,
 # $dS_k = \sum_j dA_j\, \partial a_j / \partial s_k$, and simplify it until no $n_k \times n_k$
 # Jacobian is needed. The check compares your `dS` with finite differences on fresh scores.
+#
+# *May use:* NumPy only.
 
 # %%
 def softmax_backward(A, dA):
@@ -361,9 +363,11 @@ for step in (0, 30, 60, 80, 100, 130, 150, 300):
 # $dK$ and $dV$. Without a mask, $O = \text{softmax}(QK^\top / \sqrt{d_k})\,V$ with `Q`
 # $(n_q, d_k)$, `K` $(n_k, d_k)$, `V` $(n_k, d_v)$, and `dO` $(n_q, d_v)$ the gradient of the
 # loss with respect to $O$; return `(dQ, dK, dV)`, each the shape of its input. You may call
-# your `softmax_backward`. The check compares all three with finite differences, for
-# $n_q = n_k$ and for $n_q \ne n_k$ (cross-attention, lesson 06), where a missing transpose
-# shows.
+# your `softmax_backward`, or the course's `helpers.training.softmax_backward`. The check
+# compares all three with finite differences, for $n_q = n_k$ and for $n_q \ne n_k$
+# (cross-attention, lesson 06), where a missing transpose shows.
+#
+# *May use:* NumPy, `helpers.softmax`, `helpers.scaled_dot_product_attention`, `helpers.training.softmax_backward`.
 
 # %%
 def attention_backward(Q, K, V, dO):
@@ -382,8 +386,9 @@ checks.attention_backward.check(attention_backward)
 #
 # - An attention layer learns by gradient descent like any other layer; its backward pass is
 #   five lines (read-out, $AV$, softmax, $QK^\top$, projections). The only one that is not a
-#   matrix product is the softmax's, $dS = A \odot (dA - \text{rowsum}(dA \odot A))$ (your
-#   `softmax_backward`), and finite differences confirm them all to the error printed above.
+#   matrix product is the softmax's (your `softmax_backward`): each weight depends on every
+#   score of its row, so its gradient needs the whole row, yet no $n_k \times n_k$ Jacobian.
+#   Finite differences confirm them all (relative errors below $10^{-6}$).
 # - Trained on "output the previous token", one causal attention layer goes from below chance
 #   to 100 % held-out accuracy; without positional encodings it cannot, because nothing else
 #   tells the keys' positions apart.

@@ -192,13 +192,13 @@ plt.show()
 
 # %% [markdown]
 # Notice: the memory points sit on the slope-2 line from $n \approx 512$ on: each doubling of
-# $n$ costs four times the memory. The time points also make a straight line at large $n$, but
-# usually a steeper one: the first slope printed above, and how far it lies above 2 varies from
-# run to run and machine to machine (it is larger on a busy machine). Once the matrix outgrows
-# the CPU's caches, each of its $n^2$ numbers costs more time to reach, so the time grows
-# faster than the count of numbers. Below $n = 512$ the line is flatter (the second slope
-# printed above): a call takes well under a millisecond, and fixed costs (checks, function
-# calls, the $(n, d_k)$ arrays) are a large part of it. Memory does not care about any of this.
+# $n$ costs four times the memory. The time points also make a straight line at large $n$,
+# often a steeper one: the first slope printed above; how far it lies above 2 varies from run
+# to run and machine to machine. A likely cause, which this lesson does not measure: once the
+# matrix outgrows the CPU's caches, each of its $n^2$ numbers takes longer to reach. At small
+# $n$ the line is flatter (the second slope printed above): a call is short, and the costs
+# that do not grow like $n^2$ (checking the input, calling functions, the $(n, d_k)$ arrays)
+# weigh more. The memory count has none of this noise: it counts bytes.
 
 # %% [markdown]
 # ## What that means for a 100k-token context
@@ -229,6 +229,8 @@ print(f"the same for 32 heads: {32 * one_matrix / 1e12:.2f} TB")
 # `np.dtype(dtype).itemsize` gives the bytes per number. Return an `int` (a Python or NumPy
 # integer): the check refuses a float, even a whole one, because a float holds whole numbers
 # exactly only up to $2^{53}$ (about $9 \times 10^{15}$) and the check also asks for more.
+#
+# *May use:* NumPy only.
 
 # %%
 def score_matrix_bytes(n, h, batch, dtype):
@@ -484,6 +486,8 @@ print("row 'sat' matches the hand computation:", np.allclose(step.output[2], acc
 # $-\infty - (-\infty)$ is. The check tries a running state whose max rises in some rows and
 # not in others, a first block with fully masked rows, and whole runs with scores up to about
 # 800 (where `exp` without the max overflows).
+#
+# *May use:* NumPy only.
 
 # %%
 def online_softmax_update(m, l, acc, scores, V_block):
@@ -512,9 +516,11 @@ checks.online_softmax_update.check(online_softmax_update)
 # output $(n_q, d_v)$. Never compute the whole `Q @ K.T`: the check runs your function on
 # 256 queries and 2,048 keys and measures its memory.
 #
-# Your function has the same name as the course's `helpers.blockwise_attention`; defining it
-# here **shadows** that name in this notebook, so the cells below call the course's version as
-# `blockwise.blockwise_attention`, whether or not you have answered.
+# Your function has the same name as the course's `helpers.blockwise_attention`; the cells
+# below call the course's version, as `blockwise.blockwise_attention`, so they run whether or
+# not you have answered.
+#
+# *May use:* NumPy only, and your `online_softmax_update`.
 
 # %%
 def blockwise_attention(Q, K, V, block_size):
@@ -596,13 +602,15 @@ print("n = 4096: blockwise peak <= 1/10 of the naive peak:", block_peak[4096] * 
 
 # %% [markdown]
 # Blockwise attention does the same arithmetic, so its time is still $O(n^2)$; what it saves
-# is memory. Compare the two times printed above: on a CPU they are of the same order.
-# Blockwise can be a little slower, because here its block loop runs in Python, each block a
-# separate small NumPy operation; or faster at large $n$, because the naive version's arrays of
-# over 100 MB do not fit in the CPU's caches. On a GPU, FlashAttention runs the whole loop as
-# one fused kernel: it also tiles the queries, keeps each tile in the GPU's fast on-chip memory
-# and never writes the $n \times n$ matrix out to the GPU's main memory. Avoiding that memory
-# traffic, which dominates the run time there, is what makes it faster.
+# is memory. Compare the two times printed above: on a CPU they are of the same order, and
+# which one is faster varies from machine to machine. Each has a cost the other lacks: here
+# the blockwise loop runs in Python, one small NumPy operation per block, while the naive
+# version's arrays of over 100 MB do not fit in the CPU's caches. On a GPU, FlashAttention
+# (Dao et al. 2022) runs the whole loop as one fused kernel: it also tiles the queries, keeps
+# each tile in the GPU's fast on-chip memory and never writes the $n \times n$ matrix out to
+# the GPU's main memory. On GPUs most of a Transformer's operations wait on memory accesses
+# more than on arithmetic (the FlashAttention paper's argument), so avoiding that traffic is
+# what makes FlashAttention faster, not only smaller.
 
 # %% [markdown]
 # ## Exact or approximate: what long-context systems do
@@ -632,11 +640,15 @@ print("n = 4096: blockwise peak <= 1/10 of the naive peak:", block_peak[4096] * 
 # the keys into blocks of `block_size` $= b$: a grid of $n_b \times n_b$ tiles, where
 # $n_b = \lceil n/b \rceil$ is the number of blocks.
 # A tile whose keys all come after its last query is entirely masked, so there is no need to
-# compute it at all: that is how FlashAttention halves the work of a causal layer. Write
+# compute it at all: that is how FlashAttention skips about half of a causal layer's tiles for
+# long sequences (the FlashAttention-2 paper, Dao 2023, reports about 1.7–1.8 times the
+# speed of the same attention without the mask). Write
 # `causal_blockwise_attention(Q, K, V, block_size)` for self-attention (`Q`, `K` $(n, d_k)$,
 # `V` $(n, d_v)$) that visits only the tiles on or below the diagonal, masks inside the
 # diagonal tiles, and returns `(output, tiles)`: the output $(n, d_v)$ and how many score
 # tiles you computed. Use your `online_softmax_update` for each query block.
+#
+# *May use:* NumPy, `helpers.causal_mask`, and your `online_softmax_update`.
 
 # %%
 def causal_blockwise_attention(Q, K, V, block_size):

@@ -32,10 +32,24 @@ def with_math_prod(n, h, batch, dtype):
     return math.prod([batch, h, n, n, np.dtype(dtype).itemsize])
 
 
-@pytest.mark.parametrize(
-    "answer",
-    [checks.score_matrix_bytes.reference, numpy_int, with_math_prod],
-)
+def bytes_written_out(n, h, batch, dtype):
+    itemsize = np.dtype(dtype).itemsize  # bytes per number
+    return batch * h * n * n * itemsize
+
+
+def bytes_counted_in_loops(n, h, batch, dtype):
+    """Sums the matrices one by one, as a Python int."""
+    total = 0
+    for _ in range(batch):
+        for _ in range(h):
+            total += n * n * np.zeros(1, dtype=dtype).nbytes
+    return total
+
+
+BYTES_CORRECT = [bytes_written_out, numpy_int, with_math_prod, bytes_counted_in_loops]
+
+
+@pytest.mark.parametrize("answer", BYTES_CORRECT)
 def test_correct_byte_counts_pass(answer):
     result = check(answer)
     assert result.passed is True and result.mistake is None, result.message
@@ -154,15 +168,22 @@ def update_einsum_nan_to_num(m, l, acc, scores, V_block):
     )
 
 
-@pytest.mark.parametrize(
-    "answer",
-    [
-        lesson07._reference_online_softmax_update,
-        update_guarded,
-        update_loops,
-        update_einsum_nan_to_num,
-    ],
-)
+def update_copies_inputs(m, l, acc, scores, V_block):
+    """Converts every input to a float64 copy first, then the guarded update."""
+    m, l, acc, scores, V_block = (
+        np.array(a, dtype=np.float64) for a in (m, l, acc, scores, V_block)
+    )
+    m_new = np.fmax(m, np.max(scores, axis=-1))
+    shift = np.where(np.isfinite(m_new), m_new, 0.0)
+    c = np.exp(m - shift)
+    p = np.exp(scores - shift[:, np.newaxis])
+    return m_new, l * c + np.sum(p, axis=-1), acc * c[:, np.newaxis] + np.matmul(p, V_block)
+
+
+UPDATE_CORRECT = [update_guarded, update_loops, update_einsum_nan_to_num, update_copies_inputs]
+
+
+@pytest.mark.parametrize("answer", UPDATE_CORRECT)
 def test_correct_online_softmax_updates_pass(answer):
     for _ in range(3):  # fresh inputs each time
         result = update_check(answer)
@@ -345,7 +366,6 @@ def blockwise_float32_state(Q, K, V, block_size):
 
 
 BLOCKWISE_CORRECT = [
-    lesson07._reference_blockwise_attention,
     blockwise_per_query,
     blockwise_with_array_split,
     blockwise_copies_inputs,
@@ -394,7 +414,10 @@ def blockwise_variant(scale="d_k", stop="all", reset=False, first_only=False, di
 
 
 def naive_full_matrix(Q, K, V, block_size):
-    return helpers.scaled_dot_product_attention(Q, K, V)[0]
+    """Right output, but through the whole (n_q, n_k) score matrix."""
+    s = Q @ K.T / np.sqrt(Q.shape[1])
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True) @ V
 
 
 def naive_float32_scores(Q, K, V, block_size):
@@ -473,22 +496,44 @@ def causal_row_by_row(Q, K, V, block_size):
     return out, tiles
 
 
-def causal_with_helpers_per_block(Q, K, V, block_size):
-    """Each query block: helpers' blockwise attention over the keys up to its last query."""
+def causal_with_causal_mask(Q, K, V, block_size):
+    """Copies its inputs to float64; a helpers.causal_mask for each diagonal tile."""
+    Q, K, V = (np.array(a, dtype=np.float64) for a in (Q, K, V))
+    n, b, d_v = len(Q), block_size, V.shape[1]
+    out, tiles = np.empty((n, d_v)), 0
+    for q0 in range(0, n, b):
+        q1 = min(q0 + b, n)
+        state = (np.full(q1 - q0, -np.inf), np.zeros(q1 - q0), np.zeros((q1 - q0, d_v)))
+        for k0 in range(0, q1, b):
+            k1 = min(k0 + b, n)
+            s = np.einsum("qd,kd->qk", Q[q0:q1], K[k0:k1]) / np.sqrt(Q.shape[1])
+            if k0 == q0:  # the diagonal tile: square, masked inside
+                s = np.where(helpers.causal_mask(q1 - q0), s, -np.inf)
+            state = update_copies_inputs(*state, s, V[k0:k1])
+            tiles += 1
+        out[q0:q1] = state[2] / state[1][:, None]
+    return out, tiles
+
+
+def causal_query_blocks_with_softmax(Q, K, V, block_size):
+    """Each query block attends to all keys up to its last query at once (no key tiles, but
+    the same output); the tiles it would have visited are counted."""
     n, b = len(Q), block_size
     out, tiles = [], 0
     for q0 in range(0, n, b):
         q1 = min(q0 + b, n)
-        mask = np.arange(q1)[None, :] <= np.arange(q0, q1)[:, None]
-        out.append(helpers.scaled_dot_product_attention(Q[q0:q1], K[:q1], V[:q1], mask=mask)[0])
+        s = Q[q0:q1] @ K[:q1].T / np.sqrt(Q.shape[1])
+        s[np.arange(q1)[None, :] > np.arange(q0, q1)[:, None]] = -np.inf
+        e = np.exp(s - s.max(axis=1, keepdims=True))
+        out.append(e / e.sum(axis=1, keepdims=True) @ V[:q1])
         tiles += -(-q1 // b)
     return np.concatenate(out), tiles
 
 
-@pytest.mark.parametrize(
-    "answer",
-    [lesson07._reference_causal_blockwise, causal_row_by_row, causal_with_helpers_per_block],
-)
+CAUSAL_CORRECT = [causal_row_by_row, causal_with_causal_mask, causal_query_blocks_with_softmax]
+
+
+@pytest.mark.parametrize("answer", CAUSAL_CORRECT)
 def test_correct_causal_blockwise_passes(answer):
     result = causal_check(answer)
     assert result.passed is True, result.message
@@ -583,3 +628,51 @@ def test_lesson_07_names_dilated_convolutions_and_exact_long_context_attention()
     assert "*dilated* convolutions" in source and "$O(n/k)$" in source
     assert "long-context systems **approximate** full attention" not in source
     assert "Ainslie et al. 2023" in source and "Shazeer 2019" in source
+
+
+# ---------------------------------------------------------------------------------------------
+# The sweep (tests/test_checks_sweep.py): every exercise, correct styles and named mistakes.
+
+BYTES_MISTAKES = {
+    "no_heads": lambda n, h, b, dt: b * n * n * itemsize(dt),
+    "no_batch": lambda n, h, b, dt: h * n * n * itemsize(dt),
+    "no_heads_no_batch": lambda n, h, b, dt: n * n * itemsize(dt),
+    "n_not_squared": lambda n, h, b, dt: b * h * n * itemsize(dt),
+    "bits": lambda n, h, b, dt: b * h * n * n * itemsize(dt) * 8,
+    "always_4": lambda n, h, b, dt: b * h * n * n * 4,
+    "always_8": lambda n, h, b, dt: b * h * n * n * 8,
+    "numbers_not_bytes": lambda n, h, b, dt: b * h * n * n,
+    "mib": lambda n, h, b, dt: b * h * n * n * itemsize(dt) / 2**20,
+    "mb": lambda n, h, b, dt: b * h * n * n * itemsize(dt) / 1e6,
+    "gib": lambda n, h, b, dt: b * h * n * n * itemsize(dt) / 2**30,
+    "gb": lambda n, h, b, dt: b * h * n * n * itemsize(dt) / 1e9,
+    "float_not_int": lambda n, h, b, dt: float(b * h * n * n * itemsize(dt)),
+    "not_whole": lambda n, h, b, dt: b * h * n * n * itemsize(dt) + 0.5,
+    "wrong_count": lambda n, h, b, dt: b * h * n * (n + 1) * itemsize(dt),
+    "returned_none": lambda n, h, b, dt: None,
+    "not_numbers": lambda n, h, b, dt: f"{b * h * n * n * itemsize(dt)} bytes",
+    "nan_or_inf": lambda n, h, b, dt: float("nan"),
+}
+
+SWEEP = {
+    "score_matrix_bytes": {"correct": BYTES_CORRECT, "mistakes": BYTES_MISTAKES},
+    "online_softmax_update": {
+        "correct": UPDATE_CORRECT,
+        "mistakes": {
+            **{mistake: answer for mistake, (answer, _) in UPDATE_MISTAKES.items()},
+            "not_a_triple": lambda m, l, acc, s, V: (m, l),
+            "returned_none": lambda m, l, acc, s, V: None,
+        },
+    },
+    "blockwise_attention": {
+        "correct": BLOCKWISE_CORRECT,
+        "mistakes": {mistake: answer for mistake, (answer, _) in BLOCKWISE_MISTAKES.items()},
+    },
+    "causal_blockwise_attention": {
+        "correct": CAUSAL_CORRECT,
+        "mistakes": {
+            **{mistake: answer for mistake, (answer, _) in CAUSAL_MISTAKES.items()},
+            "tiles_not_int": lambda Q, K, V, b: (causal_row_by_row(Q, K, V, b)[0], 3.0),
+        },
+    },
+}

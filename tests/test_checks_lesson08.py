@@ -32,10 +32,27 @@ def with_einsum(A, dA):
     return A * dA - A * c[..., None]
 
 
-@pytest.mark.parametrize(
-    "answer",
-    [lesson08._reference_softmax_backward, jacobian_per_row, with_einsum],
-)
+def with_input_copies(A, dA):
+    """Copies both inputs to float64 and subtracts the row's weighted sum in place."""
+    A, dA = np.array(A, dtype=np.float64), np.asarray(dA, dtype=np.float64).copy()
+    dA -= np.sum(dA * A, axis=-1)[..., np.newaxis]
+    return A * dA
+
+
+def rows_in_a_loop(A, dA):
+    """One row at a time, over every leading axis, with Python-level dot products."""
+    A2, dA2 = A.reshape(-1, A.shape[-1]), dA.reshape(-1, A.shape[-1])
+    out = np.empty(A2.shape)
+    for r, (a, da) in enumerate(zip(A2, dA2)):
+        weighted = float(np.dot(a, da))
+        out[r] = [a_k * (da_k - weighted) for a_k, da_k in zip(a, da)]
+    return out.reshape(A.shape)
+
+
+SOFTMAX_CORRECT = [jacobian_per_row, with_einsum, with_input_copies, rows_in_a_loop]
+
+
+@pytest.mark.parametrize("answer", SOFTMAX_CORRECT)
 def test_correct_softmax_backward_passes(answer):
     for _ in range(2):
         result = softmax_check(answer)
@@ -143,10 +160,22 @@ def backward_einsum_with_helpers(Q, K, V, dO):
     )
 
 
-@pytest.mark.parametrize(
-    "answer",
-    [lesson08._reference_attention_backward, backward_loops, backward_einsum_with_helpers],
-)
+def backward_matrix_copies(Q, K, V, dO):
+    """Float64 copies of the inputs, NumPy only, the softmax written out."""
+    Q, K, V, dO = (np.array(a, dtype=np.float64) for a in (Q, K, V, dO))
+    c = 1 / np.sqrt(Q.shape[-1])
+    S = Q @ K.T * c
+    A = np.exp(S - S.max(axis=-1, keepdims=True))
+    A /= A.sum(axis=-1, keepdims=True)
+    dA = dO @ V.T
+    dS = A * (dA - np.sum(dA * A, axis=-1, keepdims=True))
+    return c * dS @ K, c * dS.T @ Q, A.T @ dO
+
+
+ATTENTION_CORRECT = [backward_loops, backward_einsum_with_helpers, backward_matrix_copies]
+
+
+@pytest.mark.parametrize("answer", ATTENTION_CORRECT)
 def test_correct_attention_backward_passes(answer):
     result = attention_check(answer)
     assert result.passed is True, result.message
@@ -210,3 +239,22 @@ def test_lesson_08_shows_the_softmax_backward_answer_only_in_its_solution():
     assert "rowsum" not in outside
     assert not re.search(r"dA\s*-\s*\(?dA", outside)
     assert not re.search(r"\\odot\s*\(dA", outside)
+
+
+# ---------------------------------------------------------------------------------------------
+# The sweep (tests/test_checks_sweep.py): every exercise, correct styles and named mistakes.
+
+SWEEP = {
+    "softmax_backward": {
+        "correct": SOFTMAX_CORRECT,
+        "mistakes": {
+            **{mistake: answer for mistake, (answer, _) in SOFTMAX_MISTAKES.items()},
+            "returned_none": lambda A, dA: None,
+            "wrong_shape": lambda A, dA: A[..., 0],
+        },
+    },
+    "attention_backward": {
+        "correct": ATTENTION_CORRECT,
+        "mistakes": {mistake: answer for mistake, (answer, _) in ATTENTION_MISTAKES.items()},
+    },
+}

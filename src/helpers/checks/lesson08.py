@@ -145,7 +145,7 @@ def _grade_softmax_backward(call):
 
 softmax_backward = Exercise(
     name="softmax_backward",
-    not_allowed=("helpers.training.softmax_backward",),
+    allowed=(),  # NumPy only: helpers.training.softmax_backward is this answer
     signature="softmax_backward(A, dA)",
     grade=_grade_softmax_backward,
     reference=_reference_softmax_backward,
@@ -289,7 +289,13 @@ def _grade_attention_backward(call):
 
 attention_backward = Exercise(
     name="attention_backward",
-    not_allowed=("helpers.training.loss_and_grads",),
+    # The forward pass and the softmax's backward pass (Exercise 1) may come from the course;
+    # dQ, dK, dV are the challenge (helpers.training.loss_and_grads computes them).
+    allowed=(
+        "helpers.softmax",
+        "helpers.scaled_dot_product_attention",
+        "helpers.training.softmax_backward",
+    ),
     signature="attention_backward(Q, K, V, dO)",
     grade=_grade_attention_backward,
     reference=_reference_attention_backward,
