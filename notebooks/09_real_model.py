@@ -436,7 +436,7 @@ print(f"the least even head: layer {k}, head {a} ({-s:.2f})")
 # (offset −1), averaged over the sentences, is the highest.
 #
 # *May use:* NumPy only. Your own `head_offset_score` from Exercise 1 is your code: use it if
-# it passed (the helpers' version, shown above, would be this exercise done for you).
+# it passed (the helpers' version, shown above, would do most of this exercise for you).
 
 # %%
 def most_previous_token_head(attentions):
@@ -558,7 +558,7 @@ text = sentences[2]  # "He drove to the stadium.", one of the three sentences ab
 alone = model.trace(text)
 n_real = len(alone.tokens)
 padded_ids = np.concatenate([alone.ids, np.zeros(4, dtype=int)])  # 4 x [PAD] at the end
-keep = helpers.masks.padding_mask([n_real], len(padded_ids))[0]  # (n_real + 4,): True = real token
+keep = helpers.padding_mask([n_real], len(padded_ids))[0]  # (n_real + 4,): True = real token
 with_mask = without_mask = model.embed(padded_ids)
 for layer_index in range(model.n_layers):
     with_mask, _ = model.layer(with_mask, layer_index, mask=keep)  # every query, real keys only
