@@ -15,8 +15,8 @@
 # - how an attention layer learns: forward pass, loss, and the backward pass written by hand
 #   (the softmax's gradient by you), checked against finite differences;
 # - a task that can only be solved through **position** (output the previous token), learned
-#   by one causal self-attention layer in NumPy: how its accuracy climbs from chance, and why
-#   it fails without the positional encodings;
+#   by one causal self-attention layer in NumPy: how its accuracy climbs from about chance,
+#   and why it fails without the positional encodings;
 # - what learned attention looks like next to the seeded weights of the earlier lessons, and
 #   how the pattern forms during training.
 #
