@@ -86,10 +86,13 @@ handout: full-repo ## zip the learner's copy (no solutions) into build/self-atte
 bench: full-repo $(STAMP) ## run the benchmark scripts (timings vary: not part of make test)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
-grade: $(STAMP) ## grade a class: SUBMISSIONS=<folder of student folders> OUT=<folder> (docs/INSTRUCTORS.md)
+grade: $(STAMP) ## grade a class: SUBMISSIONS=<folder of student folders> OUT=<folder> [STUDENTS='ada bob' POINTS=<toml> ROSTER=<csv> NO_CACHE=1] (docs/INSTRUCTORS.md)
 	@if [ -z "$(SUBMISSIONS)" ] || [ -z "$(OUT)" ]; then \
-		echo "usage: make grade SUBMISSIONS=<folder with one folder per student> OUT=<folder for the reports>"; exit 2; fi
-	$(PY) -m helpers.grade --submissions "$(SUBMISSIONS)" --out "$(OUT)"
+		echo "usage: make grade SUBMISSIONS=<folder with one folder per student> OUT=<folder for the reports>"; \
+		echo "       [STUDENTS='ada bob'] [POINTS=points.toml] [ROSTER=roster.csv] [NO_CACHE=1]"; exit 2; fi
+	$(PY) -m helpers.grade --submissions "$(SUBMISSIONS)" --out "$(OUT)" \
+		$(if $(STUDENTS),--students "$(STUDENTS)") $(if $(POINTS),--points "$(POINTS)") \
+		$(if $(ROSTER),--roster "$(ROSTER)") $(if $(NO_CACHE),--no-cache)
 
 binder-dry-run: full-repo ## what a Binder build does, without Docker: fresh env, postBuild, JupyterLab check
 	bash tools/binder_dry_run.sh

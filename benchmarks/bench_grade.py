@@ -1,6 +1,8 @@
-"""What grading costs on top of simply running the notebooks (issue 11: at most 1.3x).
+"""What grading costs: on top of simply running the notebooks (issue 11: at most 1.3x), and
+for a term's class, a rerun with nothing changed and a rerun after one late notebook (issue 18).
 
     .venv/bin/python benchmarks/bench_grade.py [--students 30] [--repeats 3] [--lesson 01]
+    .venv/bin/python benchmarks/bench_grade.py --term [--students 300] [--repeats 5]
 
 A class of ``--students`` copies of the real learner notebook ``notebooks/NN_*.ipynb``, its
 first exercise answered four ways: right (40 %), wrong (25 %), untouched (20 %) and an endless
@@ -15,6 +17,13 @@ number at once (one per core) and the same environment:
   and report.html.
 
 The two alternate, ``--repeats`` times each; the ratio of the medians is printed at the end.
+
+``--term`` (default 300 students, the same mix) times what a term needs instead: the full
+run into a fresh ``OUT`` (once: it is the long one), then ``--repeats`` times each a second run
+with nothing changed (target <= 5 s: every notebook from the cache) and a run after one
+student's notebook changed (target <= that notebook's own run time + 5 s), each as
+``python -m helpers.grade`` in a fresh process (imports included), medians printed.
+
 Timings depend on what else the machine does: a script to read, not a test.
 """
 
@@ -22,10 +31,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -110,17 +121,67 @@ def plain(folder: Path, jobs: int, cell_seconds: float) -> float:
 
 def graded(folder: Path, out: Path, jobs: int, limits: Limits) -> float:
     start = time.perf_counter()
-    grade(folder, out, limits, jobs=jobs, say=None)
+    grade(folder, out, limits, jobs=jobs, say=None, use_cache=False)
     return time.perf_counter() - start
+
+
+def _cli(folder: Path, out: Path, jobs: int) -> tuple[float, str]:
+    """One ``python -m helpers.grade`` in a fresh process: (seconds, its first line)."""
+    start = time.perf_counter()
+    run = subprocess.run(
+        [sys.executable, "-m", "helpers.grade", "--submissions", str(folder), "--out", str(out),
+         "--jobs", str(jobs)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return time.perf_counter() - start, run.stdout.splitlines()[0]
+
+
+def term(args) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder, out = Path(tmp) / "class", Path(tmp) / "out"
+        counts = make_class(folder, args.lesson, args.students)
+        print(f"{args.students} students, lesson {args.lesson} ({counts}), {args.jobs} kernels")
+        full, line = _cli(folder, out, args.jobs)
+        print(f"full run: {full:.1f} s ({line})", flush=True)
+        unchanged, changed, own = [], [], []
+        late = folder / "student00" / "my_notebook.ipynb"
+        for r in range(args.repeats):
+            seconds, line = _cli(folder, out, args.jobs)
+            unchanged.append(seconds)
+            print(f"  repeat {r + 1}: nothing changed {seconds:.2f} s ({line})", flush=True)
+            nb = nbformat.read(late, as_version=4)  # a new version each time: a late hand-in
+            nb.cells.append(nbformat.v4.new_markdown_cell(f"handed in again ({r + 1})"))
+            nbformat.write(nb, late)
+            seconds, line = _cli(folder, out, args.jobs)
+            changed.append(seconds)
+            entries = sorted((out / ".grade" / "cache").glob("*.json"), key=os.path.getmtime)
+            own.append(json.loads(entries[-1].read_text())["outcome"]["seconds"])
+            print(
+                f"  repeat {r + 1}: one notebook changed {seconds:.2f} s, that notebook's own "
+                f"run {own[-1]:.2f} s ({line})",
+                flush=True,
+            )
+        u, c, o = (statistics.median(x) for x in (unchanged, changed, own))
+        print(f"median: nothing changed {u:.2f} s (target <= 5 s)")
+        print(
+            f"median: one notebook changed {c:.2f} s = its own run {o:.2f} s + {c - o:.2f} s "
+            "(target: + <= 5 s)"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--students", type=int, default=30)
+    parser.add_argument("--students", type=int, default=None, help="30 (300 with --term)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--lesson", default="01")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--term", action="store_true", help="full run, rerun, one late notebook")
     args = parser.parse_args()
+    if args.term:
+        args.students = args.students or 300
+        term(args)
+        return
+    args.students = args.students or 30
     limits = Limits()
     with tempfile.TemporaryDirectory() as tmp:
         folder, out = Path(tmp) / "class", Path(tmp) / "out"

@@ -1,4 +1,12 @@
-"""``python -m helpers.grade --submissions DIR --out DIR``: grade a class, write the reports."""
+"""``python -m helpers.grade``: grade a class (a pipeline of stages), or one notebook (``--one``).
+
+The stages, each a function below: **find** the students' folders and notebooks → **recognise**
+each notebook's lesson (or take it, with its rows, from ``OUT``'s cache) → **run** the rest in
+sandboxed kernels → **collect** each run's rows and answers → **results** for the class (the
+notebook chosen per lesson, missing rows, merged with ``OUT``'s earlier results for a regrade of
+``--students``; points, roster and similar answers computed once) → the writers
+(:mod:`helpers.grade._writers`), each a function of those results.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +21,7 @@ from pathlib import Path
 
 from helpers.checks import Exercise
 
+from ._cache import Cache, file_sha256, key
 from ._grading import (
     Row,
     Submission,
@@ -24,8 +33,13 @@ from ._grading import (
     rows_for,
     score,
 )
-from ._report import feedback_markdown, report_html, write_csv
-from ._sandbox import Limits, run_all, run_notebook
+from ._points import PointsError, load_points, points_table_toml
+from ._progress import Progress
+from ._results import ClassResults, StudentResults, finish, load_state, save_state
+from ._roster import RosterError, read_roster
+from ._sandbox import Limits, RunOutcome, run_all, run_notebook
+from ._similarity import answer_sources
+from ._writers import write_all
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -56,14 +70,19 @@ def _seconds(limit: float):
     return parse
 
 
+def _names(text: str) -> list[str]:
+    return [n for n in re.split(r"[\s,]+", text) if n]
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m helpers.grade",
         description="Grade every student's notebooks: SUBMISSIONS/<student>/<any name>.ipynb. "
-        "Writes OUT/grades.csv, OUT/feedback/<student>.md and OUT/report.html.",
+        "Writes OUT/grades.csv, scores.csv, lms/canvas.csv, lms/moodle.csv, similarity.csv, "
+        "feedback/<student>.md and report.html. Or grade one notebook: --one NOTEBOOK.",
     )
-    p.add_argument("--submissions", required=True, type=Path, help="one folder per student")
-    p.add_argument("--out", required=True, type=Path, help="where the reports go")
+    p.add_argument("--submissions", type=Path, help="one folder per student")
+    p.add_argument("--out", type=Path, help="where the reports go")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="kernels at once")
     p.add_argument("--cell-timeout", type=_seconds(86400), default=60.0, help="seconds per cell")
     p.add_argument(
@@ -71,7 +90,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--check-time-limit",
-        type=_seconds(3600),  # the checks' own bound (helpers.checks._core)
+        type=_seconds(3600),  # the checks' own bound (helpers.checks._record)
         default=5.0,
         help="seconds for one call of a student's function inside a check",
     )
@@ -81,7 +100,36 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--lessons", nargs="*", default=None, help="grade these lessons (default: found)"
     )
-    p.add_argument("-q", "--quiet", action="store_true", help="no line per notebook")
+    p.add_argument(
+        "--students",
+        type=_names,
+        default=None,
+        help="grade only these folders ('ada bob') and merge their rows into what OUT holds",
+    )
+    p.add_argument("--points", type=Path, help="a TOML file of points per exercise id")
+    p.add_argument(
+        "--points-table", action="store_true", help="print the default points as TOML, exit"
+    )
+    p.add_argument(
+        "--roster",
+        type=Path,
+        help="CSV: student,name,id,sis_user_id,sis_login_id,section,email (for the LMS files)",
+    )
+    p.add_argument(
+        "--no-cache", action="store_true", help="run every notebook, even unchanged ones"
+    )
+    p.add_argument("--one", type=Path, metavar="NOTEBOOK", help="grade this one notebook")
+    p.add_argument("--json", action="store_true", help="with --one: print JSON")
+    p.add_argument(
+        "--student", help="with --one: whose notebook (seeds the draws; default: its folder)"
+    )
+    p.add_argument(
+        "--github",
+        action="store_true",
+        help="with --one: also write the points to $GITHUB_STEP_SUMMARY and, for GitHub "
+        "Classroom's reporter, a 'result' to $GITHUB_OUTPUT",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     return p
 
 
@@ -95,83 +143,126 @@ def _kernel_config():
     return Config(json.loads(path.read_text()))
 
 
-def grade(
-    submissions: Path,
-    out: Path,
+def exercise_names(lesson: str) -> list[str]:
+    return [i.name for i in lesson_items(lesson) if isinstance(i, Exercise)]
+
+
+# ----------------------------------------------------------------------------------------------
+# The stages
+
+
+def find(submissions: Path, only: list[str] | None) -> tuple[list[str], list[Submission], list]:
+    """Every student folder, and the notebooks (of ``only``'s folders, if given), and notes."""
+    folders, found, notes = find_submissions(submissions)
+    if only is not None:
+        found = [s for s in found if s.student in only]
+    return folders, found, notes
+
+
+def recognise_all(found: list[Submission], cache: Cache, limits: Limits) -> None:
+    """Each notebook's lesson; an unchanged notebook's rows, outcome and answers come from the
+    cache (and it is not even parsed)."""
+    for submission in found:
+        submission.sha256 = file_sha256(submission.path)
+        entry = cache.get(key(submission.sha256, submission.student, submission.name, limits))
+        if entry is not None:
+            submission.lesson = entry["lesson"]
+            submission.recognised_by = entry["recognised_by"]
+            submission.unreadable = entry["unreadable"]
+            submission.rows = [Row(*r) for r in entry["rows"]]
+            submission.answers = entry["answers"]
+            submission.outcome = RunOutcome(**entry["outcome"]) if entry["outcome"] else None
+            submission.cached = True
+        else:
+            recognise(submission)
+
+
+def run(
+    to_run: list[Submission],
+    jobs: int,
     limits: Limits,
-    jobs: int = 1,
-    lessons: list[str] | None = None,
-    say=print,
-) -> list[Row]:
-    """Grade the class and write the reports; returns the rows of grades.csv."""
-    submissions, out = submissions.resolve(), out.resolve()
-    if not submissions.is_dir():
-        raise SystemExit(f"no such folder: {submissions}")
-    if out == submissions or submissions in out.parents:
-        raise SystemExit("--out must be outside --submissions (the submissions are never written)")
-    start = time.monotonic()
-    students, found, notes = find_submissions(submissions)
-    for submission in found:
-        recognise(submission)
-    lessons_known = known_lessons()
-    graded = sorted(
-        set(lessons) if lessons else {s.lesson for s in found if s.lesson in lessons_known}
-    )
-    unknown = set(graded) - set(lessons_known)
-    if unknown:
-        raise SystemExit(f"no exercises for lesson(s) {', '.join(sorted(unknown))}")
-    student_notes: dict[str, list[str]] = {s: [] for s in students}
-    attention: list[str] = list(notes)
-    for submission in found:
-        where = f"{submission.student}/{submission.name}"
-        if submission.lesson is None:
-            why = f"not readable ({submission.unreadable})" if submission.unreadable else ""
-            text = f"{where}: no lesson of the course recognised {why}".strip()
-            student_notes[submission.student].append(f"`{submission.name}`: not graded, {text}")
-            attention.append(text)
-        elif submission.lesson not in lessons_known:
-            student_notes[submission.student].append(
-                f"`{submission.name}` is lesson {submission.lesson}, which has no exercises"
-            )
-        elif submission.lesson not in graded:
-            student_notes[submission.student].append(
-                f"`{submission.name}` is lesson {submission.lesson}, not graded in this run"
-            )
-        elif submission.unreadable:
-            attention.append(f"{where}: not a readable notebook ({submission.unreadable})")
-    to_run = [s for s in found if s.lesson in graded and s.nb is not None]
+    progress: Progress,
+    collect_one,
+) -> None:
+    """Run each notebook in its own kernel, ``jobs`` at once; ``collect_one`` after each."""
     config = _kernel_config()
 
     async def run_one(submission: Submission) -> None:
-        names = [i.name for i in lesson_items(submission.lesson) if isinstance(i, Exercise)]
         submission.outcome = await run_notebook(
-            submission.path, submission.nb, names, limits, config, submission.student
+            submission.path,
+            submission.nb,
+            exercise_names(submission.lesson),
+            limits,
+            config,
+            submission.student,
         )
-        submission.rows = rows_for(submission, limits)
-        if say:
-            counts = {}
-            for row in submission.rows:
-                counts[row.status] = counts.get(row.status, 0) + 1
-            summary = ", ".join(f"{v} {k}" for k, v in counts.items())
-            ended = f", {submission.outcome.stopped}" if submission.outcome.stopped else ""
-            say(
-                f"  {submission.student}/{submission.name} (lesson {submission.lesson}): "
-                f"{summary}{ended} [{submission.outcome.seconds:.1f} s]"
-            )
+        collect_one(submission)
+        counts: dict[str, int] = {}
+        for row in submission.rows:
+            counts[row.status] = counts.get(row.status, 0) + 1
+        summary = ", ".join(f"{v} {k}" for k, v in counts.items())
+        ended = f", {submission.outcome.stopped}" if submission.outcome.stopped else ""
+        progress.step(
+            f"{submission.student}/{submission.name} (lesson {submission.lesson}): "
+            f"{summary}{ended} [{submission.outcome.seconds:.1f} s]"
+        )
 
-    if say:
-        say(
-            f"Grading {len(to_run)} notebook(s) of {len(students)} student(s), lesson(s) "
-            f"{', '.join(graded) or 'none'}, {max(1, min(jobs, len(to_run)))} at a time"
-        )
     asyncio.run(run_all(to_run, jobs, run_one))
-    for submission in found:
-        if submission.lesson in graded and submission.unreadable:
-            submission.rows = rows_for(submission, limits)
+
+
+def collect(submission: Submission, limits: Limits, cache: Cache) -> None:
+    """A run's (or an unreadable file's) rows and the answers' code, into the cache."""
+    submission.rows = rows_for(submission, limits)
+    if submission.nb is not None:
+        cells = [c.source for c in submission.nb.cells if c.cell_type == "code"]
+        submission.answers = answer_sources(cells, exercise_names(submission.lesson))
+    outcome = submission.outcome
+    entry = {
+        "lesson": submission.lesson,
+        "recognised_by": submission.recognised_by,
+        "unreadable": submission.unreadable,
+        "rows": [list(r.as_tuple()) for r in submission.rows],
+        "answers": submission.answers,
+        "outcome": None
+        if outcome is None
+        else {
+            "stopped": outcome.stopped,
+            "stopped_at": outcome.stopped_at,
+            "detail": outcome.detail,
+            "output_bytes": outcome.output_bytes,
+            "seconds": outcome.seconds,
+        },
+    }
+    cache.put(key(submission.sha256, submission.student, submission.name, limits), entry)
+
+
+def _student_results(
+    student: str, found: list[Submission], graded: list[str], known: list[str], limits: Limits
+) -> StudentResults:
+    """One student's rows (the best notebook per lesson), notes and what needs a look."""
+    mine = StudentResults()
+    subs = [s for s in found if s.student == student]
+    for submission in subs:
+        where = f"{student}/{submission.name}"
+        if submission.lesson is None:
+            why = f"not readable ({submission.unreadable})" if submission.unreadable else ""
+            text = f"{where}: no lesson of the course recognised {why}".strip()
+            mine.notes.append(f"`{submission.name}`: not graded, {text}")
+            mine.attention.append(text)
+        elif submission.lesson not in known:
+            mine.notes.append(
+                f"`{submission.name}` is lesson {submission.lesson}, which has no exercises"
+            )
+        elif submission.lesson not in graded:
+            mine.notes.append(
+                f"`{submission.name}` is lesson {submission.lesson}, not graded in this run"
+            )
+        elif submission.unreadable:
+            mine.attention.append(f"{where}: not a readable notebook ({submission.unreadable})")
         outcome = submission.outcome
-        where = f"{submission.student}/{submission.name}"
-        if outcome is None:
+        if outcome is None or submission.lesson not in graded:
             continue
+        mine.notebooks += 1
         if outcome.stopped:
             what = {
                 "cell_timeout": f"a cell ran past {limits.cell_seconds:g} s, kernel killed at",
@@ -179,68 +270,182 @@ def grade(
                 "died": "the kernel died at",
                 "failed_to_start": "the kernel did not start:",
             }[outcome.stopped]
-            attention.append(f"{where}: {what} `{outcome.detail}`")
+            mine.attention.append(f"{where}: {what} `{outcome.detail}`")
         if outcome.output_bytes > 10 * 2**20:
             mb = outcome.output_bytes / 2**20
-            attention.append(f"{where}: printed {mb:.0f} MB of output (not kept)")
-            student_notes[submission.student].append(
+            mine.attention.append(f"{where}: printed {mb:.0f} MB of output (not kept)")
+            mine.notes.append(
                 f"`{submission.name}` printed {mb:.0f} MB of output; the grader kept none of it"
             )
-
-    rows: list[Row] = []
-    chosen: dict[str, dict[str, Submission]] = {s: {} for s in students}
-    for student in students:
-        for lesson in graded:
-            candidates = [s for s in found if s.student == student and s.lesson == lesson]
-            if not candidates:
-                rows += missing_rows(
-                    student, lesson, f"no notebook of lesson {lesson} in {student}/"
+    for lesson in graded:
+        candidates = [s for s in subs if s.lesson == lesson]
+        if not candidates:
+            mine.rows += missing_rows(
+                student, lesson, f"no notebook of lesson {lesson} in {student}/"
+            )
+            continue
+        best = max(candidates, key=lambda s: score(s.rows))  # first of equals: name order
+        mine.chosen[lesson] = best.name
+        mine.rows += best.rows
+        mine.answers.update(best.answers)
+        for other in candidates:
+            if other is not best:
+                mine.notes.append(
+                    f"`{other.name}` is also lesson {lesson}; graded `{best.name}`, which "
+                    "scored higher (or came first)"
                 )
-                continue
-            best = max(candidates, key=lambda s: score(s.rows))  # first of equals: name order
-            chosen[student][lesson] = best
-            rows += best.rows
-            for other in candidates:
-                if other is not best:
-                    student_notes[student].append(
-                        f"`{other.name}` is also lesson {lesson}; graded `{best.name}`, which "
-                        "scored higher (or came first)"
-                    )
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "feedback").mkdir(exist_ok=True)
-    write_csv(rows, out / "grades.csv")
-    for student in students:
-        text = feedback_markdown(
-            student,
-            [r for r in rows if r.student == student],
-            student_notes[student],
-            chosen[student],
+    return mine
+
+
+def _no_folder(student: str, lessons: list[str]) -> StudentResults:
+    why = f"no folder named {student} in the submissions (the roster lists {student})"
+    return StudentResults(
+        rows=[r for lesson in lessons for r in missing_rows(student, lesson, why)],
+        notes=[f"No folder named `{student}` was found among the submissions."],
+    )
+
+
+def grade(
+    submissions: Path,
+    out: Path,
+    limits: Limits,
+    jobs: int = 1,
+    lessons: list[str] | None = None,
+    say=print,
+    *,
+    students: list[str] | None = None,
+    points: Path | None = None,
+    roster: Path | None = None,
+    use_cache: bool = True,
+    progress_stream=None,
+) -> ClassResults:
+    """Grade the class (or, with ``students``, regrade those and merge) and write every file."""
+    submissions, out = submissions.resolve(), out.resolve()
+    if not submissions.is_dir():
+        raise SystemExit(f"no such folder: {submissions}")
+    if out == submissions or submissions in out.parents:
+        raise SystemExit("--out must be outside --submissions (the submissions are never written)")
+    start = time.monotonic()
+    try:
+        table = load_points(points)
+        people = read_roster(roster) if roster is not None else None
+    except (PointsError, RosterError) as problem:
+        raise SystemExit(str(problem)) from None
+    listed = [p.student for p in people] if people is not None else []
+
+    # find
+    folders, found, notes = find(submissions, students)
+    previous = load_state(out) if students is not None else None
+    if students is not None:
+        unknown = [s for s in students if s not in folders and s not in listed]
+        if unknown:
+            raise SystemExit(f"--students: no folder named {', '.join(unknown)} in {submissions}")
+    # recognise
+    cache = Cache(out, enabled=use_cache)
+    recognise_all(found, cache, limits)
+    known = known_lessons()
+    if lessons:
+        graded = sorted(set(lessons))
+    elif previous is not None:
+        graded = list(previous["lessons"])
+    else:
+        graded = sorted({s.lesson for s in found if s.lesson in known})
+    unknown_lessons = set(graded) - set(known)
+    if unknown_lessons:
+        raise SystemExit(f"no exercises for lesson(s) {', '.join(sorted(unknown_lessons))}")
+    # run (what the cache does not have), then collect
+    fresh = [s for s in found if s.lesson in graded and not s.cached]
+    to_run = [s for s in fresh if s.nb is not None]
+    for submission in fresh:
+        if submission.nb is None:  # unreadable: rows without a run
+            collect(submission, limits, cache)
+    at_once = max(1, min(jobs, len(to_run)))
+    if say:
+        cached = sum(s.cached for s in found if s.lesson in graded)
+        who = f"{len(students)} of {len(folders)}" if students is not None else f"{len(folders)}"
+        say(
+            f"Grading {len(to_run)} notebook(s) of {who} student(s), lesson(s) "
+            f"{', '.join(graded) or 'none'}, {at_once} at a time"
+            + (f"; {cached} unchanged, from the cache" if cached else "")
         )
-        (out / "feedback" / f"{student}.md").write_text(text, encoding="utf-8")
+    progress = Progress(len(to_run), stream=progress_stream, enabled=bool(say))
+    run(to_run, jobs, limits, progress, lambda s: collect(s, limits, cache))
+
+    # results
+    graded_now = sorted(set(folders) if students is None else set(students) & set(folders))
+    per_student: dict[str, StudentResults] = {}
+    class_notes = list(notes)
+    if previous is not None:
+        per_student.update(
+            {s: r for s, r in previous["students"].items() if s not in (students or [])}
+        )
+        class_notes = previous["notes"]
+    for student in graded_now:
+        per_student[student] = _student_results(student, found, graded, known, limits)
+    without_folder = [s for s in listed if s not in folders]
+    for student in without_folder:
+        if student not in per_student or student in (students or []):
+            per_student[student] = _no_folder(student, graded)
+    everyone = sorted(per_student)
+    results = ClassResults(
+        students=everyone,
+        lessons=graded,
+        per_student=per_student,
+        notes=class_notes,
+        points=table,
+        roster=people,
+        without_folder=without_folder,
+    )
+    finish(results)
     memory = f"{limits.memory_bytes / 2**30:g} GiB" if limits.memory_bytes else "none"
-    settings = (
+    ran = f"{len(to_run)} notebook(s) run, {cache.hits} unchanged taken from the cache"
+    merged = (
+        f"; regraded {', '.join(students)} and kept the other students' results"
+        if students is not None
+        else ""
+    )
+    results.settings = (
         f"Limits: {limits.cell_seconds:g} s per cell, {limits.notebook_seconds:g} s per "
         f"notebook, {limits.check_seconds:g} s per call inside a check, memory {memory} per "
-        f"kernel; {jobs} kernel(s) at once. Graded in {time.monotonic() - start:.0f} s."
+        f"kernel; {jobs} kernel(s) at once. {ran}{merged}. "
+        f"Graded in {time.monotonic() - start:.0f} s."
     )
-    (out / "report.html").write_text(
-        report_html(students, graded, rows, attention, settings, len(to_run)),
-        encoding="utf-8",
-    )
+    # the writers
+    write_all(results, out)
+    save_state(results, out)
     if say:
-        say(f"Done in {time.monotonic() - start:.1f} s: {len(rows)} rows.")
-        say(f"  {out / 'grades.csv'}\n  {out / 'report.html'}\n  {out / 'feedback'}/")
-    return rows
+        say(f"Done in {time.monotonic() - start:.1f} s: {len(results.rows)} rows.")
+        say(
+            f"  {out / 'grades.csv'}\n  {out / 'scores.csv'}\n  {out / 'lms'}/\n"
+            f"  {out / 'report.html'}\n  {out / 'feedback'}/"
+        )
+    return results
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
+    if args.points_table:
+        sys.stdout.write(points_table_toml())
+        return 0
     limits = Limits(
         cell_seconds=args.cell_timeout,
         notebook_seconds=args.notebook_timeout,
         check_seconds=args.check_time_limit,
         memory_bytes=args.memory_limit,
     )
+    if args.one is not None:
+        if args.submissions or args.out or args.students or args.roster:
+            p.error("--one grades one notebook: no --submissions, --out, --students, --roster")
+        from ._one import grade_one
+
+        return grade_one(
+            args.one, limits, args.student, args.points, args.json, args.github, args.quiet
+        )
+    if args.json or args.student or args.github:
+        p.error("--json, --student and --github go with --one")
+    if args.submissions is None or args.out is None:
+        p.error("give --submissions and --out (or --one NOTEBOOK, or --points-table)")
     grade(
         args.submissions,
         args.out,
@@ -248,6 +453,10 @@ def main(argv: list[str] | None = None) -> int:
         jobs=max(1, args.jobs),
         lessons=args.lessons,
         say=None if args.quiet else print,
+        students=args.students,
+        points=args.points,
+        roster=args.roster,
+        use_cache=not args.no_cache,
     )
     return 0
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import nbformat
+from typing import TYPE_CHECKING
 
 from helpers import checks
 from helpers.checks import Exercise
 
 from ._sandbox import Limits, RunOutcome
+
+if TYPE_CHECKING:
+    import nbformat
 
 
 @dataclass
@@ -40,6 +42,9 @@ class Submission:
     unreadable: str = ""  # why the file is not a notebook, when it is not
     outcome: RunOutcome | None = None
     rows: list[Row] = field(default_factory=list)
+    sha256: str = ""  # of the file's bytes (the cache's key)
+    cached: bool = False  # rows, outcome and answers come from OUT's cache
+    answers: dict[str, str] = field(default_factory=dict)  # exercise -> answer code
 
 
 def lesson_items(lesson: str) -> list:
@@ -96,6 +101,8 @@ def _lesson_from_names(sources: list[str]) -> str | None:
 def recognise(submission: Submission) -> None:
     """Read the notebook and find its lesson: metadata first, exercise names second. The file
     name is never used. An unreadable file is recognised from its raw text if possible."""
+    import nbformat  # not at import time: see _sandbox
+
     raw = submission.path.read_bytes()
     text = raw.decode("utf-8", errors="replace")
     try:

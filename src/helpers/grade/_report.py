@@ -1,17 +1,19 @@
-"""What ``make grade`` writes: grades.csv, feedback/<student>.md, report.html."""
+"""The two documents ``make grade`` writes for people: feedback/<student>.md and report.html."""
 
 from __future__ import annotations
 
-import csv
 import html
 import re
 from collections import Counter, defaultdict
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from helpers.checks import Exercise
 
-from . import COLUMNS
-from ._grading import Row, Submission, lesson_items
+from ._grading import Row, lesson_items
+from ._points import fmt
+
+if TYPE_CHECKING:
+    from ._results import ClassResults
 
 LABEL = {
     "correct": "correct",
@@ -41,13 +43,6 @@ COLOUR = {
 }
 
 
-def write_csv(rows: list[Row], path: Path) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as out:
-        writer = csv.writer(out)
-        writer.writerow(COLUMNS)
-        writer.writerows(r.as_tuple() for r in rows)
-
-
 def _items_by_name() -> dict:
     from helpers import checks
 
@@ -55,22 +50,39 @@ def _items_by_name() -> dict:
 
 
 def feedback_markdown(
-    student: str, rows: list[Row], notes: list[str], chosen: dict[str, Submission]
+    student: str,
+    rows: list[Row],
+    notes: list[str],
+    chosen: dict[str, str],
+    results: ClassResults | None = None,
 ) -> str:
-    """A student's feedback: per lesson, what went well and what to fix (messages, hints)."""
+    """A student's feedback: per lesson, points, what went well and what to fix (messages,
+    hints); ``chosen`` names the notebook graded per lesson."""
     items = _items_by_name()
     lines = [f"# Feedback for {student}", ""]
+    totals = results.totals if results is not None else None
+    if totals is not None and len(results.lessons) > 1:
+        lines += [
+            f"**{fmt(totals.overall[student])} of {fmt(totals.max_overall)} points** in all.",
+            "",
+        ]
     by_lesson: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         by_lesson[row.lesson].append(row)
     for lesson, lesson_rows in by_lesson.items():
         correct = sum(r.status == "correct" for r in lesson_rows)
-        submission = chosen.get(lesson)
-        source = f" — `{submission.name}`" if submission else " — no notebook found"
+        name = chosen.get(lesson)
+        source = f" — `{name}`" if name else " — no notebook found"
+        points = ""
+        if totals is not None and (student, lesson) in totals.by_lesson:
+            points = (
+                f" {fmt(totals.by_lesson[(student, lesson)])} of "
+                f"{fmt(totals.max_by_lesson[lesson])} points."
+            )
         lines += [
             f"## Lesson {lesson}{source}",
             "",
-            f"{correct} of {len(lesson_rows)} correct.",
+            f"{correct} of {len(lesson_rows)} correct.{points}",
             "",
         ]
         good = [r for r in lesson_rows if r.status == "correct"]
@@ -113,15 +125,13 @@ def _cell(row: Row) -> str:
     )
 
 
-def report_html(
-    students: list[str],
-    lessons: list[str],
-    rows: list[Row],
-    attention: list[str],
-    settings: str,
-    notebooks: int = 0,
-) -> str:
-    """The class at a glance, then what to reteach: the most common named mistakes."""
+def report_html(results: ClassResults) -> str:
+    """The class at a glance (with points), what to reteach (the most common named mistakes),
+    the LMS files and the roster, answers that look alike, notebooks that need a look."""
+    students, lessons, rows = results.students, results.lessons, results.rows
+    attention, settings, notebooks = results.attention, results.settings, results.notebooks
+    totals = results.totals
+    assert totals is not None
     table = {(r.student, r.exercise): r for r in rows}
     columns = [(lesson, item) for lesson in lessons for item in lesson_items(lesson)]
     n = len(students)
@@ -148,7 +158,9 @@ def report_html(
             cells.append(_cell(row))
         body.append(
             f'<tr><th class="who">{html.escape(student)}</th>{"".join(cells)}'
-            f'<td class="total">{correct}/{len(columns)}</td></tr>'
+            f'<td class="total">{correct}/{len(columns)}</td>'
+            f'<td class="total">{fmt(totals.overall[student])}/{fmt(totals.max_overall)}</td>'
+            "</tr>"
         )
     share = []
     for _, item in columns:
@@ -157,7 +169,11 @@ def report_html(
             for s in students
         )
         share.append(f'<td class="pct">{round(100 * done / n) if n else 0}%</td>')
-    body.append(f'<tr class="foot"><th class="who">class ✓</th>{"".join(share)}<td></td></tr>')
+    mean = sum(totals.overall.values()) / n if n else 0.0
+    body.append(
+        f'<tr class="foot"><th class="who">class ✓</th>{"".join(share)}<td></td>'
+        f'<td class="total" title="mean points">{mean:.1f}</td></tr>'
+    )
 
     # What to reteach: named mistakes (status not_yet), counted once per student.
     mistakes: dict[str, Counter] = defaultdict(Counter)
@@ -219,6 +235,8 @@ def report_html(
         else "<h2>What to reteach</h2><p>No named mistakes in this class.</p>"
     )
     return _PAGE.format(
+        lms=_lms_block(results),
+        alike=_alike_block(results),
         title=f"Class report: {n} students, lesson{'s' if len(lessons) > 1 else ''} "
         + ", ".join(lessons),
         summary=html.escape(
@@ -284,20 +302,120 @@ section ul {{ padding-left: 18px; margin: 6px 0; font-size: .9em; }}
 section li {{ margin-bottom: 4px; }} .none {{ color: #888; font-size: .9em; }}
 code {{ background: #f3f3f3; padding: 0 3px; border-radius: 3px; }}
 footer {{ margin-top: 32px; color: #888; font-size: .8em; }}
+.caveat {{ background: #fff8e6; border-left: 4px solid #e08214; padding: 8px 12px; }}
+table.alike {{ border-collapse: collapse; }}
+.alike th, .alike td {{ text-align: left; padding: 3px 12px 3px 0; border-bottom: 1px solid #eee; }}
 </style></head><body>
 <h1>{title}</h1>
 <p class="summary">{summary}</p>
 <div class="legend-line">{legend}</div>
 <p style="color:#555;font-size:.9em">Hover over a square for the check's message; the small
 text under ✗ is the named mistake. Each student's feedback is in <code>feedback/</code>, every
-row in <code>grades.csv</code>.</p>
-<div class="scroll"><table class="grid"><tr><th class="who"></th>{head_lessons}<th></th></tr>
-<tr><th class="who"></th>{head_items}<th class="ex"><div>correct</div></th></tr>{body}</table>
+row in <code>grades.csv</code>, points per lesson in <code>scores.csv</code>.</p>
+<div class="scroll"><table class="grid">
+<tr><th class="who"></th>{head_lessons}<th></th><th></th></tr>
+<tr><th class="who"></th>{head_items}<th class="ex"><div>correct</div></th>
+<th class="ex"><div>points</div></th></tr>{body}</table>
 </div>
 {top}
 <h2>Per exercise</h2>
 <div class="sections">{sections}</div>
+{lms}
+{alike}
 {needs}
 <footer>{settings}</footer>
 </body></html>
 """
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(f"<b>{html.escape(n)}</b>" for n in names)
+
+
+def _lms_block(results: ClassResults) -> str:
+    """Where the LMS files are, and how the roster matched the folders."""
+    totals = results.totals
+    assert totals is not None
+    possible = ", ".join(
+        f"lesson {lesson}: {fmt(totals.max_by_lesson[lesson])}" for lesson in results.lessons
+    )
+    parts = [
+        "<h2>Grades for your LMS</h2>",
+        "<p><code>lms/canvas.csv</code> (Canvas: <i>Grades → Import</i>) and "
+        "<code>lms/moodle.csv</code> (Moodle: <i>Grades → Import → CSV file</i>, map "
+        "<i>Email address</i> to <i>useremail</i>) hold each student's points per lesson; "
+        f"points possible {html.escape(possible)}. Each lesson is one column, named "
+        "<code>Lesson NN</code>: rename it to an existing assignment's name to fill that one "
+        "instead of creating a new one.</p>",
+    ]
+    if results.roster is None:
+        parts.append(
+            "<p class='caveat'>No roster was given, so the LMS files are keyed by folder name "
+            "only (no IDs, no email addresses) and your LMS may not match them to its "
+            "students. Add one: a CSV with the columns "
+            "<code>student,name,id,sis_user_id,sis_login_id,section,email</code>, where "
+            "<code>student</code> is the submission folder's name (the other columns come "
+            "from your LMS's gradebook export), then run again with "
+            "<code>make grade ... ROSTER=roster.csv</code> (or <code>--roster</code>): "
+            "nothing is run again.</p>"
+        )
+    else:
+        parts.append(f"<p>Roster: {len(results.roster)} students.</p>")
+        if results.not_in_roster:
+            parts.append(
+                f"<p class='caveat'>Folders not in the roster (graded, but left out of the LMS "
+                f"files): {_names(results.not_in_roster)}. A typo in the folder or the "
+                "roster?</p>"
+            )
+        if results.without_folder:
+            parts.append(
+                f"<p class='caveat'>In the roster, but no folder in the submissions: "
+                f"{_names(results.without_folder)}. They get <code>missing</code> rows and 0 "
+                "points.</p>"
+            )
+        if not results.not_in_roster and not results.without_folder:
+            parts.append("<p>Every folder is in the roster, and every roster student has one.</p>")
+    return "\n".join(parts)
+
+
+def _alike_block(results: ClassResults, limit: int = 60) -> str:
+    """Answers that look alike: groups of the same code, and near pairs; a prompt to look."""
+    left_out = sum(results.alike_left_out.values())
+    intro = (
+        "<h2>Answers that look alike</h2>"
+        "<p class='caveat'><b>A prompt to look, not proof of copying.</b> Each line names "
+        "students whose answer to an exercise is the same code once names, comments, "
+        "docstrings, blank lines and the order of definitions are set aside (their syntax "
+        "trees are compared; similarity 1.00 is the same tree). Short exercises have few ways "
+        "to be written, students may have worked together where that is allowed, and a shared "
+        "source gives the same code: open both notebooks and judge. Answers equal to the "
+        f"course's own solution or to the starter stub are left out ({left_out} of them); every "
+        "pair is in <code>similarity.csv</code>.</p>"
+    )
+    if not results.alike:
+        return intro + "<p>No two answers look alike.</p>"
+    # Students sharing one tree form a group; other pairs are listed as pairs.
+    lines, seen = [], set()
+    for exercise, a, b, score in results.alike:
+        if score == 1.0:
+            if (exercise, a) in seen:
+                continue
+            group = {a, b}
+            for e, x, y, s in results.alike:
+                if e == exercise and s == 1.0 and (x in group or y in group):
+                    group |= {x, y}
+            seen |= {(exercise, s) for s in group}
+            lines.append((exercise, sorted(group), "1.00 (the same tree)"))
+        else:
+            lines.append((exercise, [a, b], f"{score:.2f}"))
+    rows = "".join(
+        f"<tr><td><code>{html.escape(e)}</code></td><td>{_names(who)}</td><td>{s}</td></tr>"
+        for e, who, s in lines[:limit]
+    )
+    more = (
+        f"<p>… and {len(lines) - limit} more in similarity.csv.</p>" if len(lines) > limit else ""
+    )
+    return (
+        intro + "<table class='alike'><tr><th>exercise</th><th>students</th><th>similarity</th>"
+        f"</tr>{rows}</table>{more}"
+    )

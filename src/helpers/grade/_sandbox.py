@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import os
 import resource
 import shutil
@@ -27,15 +28,18 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import nbformat
-from nbclient import NotebookClient
-from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from typing import TYPE_CHECKING
 
 from helpers.checks import _record
 
-from ._ipc import SUPPORTED as IPC_SUPPORTED
-from ._ipc import AsyncIpcKernelManager
+if TYPE_CHECKING:
+    import nbformat
+    from nbclient import NotebookClient
+
+# nbformat and nbclient are imported when a notebook is run, not with this module: nbformat's
+# schema validation imports jsonschema, whose format checkers cost seconds to import
+# (rfc3987_syntax builds a grammar), and a rerun that takes every notebook from the cache
+# needs neither.
 
 
 @dataclass
@@ -67,19 +71,24 @@ class RunOutcome:
     seconds: float = 0.0
 
 
-class _CappedClient(NotebookClient):
+@functools.cache
+def _capped_client_class():
     """An nbclient that keeps only error outputs and counts the size of the rest."""
+    from nbclient import NotebookClient
 
-    output_bytes = 0
+    class _CappedClient(NotebookClient):
+        output_bytes = 0
 
-    def output(self, outs, msg, display_id, cell_index):
-        content = msg.get("content", {})
-        if msg["msg_type"] == "stream":
-            self.output_bytes += len(content.get("text", ""))
-        else:
-            for value in content.get("data", {}).values():
-                self.output_bytes += len(value) if isinstance(value, str) else 64
-        return None  # nothing stored: errors come from the execute replies
+        def output(self, outs, msg, display_id, cell_index):
+            content = msg.get("content", {})
+            if msg["msg_type"] == "stream":
+                self.output_bytes += len(content.get("text", ""))
+            else:
+                for value in content.get("data", {}).values():
+                    self.output_bytes += len(value) if isinstance(value, str) else 64
+            return None  # nothing stored: errors come from the execute replies
+
+    return _CappedClient
 
 
 def kernel_environment(
@@ -148,6 +157,12 @@ async def run_notebook(
     """Run a copy of ``nb`` (read from ``path``) under ``limits``; ``exercises`` are the names
     of the lesson's :class:`~helpers.checks.Exercise` checks, for the final cells; ``student``
     seeds the checks' draws."""
+    import nbformat
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    from ._ipc import SUPPORTED as IPC_SUPPORTED
+    from ._ipc import AsyncIpcKernelManager
+
     outcome = RunOutcome()
     start = time.monotonic()
     nb = copy.deepcopy(nb)
@@ -158,7 +173,7 @@ async def run_notebook(
         shutil.copyfile(path, folder / path.name)
         log_path = work / "checks.jsonl"
         deadline = start + limits.notebook_seconds
-        client = _CappedClient(
+        client = _capped_client_class()(
             nb,
             timeout=int(limits.cell_seconds),
             allow_errors=True,

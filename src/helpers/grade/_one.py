@@ -1,0 +1,155 @@
+"""``python -m helpers.grade --one NOTEBOOK [--json]``: grade one notebook, in the same sandbox.
+
+For a course that grows beyond one machine: each student's repository grades itself on push
+(GitHub Classroom, ``classroom/``), or each learner's JupyterHub server grades its own
+notebook. Prints the rows (text, or JSON with ``--json``). Exit status: 0 when every exercise
+and prediction of the lesson is correct, 1 when not, 2 on bad usage (no such file, not a
+notebook of a lesson with exercises).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import sys
+from pathlib import Path
+
+from ._grading import Submission, known_lessons, recognise, rows_for
+from ._points import PointsError, fmt, lesson_max, load_points
+from ._report import LABEL, SYMBOL
+from ._sandbox import Limits, run_notebook
+
+
+def _fail(message: str) -> int:
+    print(f"python -m helpers.grade --one: {message}", file=sys.stderr)
+    return 2
+
+
+def grade_one(
+    path: Path,
+    limits: Limits,
+    student: str | None = None,
+    points_file: Path | None = None,
+    as_json: bool = False,
+    github: bool = False,
+    quiet: bool = False,
+) -> int:
+    from ._cli import _kernel_config, exercise_names
+
+    path = Path(path)
+    if not path.is_file():
+        return _fail(f"no such file: {path}")
+    try:
+        table = load_points(points_file)
+    except PointsError as problem:
+        return _fail(str(problem))
+    student = student or path.resolve().parent.name
+    submission = Submission(student, path.resolve(), path.name)
+    recognise(submission)
+    if submission.lesson is None or submission.lesson not in known_lessons():
+        why = (
+            f"lesson {submission.lesson} has no exercises"
+            if submission.lesson
+            else "no lesson of the course recognised in it"
+            + (f" ({submission.unreadable})" if submission.unreadable else "")
+        )
+        return _fail(f"{path}: {why}")
+    if submission.nb is not None:
+        submission.outcome = asyncio.run(
+            run_notebook(
+                submission.path,
+                submission.nb,
+                exercise_names(submission.lesson),
+                limits,
+                _kernel_config(),
+                student,
+            )
+        )
+    rows = rows_for(submission, limits)
+    exercises = [
+        {
+            "exercise": r.exercise,
+            "status": r.status,
+            "mistake": r.mistake,
+            "message": r.message,
+            "points": table[r.exercise] if r.status == "correct" else 0.0,
+            "max_points": table[r.exercise],
+        }
+        for r in rows
+    ]
+    result = {
+        "notebook": str(path),
+        "student": student,
+        "lesson": submission.lesson,
+        "exercises": exercises,
+        "points": sum(e["points"] for e in exercises),
+        "max_points": lesson_max(submission.lesson, table),
+    }
+    all_correct = all(r.status == "correct" for r in rows)
+    if as_json:
+        print(json.dumps(result, ensure_ascii=False, indent=1))
+    elif not quiet:
+        print(f"{path} (lesson {submission.lesson}, graded as {student}):")
+        for e in exercises:
+            mistake = f" ({e['mistake']})" if e["mistake"] else ""
+            print(
+                f"  {SYMBOL[e['status']]} {e['exercise']}: {LABEL[e['status']]}{mistake}, "
+                f"{fmt(e['points'])}/{fmt(e['max_points'])} points"
+            )
+            if e["status"] != "correct":
+                print(f"      {e['message']}")
+        print(f"Points: {fmt(result['points'])}/{fmt(result['max_points'])}")
+    if github:
+        _to_github(result, all_correct)
+    return 0 if all_correct else 1
+
+
+def classroom_result(result: dict, all_correct: bool) -> dict:
+    """The result in the form GitHub Classroom's autograding reporter reads (its runners'
+    ``result`` output, base64 JSON): one test per exercise, scored with its points."""
+    return {
+        "version": 1,
+        "status": "pass" if all_correct else "fail",
+        "max_score": result["max_points"],
+        "tests": [
+            {
+                "name": e["exercise"],
+                "status": "pass" if e["status"] == "correct" else "fail",
+                "score": e["points"],
+                "message": "" if e["status"] == "correct" else e["message"],
+                "line_no": 0,
+                "test_code": f"checks.{e['exercise']}.check(...)",
+            }
+            for e in result["exercises"]
+        ],
+    }
+
+
+def _to_github(result: dict, all_correct: bool) -> None:
+    """Points in the job's summary page; the reporter's ``result`` as a step output."""
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        lines = [
+            f"### Lesson {result['lesson']}: {fmt(result['points'])} / "
+            f"{fmt(result['max_points'])} points",
+            "",
+            "| exercise | status | points | what the check said |",
+            "|---|---|---|---|",
+        ]
+        for e in result["exercises"]:
+            message = e["message"].replace("|", "\\|")[:300]
+            lines.append(
+                f"| `{e['exercise']}` | {SYMBOL[e['status']]} {LABEL[e['status']]} | "
+                f"{fmt(e['points'])}/{fmt(e['max_points'])} | {message} |"
+            )
+        with open(summary, "a", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n\n")
+    output = os.environ.get("GITHUB_OUTPUT")
+    if output:
+        encoded = base64.b64encode(
+            json.dumps(classroom_result(result, all_correct)).encode("utf-8")
+        ).decode("ascii")
+        with open(output, "a", encoding="utf-8") as f:
+            f.write(f"result={encoded}\n")

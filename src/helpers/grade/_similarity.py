@@ -1,0 +1,263 @@
+"""Answers that look alike: the same code once names, comments and layout are set aside.
+
+For each exercise, a student's *answer* is the notebook's last top-level definition of the
+exercise's function plus the notebook's own top-level functions and classes it uses. Two
+answers are compared on their syntax trees (Python's :mod:`ast`), normalised so that what a
+copier changes first does not count:
+
+* comments, blank lines and layout: gone with the parse;
+* docstrings and other bare string statements: removed;
+* names: every identifier the answer chooses (functions, arguments, variables, import aliases)
+  is renamed by order of first appearance (``v0``, ``v1``, ...); the exercise's own name,
+  Python's builtins and attribute names (``np.sqrt``'s ``sqrt``) are kept;
+* the order of definitions: a run of ``def``/``class`` statements is sorted by its
+  name-blind shape before the renaming.
+
+``similarity`` is the Jaccard index of the two normalised token streams' 5-token shingles: 1.0
+for the same tree, lower the more the trees differ. Pairs at or above :data:`THRESHOLD` are
+reported. Answers equal (normalised) to the course's own solution or to the starter stub are
+left out: many students handing in the course's answer is not a sign of copying from each
+other.
+
+Why not a library: the maintained candidates on PyPI do something else. ``copydetect``
+fingerprints token k-grams (winnowing, default k = 25) and so ignores whole answers shorter
+than k tokens, which most of these exercises are, and does not see reordered definitions;
+``pycode_similar`` compares per-function AST dumps but has had no release since 2020. The
+normalisation above is about 100 lines on the standard library, with no dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+THRESHOLD = 0.9
+SHINGLE = 5
+_KEEP = frozenset(dir(builtins)) | {"self", "cls"}
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_MAGIC = re.compile(r"^\s*[%!]")
+
+
+def _parse(source: str) -> ast.Module | None:
+    """A notebook cell's code (IPython magics and shell lines blanked), or None."""
+    text = "\n".join("" if _MAGIC.match(line) else line for line in source.splitlines())
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def answer_sources(cells: Iterable[str], names: Iterable[str]) -> dict[str, str]:
+    """For each of ``names`` the notebook defines at top level: the answer's source (its last
+    definition, then the notebook's own definitions it uses, transitively, in notebook order)."""
+    defs: dict[str, tuple[int, str]] = {}
+    order = 0
+    for source in cells:
+        tree = _parse(source)
+        if tree is None:
+            continue
+        text = "\n".join("" if _MAGIC.match(line) else line for line in source.splitlines())
+        for node in tree.body:
+            if isinstance(node, _DEFS):
+                segment = ast.get_source_segment(text, node) or ""
+                defs[node.name] = (order, segment)
+                order += 1
+    answers = {}
+    for name in names:
+        if name not in defs:
+            continue
+        wanted, todo = {name}, [name]
+        while todo:
+            tree = _parse(defs[todo.pop()][1])
+            for node in ast.walk(tree) if tree else ():
+                used = node.id if isinstance(node, ast.Name) else None
+                if used and used in defs and used not in wanted:
+                    wanted.add(used)
+                    todo.append(used)
+        parts = sorted((defs[n][0], n) for n in wanted)
+        # The exercise's own function first, then what it uses.
+        parts.sort(key=lambda p: p[1] != name)
+        answers[name] = "\n\n".join(defs[n][1] for _, n in parts)
+    return answers
+
+
+class _StripStrings(ast.NodeTransformer):
+    """Remove docstrings and bare string statements; sort runs of definitions."""
+
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if not isinstance(body, list) or not body or not isinstance(body[0], ast.AST):
+                continue
+            kept = [
+                s
+                for s in body
+                if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+            ]
+            if not kept and field == "body":
+                kept = [ast.Pass()]
+            setattr(node, field, _sorted_definitions(kept))
+        return node
+
+
+def _sorted_definitions(body: list[ast.stmt]) -> list[ast.stmt]:
+    out, run = [], []
+    for statement in body + [None]:
+        if isinstance(statement, _DEFS):
+            run.append(statement)
+            continue
+        out += sorted(run, key=lambda d: ast.dump(_renamed(d, lambda name: "_")))
+        run = []
+        if statement is not None:
+            out.append(statement)
+    return out
+
+
+def _renamed(tree: ast.AST, new_name) -> ast.AST:
+    """A copy of ``tree`` with every chosen identifier replaced by ``new_name(identifier)``,
+    visited in source order (fields in order, depth first)."""
+    tree = copy.deepcopy(tree)
+
+    def visit(node):
+        if isinstance(node, _DEFS):
+            node.name = new_name(node.name)
+        elif isinstance(node, ast.arg):
+            node.arg = new_name(node.arg)
+        elif isinstance(node, ast.Name):
+            node.id = new_name(node.id)
+        elif isinstance(node, ast.alias) and node.asname:
+            node.asname = new_name(node.asname)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            node.names = [new_name(n) for n in node.names]
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return tree
+
+
+def normalised(source: str, keep: str) -> tuple[str, ...] | None:
+    """The answer's normalised token stream (None when it does not parse); ``keep`` is the
+    exercise's name, which every answer shares."""
+    tree = _parse(source)
+    if tree is None or not tree.body:
+        return None
+    tree = _StripStrings().visit(tree)
+    names: dict[str, str] = {}
+
+    def canonical(name: str) -> str:
+        if name in _KEEP or name == keep:
+            return name
+        if name == "_":
+            return "_"
+        return names.setdefault(name, f"v{len(names)}")
+
+    # Two passes: the name-blind sort above needs every name placeholder first.
+    text = ast.dump(_renamed(tree, canonical), annotate_fields=False, include_attributes=False)
+    return tuple(re.findall(r"\w+|[^\w\s]", text))
+
+
+def _shingles(tokens: tuple[str, ...]) -> frozenset:
+    if len(tokens) <= SHINGLE:
+        return frozenset([tokens])
+    return frozenset(tokens[i : i + SHINGLE] for i in range(len(tokens) - SHINGLE + 1))
+
+
+def similarity(a: tuple[str, ...], b: tuple[str, ...]) -> float:
+    """1.0 for the same normalised tree; the Jaccard index of their shingles otherwise."""
+    if a == b:
+        return 1.0
+    sa, sb = _shingles(a), _shingles(b)
+    return len(sa & sb) / len(sa | sb)
+
+
+def is_stub(source: str) -> bool:
+    """The starter stub: a body that only raises NotImplementedError (and says so)."""
+    tree = _parse(source)
+    if tree is None or not tree.body or not isinstance(tree.body[0], ast.FunctionDef):
+        return False
+    body = [
+        s
+        for s in tree.body[0].body
+        if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+    ]
+    return (
+        len(body) == 1
+        and isinstance(body[0], ast.Raise)
+        and "NotImplementedError" in ast.dump(body[0])
+    )
+
+
+def course_answers(lesson: str, exercise) -> list[tuple[str, ...]]:
+    """The course's own answers to ``exercise``, normalised: the check's reference (renamed to
+    the exercise's name) and, in a clone of the repository, the lesson source's function."""
+    import inspect
+    import textwrap
+
+    found = []
+    try:
+        source = textwrap.dedent(inspect.getsource(exercise.reference))
+        source = re.sub(
+            rf"def\s+{re.escape(exercise.reference.__name__)}\s*\(",
+            f"def {exercise.name}(",
+            source,
+            count=1,
+        )
+        found.append(source)
+    except (OSError, TypeError):
+        pass
+    root = Path(__file__).resolve().parents[3] / "solutions"
+    for path in sorted(root.glob(f"{lesson}_*.py")):
+        chunks = path.read_text(encoding="utf-8").split("\n# %%")
+        cells = [chunk.partition("\n")[2] for chunk in chunks]  # drop each "# %%" line's rest
+        found += answer_sources(cells, [exercise.name]).values()
+    return [n for n in (normalised(s, exercise.name) for s in found) if n is not None]
+
+
+def alike_pairs(
+    answers: dict[str, dict[str, str]], exercises: list
+) -> tuple[list[tuple[str, str, str, float]], dict[str, int]]:
+    """``answers[student][exercise]`` → (pairs at or above :data:`THRESHOLD` as (exercise,
+    student_a, student_b, similarity), and per exercise how many answers were left out because
+    they equal the course's solution or the stub)."""
+    pairs: list[tuple[str, str, str, float]] = []
+    left_out: dict[str, int] = {}
+    for exercise in exercises:
+        name = exercise.name
+        ours = set(course_answers(exercise.lesson, exercise))
+        groups: dict[tuple[str, ...], list[str]] = {}
+        left_out[name] = 0
+        for student in sorted(answers):
+            source = answers[student].get(name)
+            if not source:
+                continue
+            tokens = normalised(source, name)
+            if tokens is None:
+                continue
+            if tokens in ours or is_stub(source):
+                left_out[name] += 1
+                continue
+            groups.setdefault(tokens, []).append(student)
+        # The same tree: every pair of the group. Then distinct trees compared pairwise.
+        found: list[tuple[str, str, str, float]] = []
+        for students in groups.values():
+            found += [(name, a, b, 1.0) for i, a in enumerate(students) for b in students[i + 1 :]]
+        distinct = list(groups.items())
+        shingles = [_shingles(tokens) for tokens, _ in distinct]
+        for i in range(len(distinct)):
+            for j in range(i + 1, len(distinct)):
+                union = len(shingles[i] | shingles[j])
+                score = len(shingles[i] & shingles[j]) / union if union else 0.0
+                if score < THRESHOLD:
+                    continue
+                for a in distinct[i][1]:
+                    for b in distinct[j][1]:
+                        found.append((name, *sorted((a, b)), round(score, 3)))
+        found.sort(key=lambda p: (-p[3], p[1], p[2]))
+        pairs += found
+    return pairs, left_out

@@ -1,0 +1,151 @@
+"""What ``make grade`` writes into ``OUT``: each writer is a function of the class's results.
+
+=========================  =================================================================
+``grades.csv``             one row per student × exercise: ``student,lesson,exercise,status,
+                           mistake,message``
+``scores.csv``             ``student,lesson,points,max_points``: one row per student × lesson,
+                           then one per student with lesson ``all``
+``lms/canvas.csv``         Canvas's gradebook import: ``Student,ID,SIS User ID,SIS Login ID,
+                           Section``, one column per lesson; a ``Points Possible`` row first
+``lms/moodle.csv``         Moodle's CSV grade import: ``Email address``, one column per lesson
+``feedback/<student>.md``  per student: points, what went well, what to fix, with hints
+``similarity.csv``         ``exercise,student_a,student_b,similarity``
+``report.html``            the class at a glance, what to reteach, answers that look alike
+=========================  =================================================================
+
+Canvas's format follows Instructure's guide "How do I import grades in the Gradebook?" as
+universities restate it (e.g. Ohio State's "Import a CSV File to Carmen Grades": the Student,
+ID, SIS User ID, SIS Login ID and Section columns identify the student, one column per
+assignment, a new column creates a new assignment, and a gradebook export's second row is
+"Points Possible"). Moodle's follows MoodleDocs "Grade import" (CSV import: choose the column
+that identifies users, "Map from" *Email address* to "Map to" *useremail*, then map each grade
+column to a grade item or a new one).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable
+from pathlib import Path
+
+from . import COLUMNS
+from ._points import fmt
+from ._report import feedback_markdown, report_html
+from ._results import ClassResults
+
+SCORES_COLUMNS = ("student", "lesson", "points", "max_points")
+SIMILARITY_COLUMNS = ("exercise", "student_a", "student_b", "similarity")
+CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+
+
+def _csv(path: Path, header, rows) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as out:
+        writer = csv.writer(out)
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+def lesson_column(lesson: str) -> str:
+    return f"Lesson {lesson}"
+
+
+def write_grades(results: ClassResults, out: Path) -> None:
+    _csv(out / "grades.csv", COLUMNS, (r.as_tuple() for r in results.rows))
+
+
+def write_scores(results: ClassResults, out: Path) -> None:
+    totals = results.totals
+    assert totals is not None
+    rows = []
+    for student in results.students:
+        for lesson in results.lessons:
+            rows.append(
+                (
+                    student,
+                    lesson,
+                    fmt(totals.by_lesson[(student, lesson)]),
+                    fmt(totals.max_by_lesson[lesson]),
+                )
+            )
+        rows.append((student, "all", fmt(totals.overall[student]), fmt(totals.max_overall)))
+    _csv(out / "scores.csv", SCORES_COLUMNS, rows)
+
+
+def lms_students(results: ClassResults) -> list[str]:
+    """Who goes into the LMS files: the roster's students in its order (those without a folder
+    too, with 0 points), or every folder when there is no roster."""
+    if results.roster is None:
+        return list(results.students)
+    return [p.student for p in results.roster]
+
+
+def write_canvas(results: ClassResults, out: Path) -> None:
+    totals = results.totals
+    assert totals is not None
+    header = [*CANVAS_IDENTITY, *(lesson_column(lesson) for lesson in results.lessons)]
+    possible = ["Points Possible", "", "", "", ""]
+    possible += [fmt(totals.max_by_lesson[lesson]) for lesson in results.lessons]
+    rows = [possible]
+    for student in lms_students(results):
+        person = results.person(student)
+        identity = (
+            [person.name, person.id, person.sis_user_id, person.sis_login_id, person.section]
+            if person is not None
+            else [student, "", "", "", ""]
+        )
+        rows.append(
+            identity
+            + [fmt(totals.by_lesson.get((student, lesson), 0.0)) for lesson in results.lessons]
+        )
+    _csv(out / "lms" / "canvas.csv", header, rows)
+
+
+def write_moodle(results: ClassResults, out: Path) -> None:
+    totals = results.totals
+    assert totals is not None
+    header = ["Email address", "Student", *(lesson_column(lesson) for lesson in results.lessons)]
+    rows = []
+    for student in lms_students(results):
+        person = results.person(student)
+        email, name = (person.email, person.name) if person is not None else ("", student)
+        rows.append(
+            [email, name]
+            + [fmt(totals.by_lesson.get((student, lesson), 0.0)) for lesson in results.lessons]
+        )
+    _csv(out / "lms" / "moodle.csv", header, rows)
+
+
+def write_feedback(results: ClassResults, out: Path) -> None:
+    folder = out / "feedback"
+    folder.mkdir(parents=True, exist_ok=True)
+    for student in results.students:
+        mine = results.per_student[student]
+        text = feedback_markdown(student, mine.rows, mine.notes, mine.chosen, results)
+        (folder / f"{student}.md").write_text(text, encoding="utf-8")
+
+
+def write_similarity(results: ClassResults, out: Path) -> None:
+    rows = [(e, a, b, f"{s:.3f}") for e, a, b, s in results.alike]
+    _csv(out / "similarity.csv", SIMILARITY_COLUMNS, rows)
+
+
+def write_report(results: ClassResults, out: Path) -> None:
+    (out / "report.html").write_text(report_html(results), encoding="utf-8")
+
+
+WRITERS: list[Callable[[ClassResults, Path], None]] = [
+    write_grades,
+    write_scores,
+    write_canvas,
+    write_moodle,
+    write_feedback,
+    write_similarity,
+    write_report,
+]
+
+
+def write_all(results: ClassResults, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for writer in WRITERS:
+        writer(results, out)
