@@ -160,8 +160,8 @@ for n in (1, 2, 4, 8):
 # Until you write an answer, the check says *Not attempted yet*, and the rest of the
 # lesson still runs: later cells use `helpers`, not your answer. A wrong answer gets a message
 # that names the mistake when the check recognises it ("you divided by d_k; the paper divides
-# by its square root") and otherwise the first entry that differs. Here is what a hint looks
-# like:
+# by its square root") and otherwise says what should hold (often with the first entry that
+# differs). Here is what a hint looks like:
 
 # %%
 from helpers import checks

@@ -35,8 +35,9 @@ np.set_printoptions(precision=3, suppress=True)
 # %% [markdown]
 # ## Where we are
 #
-# Vaswani et al. (2017) asked: *can we design a model that captures sequence relationships
-# without recurrence or convolution?* Self-attention is their answer. Instead of passing a
+# The question behind the course (lesson 00): *can we design a model that captures sequence
+# relationships without recurrence or convolution?* Self-attention is Vaswani et al.'s (2017)
+# answer. Instead of passing a
 # hidden state along a chain, as an RNN does, every position builds its new representation by
 # looking at **every** position of the same sequence in one step:
 #
@@ -486,8 +487,9 @@ print("position 5 moved after 1 attention layer:", moved[5] > 0.01)
 # %% [markdown]
 # ## Challenge ★★★ — what a head can see: `head_bilinear_form(W_Q, W_K, b_Q, b_K)`
 #
-# Lesson 03 scores query $i$ against key $j$ with $q_i \cdot k_j$. Projection layers usually
-# add a bias too (PyTorch's `nn.Linear` has one unless told `bias=False`), so head $a$ computes
+# Lesson 03 scores query $i$ against key $j$ with $q_i \cdot k_j$. Projection layers often add
+# a bias too (PyTorch's `nn.Linear` has one unless told `bias=False`; lesson 09's trained model
+# has them, many recent models do not), so head $a$ computes
 # $q_i = x_i W^Q_a + b^Q_a$ and $k_j = x_j W^K_a + b^K_a$, with $b^Q_a$, $b^K_a$ of length
 # $d_k$. Show that the score still depends on the weights only through **one** matrix per
 # head: append a 1 to each row of $X$, $\tilde{x} = [\,x, 1\,]$ ($d_{model} + 1$ numbers, the 1

@@ -344,3 +344,13 @@ SWEEP = {
         },
     },
 }
+
+
+def test_lesson_01_gives_the_relative_position_argument_as_the_papers_hypothesis():
+    """Fresh read (issue 17): "a layer ... can learn one fixed linear map" stated the paper's
+    hypothesis as a fact; the lesson now quotes it as one, with the paper's own counterpoint."""
+    from pathlib import Path
+
+    source = (Path(__file__).parents[1] / "solutions" / "01_input_Z.py").read_text()
+    assert "can learn one fixed\n# linear map for it, instead of one per position" not in source
+    assert "hypothesized it" in source and "nearly identical results" in source

@@ -381,8 +381,9 @@ def _grade_entropy(call):
         )
     return (
         f"the mean row entropy at your c matches each target within {ENTROPY_TOL} nats, on "
-        "fresh scores. √d_k is one such choice made once for all inputs; your function picks "
-        "the scale for a given input and target, the idea behind temperature calibration."
+        "fresh scores. 1/√d_k is one such choice made once for all inputs; your function picks "
+        "the scale for a given input and target: c is the inverse of a softmax temperature, "
+        "1/T."
     )
 
 
