@@ -114,3 +114,33 @@ def test_a_notebook_without_the_lesson_metadata_is_stale(tmp_path, monkeypatch):
 def test_lesson_00_is_recognised_by_its_metadata_though_it_names_other_exercises(tmp_path):
     nb = class_builder.notebook("00", ["checks.positional_encoding  # the list of exercises"])
     assert _submission(tmp_path, "a.ipynb", nb).lesson == "00"
+
+
+def test_the_record_is_written_and_read_by_one_module(tmp_path, monkeypatch):
+    from helpers.checks import _core, _record
+
+    log = tmp_path / "log.jsonl"
+    env = _record.kernel_variables({"HELPERS_GRADE_LOG": "stale", "PATH": "/bin"}, log, 2, "ada")
+    assert env == {
+        "PATH": "/bin",
+        _record.LOG_VARIABLE: str(log),
+        _record.STUDENT_VARIABLE: "ada",
+        _record.TIME_LIMIT_VARIABLE: "2",
+    }
+    assert _record.kernel_variables(env, None, None) == {"PATH": "/bin"}
+    monkeypatch.setenv(_record.LOG_VARIABLE, str(log))
+    _record.append(_record.Record("softmax", "04", False, "softmax.columns", "x" * 5000))
+    _record.append(_record.Record("attention", phase="final", found=False))
+    with open(log, "a") as f:
+        f.write('{"exercise": "cut off by a killed ker')  # a half-written line is skipped
+    records = _record.read(log)
+    assert [(r["exercise"], r["passed"], r["mistake"], r["phase"]) for r in records] == [
+        ("softmax", False, "softmax.columns", "notebook"),
+        ("attention", None, None, "final"),
+    ]
+    assert len(records[0]["message"]) == 4000 and "found" not in records[0]
+    assert records[1]["found"] is False
+    # The checks' side uses the same names.
+    assert _core.GRADE_LOG_VARIABLE == _record.LOG_VARIABLE
+    assert _core.GRADE_STUDENT_VARIABLE == _record.STUDENT_VARIABLE
+    assert _core._append_to_grade_log is _record.append
