@@ -886,6 +886,24 @@ def decode_copies_inputs(x_t, K_cache, V_cache, W_Q, W_K, W_V):
     return ref_decode_step(*args, W_Q, W_K, W_V)
 
 
+def masked_dtype_minimum_fill(Q, K, V, mask):
+    """Blocked scores filled with the dtype's own minimum (what half-precision code does)."""
+    s = Q @ K.T / np.sqrt(Q.shape[-1])
+    w = stable_softmax(np.where(mask, s, np.finfo(s.dtype).min))
+    return w @ V, w
+
+
+def batched_float32_dtype_minimum(Q, K, V, lengths, causal):
+    Q, K, V = (np.asarray(a, np.float32) for a in (Q, K, V))
+    n, d_k = Q.shape[1], Q.shape[2]
+    mask = (np.arange(n) < np.asarray(lengths)[:, None])[:, None, :]
+    if causal:
+        mask = mask & np.tri(n, dtype=bool)
+    s = np.einsum("bqd,bkd->bqk", Q, K) / np.float32(np.sqrt(d_k))
+    w = stable_softmax(np.where(mask, s, np.finfo(np.float32).min))
+    return w @ V, w
+
+
 _ONES = np.ones  # the causal masks' mistakes, one answer each
 
 SWEEP = {
@@ -907,7 +925,7 @@ SWEEP = {
     },
     "masked_attention": {
         "correct": [ref_masked_attention, loop_answer, einsum_float32_answer,
-                    masked_copies_inputs],
+                    masked_copies_inputs, masked_dtype_minimum_fill],
         "mistakes": {
             **{mistake_id: answer
                for (answer, _), mistake_id in zip(MISTAKES, MISTAKE_IDS, strict=True)},
@@ -927,7 +945,7 @@ SWEEP = {
     },
     "batched_masked_attention": {
         "correct": [ref_batched_masked_attention, batched_vectorised, batched_loops,
-                    batched_helpers, batched_additive_float_mask],
+                    batched_helpers, batched_additive_float_mask, batched_float32_dtype_minimum],
         "mistakes": {mistake_id: answer for mistake_id, (answer, _) in BATCHED_MISTAKES.items()},
     },
     "decode_step": {

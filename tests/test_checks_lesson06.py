@@ -347,7 +347,16 @@ def mqa_copies_inputs(X, W_Q, W_K, W_V, W_O):
     return ref_mqa(X, W_Q, W_K, W_V, W_O)
 
 
-MQA_CORRECT = [ref_mqa, mqa_loops, mqa_float32_course_attention, mqa_copies_inputs]
+def mqa_einsum(X, W_Q, W_K, W_V, W_O):
+    """No head axis on K and V at all: einsum's letters line them up with every head."""
+    Q = np.einsum("...nd,hdk->...hnk", X, W_Q)
+    K, V = X @ W_K, X @ W_V  # (..., n, d_k), (..., n, d_v)
+    A = softmax_rows(np.einsum("...hqd,...kd->...hqk", Q, K) / np.sqrt(Q.shape[-1]))
+    H = np.einsum("...hqk,...kv->...qhv", A, V)  # (..., n, h, d_v): heads side by side per token
+    return H.reshape(*H.shape[:-2], -1) @ W_O, A
+
+
+MQA_CORRECT = [ref_mqa, mqa_loops, mqa_float32_course_attention, mqa_copies_inputs, mqa_einsum]
 
 
 @pytest.mark.parametrize("answer", MQA_CORRECT)
