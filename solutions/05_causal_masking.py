@@ -762,7 +762,8 @@ def decode_step(x_t, K_cache, V_cache, W_Q, W_K, W_V):
 checks.decode_step.check(decode_step)
 
 # %% [markdown]
-# Stuck? `checks.decode_step.hint(1)` (then 2, 3). A real model runs this step once per
+# Stuck? `checks.decode_step.hint(1)` (then 2, 3); `checks.decode_step.solution()` prints the
+# whole code of one answer, so try the hints first. A real model runs this step once per
 # generated token, for every head and layer: the cache is why generating token $t$ costs one
 # row of attention, $O(t)$, instead of a whole new $t \times t$ pass.
 

@@ -954,3 +954,18 @@ SWEEP = {
         "mistakes": {mistake_id: answer for mistake_id, (answer, _) in DECODE_MISTAKES.items()},
     },
 }  # fmt: skip
+
+
+def test_every_exercise_of_lessons_04_to_06_says_its_solution_prints_code():
+    """issue 17: solution() prints the code of ★★★ challenges too; the lessons say so."""
+    from pathlib import Path
+
+    from helpers import checks
+    from helpers.checks import Exercise
+
+    root = Path(__file__).resolve().parents[1] / "solutions"
+    text = " ".join(p.read_text("utf-8") for p in sorted(root.glob("0[456]_*.py")))
+    text = " ".join(text.replace("#", " ").split())
+    for exercise in checks.catalogue():
+        if isinstance(exercise, Exercise) and exercise.lesson in ("04", "05", "06"):
+            assert f"`checks.{exercise.name}.solution()`" in text, exercise.name
