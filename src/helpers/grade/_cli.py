@@ -102,7 +102,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--students",
-        type=_names,
+        nargs="+",
         default=None,
         help="grade only these folders ('ada bob') and merge their rows into what OUT holds",
     )
@@ -425,6 +425,8 @@ def grade(
 def main(argv: list[str] | None = None) -> int:
     p = parser()
     args = p.parse_args(argv)
+    if args.students is not None:
+        args.students = [name for text in args.students for name in _names(text)]
     if args.points_table:
         sys.stdout.write(points_table_toml())
         return 0

@@ -13,13 +13,16 @@
 ``report.html``            the class at a glance, what to reteach, answers that look alike
 =========================  =================================================================
 
-Canvas's format follows Instructure's guide "How do I import grades in the Gradebook?" as
-universities restate it (e.g. Ohio State's "Import a CSV File to Carmen Grades": the Student,
-ID, SIS User ID, SIS Login ID and Section columns identify the student, one column per
-assignment, a new column creates a new assignment, and a gradebook export's second row is
-"Points Possible"). Moodle's follows MoodleDocs "Grade import" (CSV import: choose the column
-that identifies users, "Map from" *Email address* to "Map to" *useremail*, then map each grade
-column to a grade item or a new one).
+Canvas's format: Ohio State's "Import a CSV File to Carmen Grades" (teaching.resources.osu.edu;
+the student is identified by Student name, ID or SIS User ID, with SIS Login ID and Section;
+then one column per assignment; a column matching no assignment creates one) and the nemogb
+package's "Detailed Canvas Export Info" (the export's identity columns Student ("Last,
+First"), ID, SIS User ID, SIS Login ID, Section, and assignment columns named "Name (id)").
+The ``Points Possible`` row is the one Canvas's export writes before the students (as the issue
+asks); none of the pages we could read shows it, so it is the part to check first on a real
+import. Moodle's: MoodleDocs "Grade import" (docs.moodle.org, 3.11; CSV import: choose the
+column that identifies users, "Map from" *Email address* to "Map to" *useremail*, then map each
+grade column to a grade item or a new one; email addresses compared case-sensitively).
 """
 
 from __future__ import annotations
