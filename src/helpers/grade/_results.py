@@ -15,6 +15,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from helpers.checks import Exercise
+
 from ._grading import Row, lesson_items
 from ._points import lesson_max
 from ._roster import Person
@@ -101,7 +103,7 @@ def finish(results: ClassResults) -> ClassResults:
         item
         for lesson in results.lessons
         for item in lesson_items(lesson)
-        if type(item).__name__ == "Exercise"
+        if isinstance(item, Exercise)
     ]
     answers = {s: results.per_student[s].answers for s in results.students}
     results.alike, results.alike_left_out = alike_pairs(answers, exercises)
