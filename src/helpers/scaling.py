@@ -3,8 +3,11 @@
 For a query q and a key k whose d_k entries are independent with mean 0 and variance 1, the
 dot product q·k is a sum of d_k independent unit-variance terms, so its variance is d_k. These
 functions sample such vectors so a lesson can *measure* that growth, and what it does to the
-softmax: without a scale the weights saturate towards one-hot (and the softmax's gradient
-vanishes); dividing by √d_k keeps them in the same range for every d_k.
+softmax: without a scale the weights saturate towards one-hot (the softmax's gradient with
+respect to its own input vanishes, and almost every key's weight, which its share of the
+gradient is proportional to, falls below 1 %); dividing by √d_k keeps them in the same range for
+every d_k. The scale does not enlarge the gradient reaching q·k itself: it multiplies it by
+1/√d_k (``raw_grad_norm`` in :func:`softmax_peakedness`).
 
 The three scales compared are named ``"none"`` (Q K^T), ``"sqrt"`` (Q K^T / √d_k, the paper's)
 and ``"linear"`` (Q K^T / d_k, too much: the softmax goes flat instead).
