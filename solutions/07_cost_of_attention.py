@@ -623,7 +623,8 @@ print("n = 4096: blockwise peak <= 1/10 of the naive peak:", block_peak[4096] * 
 # (Shazeer 2019, [lesson 06](06_cross_attention_and_heads.ipynb)'s challenge) gives all $h$
 # query heads one shared key head and one value head, a cache $h$ times smaller;
 # *grouped-query attention* (GQA, Ainslie et al. 2023) shares one key and value head per group
-# of query heads, between the two. The attention each query head computes is still exact.
+# of query heads, between the two (Llama 2's 34B and 70B models use it, Touvron et al. 2023).
+# The attention each query head computes is still exact.
 #
 # To cut the *time* below $O(n^2)$, a model must give up full attention and **approximate** it:
 # *sparse* or *local* attention lets each query see only some keys (a sliding window of nearby

@@ -180,7 +180,18 @@ def update_copies_inputs(m, l, acc, scores, V_block):
     return m_new, l * c + np.sum(p, axis=-1), acc * c[:, np.newaxis] + np.matmul(p, V_block)
 
 
-UPDATE_CORRECT = [update_guarded, update_loops, update_einsum_nan_to_num, update_copies_inputs]
+def update_in_float32(m, l, acc, scores, V_block):
+    """Works in float32 whatever the inputs."""
+    return update_guarded(*(np.asarray(a, dtype=np.float32) for a in (m, l, acc, scores, V_block)))
+
+
+UPDATE_CORRECT = [
+    update_guarded,
+    update_loops,
+    update_einsum_nan_to_num,
+    update_copies_inputs,
+    update_in_float32,
+]
 
 
 @pytest.mark.parametrize("answer", UPDATE_CORRECT)
@@ -354,7 +365,7 @@ def blockwise_copies_inputs(Q, K, V, block_size):
     return np.array(out, copy=True)
 
 
-def blockwise_float32_state(Q, K, V, block_size):
+def blockwise_float64_copies_row_loops(Q, K, V, block_size):
     """Converts the inputs to float64 first (a copy of each) and keeps the state in loops."""
     Q, K, V = (np.array(a, dtype=np.float64) for a in (Q, K, V))
     n_q, d_v = len(Q), V.shape[1]
@@ -365,11 +376,18 @@ def blockwise_float32_state(Q, K, V, block_size):
     return acc / l[:, None]
 
 
+def blockwise_in_float32(Q, K, V, block_size):
+    """Works in float32 whatever the inputs: right to float32's precision."""
+    Q, K, V = (np.asarray(a, dtype=np.float32) for a in (Q, K, V))
+    return blockwise_with_array_split(Q, K, V, block_size)
+
+
 BLOCKWISE_CORRECT = [
+    blockwise_in_float32,
     blockwise_per_query,
     blockwise_with_array_split,
     blockwise_copies_inputs,
-    blockwise_float32_state,
+    blockwise_float64_copies_row_loops,
 ]
 
 
@@ -379,13 +397,24 @@ def test_correct_blockwise_attention_passes(answer):
     assert result.passed is True, result.message
 
 
-@pytest.mark.parametrize("answer", [blockwise_copies_inputs, blockwise_float32_state])
+@pytest.mark.parametrize("answer", [blockwise_copies_inputs, blockwise_float64_copies_row_loops])
 def test_blockwise_answers_that_copy_their_inputs_pass_on_every_draw(answer):
     """Input-sized copies are O(n * d): the memory case must not take them for the n x n matrix
     (before the fix, about one draw in two was refused when d >= 5)."""
     for _ in range(40):
         result = blockwise_check(answer)
         assert result.passed is True, result.message
+
+
+def test_an_answer_that_works_in_float32_passes_the_large_scores_case():
+    """Scores of several hundred, rounded in float32, once moved a cancelling output (values
+    around 0) past the tolerance on about 1 draw in 100; the large case now has values in [1, 2]."""
+    from helpers.checks import _core
+
+    for seed in range(85, 100):  # seed 91 failed before the fix; the sweep runs 300 seeds
+        with _core.seeded_draws(seed):
+            result = blockwise_check(blockwise_in_float32)
+        assert result.passed is True, (seed, result.message)
 
 
 def test_the_memory_case_separates_input_copies_from_the_score_matrix():
@@ -530,7 +559,18 @@ def causal_query_blocks_with_softmax(Q, K, V, block_size):
     return np.concatenate(out), tiles
 
 
-CAUSAL_CORRECT = [causal_row_by_row, causal_with_causal_mask, causal_query_blocks_with_softmax]
+def causal_in_float32(Q, K, V, block_size):
+    """Works in float32 whatever the inputs."""
+    Q, K, V = (np.asarray(a, dtype=np.float32) for a in (Q, K, V))
+    return causal_row_by_row(Q, K, V, block_size)
+
+
+CAUSAL_CORRECT = [
+    causal_row_by_row,
+    causal_with_causal_mask,
+    causal_query_blocks_with_softmax,
+    causal_in_float32,
+]
 
 
 @pytest.mark.parametrize("answer", CAUSAL_CORRECT)

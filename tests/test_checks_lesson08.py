@@ -49,7 +49,19 @@ def rows_in_a_loop(A, dA):
     return out.reshape(A.shape)
 
 
-SOFTMAX_CORRECT = [jacobian_per_row, with_einsum, with_input_copies, rows_in_a_loop]
+def softmax_backward_in_float32(A, dA):
+    """Works in float32 whatever the inputs."""
+    A, dA = np.asarray(A, dtype=np.float32), np.asarray(dA, dtype=np.float32)
+    return A * (dA - np.einsum("...k,...k->...", dA, A)[..., None])
+
+
+SOFTMAX_CORRECT = [
+    jacobian_per_row,
+    with_einsum,
+    with_input_copies,
+    rows_in_a_loop,
+    softmax_backward_in_float32,
+]
 
 
 @pytest.mark.parametrize("answer", SOFTMAX_CORRECT)
@@ -172,7 +184,24 @@ def backward_matrix_copies(Q, K, V, dO):
     return c * dS @ K, c * dS.T @ Q, A.T @ dO
 
 
-ATTENTION_CORRECT = [backward_loops, backward_einsum_with_helpers, backward_matrix_copies]
+def backward_in_float32(Q, K, V, dO):
+    """Works in float32 whatever the inputs, the scale a float32 too."""
+    Q, K, V, dO = (np.asarray(a, dtype=np.float32) for a in (Q, K, V, dO))
+    c = np.float32(1 / np.sqrt(Q.shape[-1]))
+    S = Q @ K.T * c
+    A = np.exp(S - S.max(axis=-1, keepdims=True))
+    A /= A.sum(axis=-1, keepdims=True)
+    dA = dO @ V.T
+    dS = A * (dA - np.sum(dA * A, axis=-1, keepdims=True))
+    return c * dS @ K, c * dS.T @ Q, A.T @ dO
+
+
+ATTENTION_CORRECT = [
+    backward_loops,
+    backward_einsum_with_helpers,
+    backward_matrix_copies,
+    backward_in_float32,
+]
 
 
 @pytest.mark.parametrize("answer", ATTENTION_CORRECT)

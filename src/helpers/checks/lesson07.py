@@ -519,7 +519,10 @@ def _grade_blockwise(call):
     for label, nk, bs, size, dtype in cases:
         Q = rng.standard_normal((n_q, d_k)) * size
         K = rng.standard_normal((nk, d_k)) * size
-        V = rng.standard_normal((nk, d_v))
+        # With large scores, values far from 0 (in [1, 2]): the output is then not a
+        # cancelling sum, so an answer that works in float32 (its scores rounded by about
+        # 1e-7 of ~500, which moves the weights by about 1e-4 relative) is not failed for it.
+        V = rng.uniform(1, 2, (nk, d_v)) if size > 1 else rng.standard_normal((nk, d_v))
         what = (
             f"blockwise_attention(Q, K, V, block_size={bs}) on {label} (Q {Q.shape}, "
             f"K {K.shape}, V {V.shape})"
