@@ -81,6 +81,19 @@ def test_each_byte_count_mistake_is_named(answer, mistake, words):
     assert words in result.message, result.message
 
 
+def test_a_wrong_count_is_told_what_to_count_not_given_the_formula():
+    """The generic message once gave batch * h * n * n * itemsize, the whole answer."""
+    result = check(lambda n, h, b, dt: b * h * n * (n + 1) * itemsize(dt))
+    assert result.mistake == "score_matrix_bytes.wrong_count"
+    assert "batch * h * n * n" not in result.message and "Count the weights" in result.message
+
+
+def test_the_masked_row_message_points_at_the_guard_without_its_code():
+    result = update_check(nan_on_masked_row)
+    assert result.mistake == "online_softmax_update.nan_on_masked_row"
+    assert "np.where" not in result.message and "subtract 0 instead" in result.message
+
+
 def test_a_float_byte_count_is_refused_as_the_text_says():
     """The lesson says "return an int"; a float that happens to be whole is not accepted."""
     result = check(lambda n, h, b, dt: b * h * n * n * itemsize(dt) * 1.0)

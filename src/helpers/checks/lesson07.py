@@ -161,8 +161,9 @@ def _grade_bytes(call):
         raise Mistake(
             named(
                 "wrong_count",
-                f"{what} returned {got:,}, expected {expected:,} = batch * h * n * n * "
-                f"itemsize = {batch} * {h} * {n} * {n} * {itemsize}.",
+                f"{what} returned {got:,}, expected {expected:,}. Count the weights first: "
+                "how many (n, n) matrices does one layer hold for a batch, and how many bytes "
+                "does each number take?",
             )
         )
     return (
@@ -245,8 +246,8 @@ def _update_wrong(m, l, acc, scores, V_block, how):
 _UPDATE_MISTAKES = {
     "nan_on_masked_row": "rows whose keys are all masked (-inf) so far come back as NaN: with "
     "m = -inf and m_new = -inf, exp(m - m_new) is exp(-inf - (-inf)) = exp(NaN). Such a row "
-    "must keep m = -inf, l = 0 and acc = 0: subtract 0 instead of m_new where m_new is -inf "
-    "(np.where(np.isneginf(m_new), 0, m_new)).",
+    "must keep m = -inf, l = 0 and acc = 0: where m_new is still -inf, subtract 0 instead of "
+    "m_new.",
     "forgot_rescale_l": "you rescale acc but not l: when a block raises a row's max, the l "
     "summed so far was computed with the old m and must be multiplied by exp(m_old - m_new) "
     "too, like acc.",
