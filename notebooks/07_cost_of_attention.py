@@ -462,7 +462,7 @@ for step in online_softmax_steps(Q, K, V, block_size=3):
     print(f"after block {step.block} (keys {step.start}-{step.stop - 1}):")
     print("  m   =", np.round(step.m, 3))
     print("  l   =", np.round(step.l, 3))
-    print("  partial output (n, d_k):\n", np.round(step.output, 3))
+    print("  partial output (n, d_v):\n", np.round(step.output, 3))
 print("final output equals naive attention:", np.allclose(step.output, out, rtol=0, atol=1e-12))
 print("row 'sat' matches the hand computation:", np.allclose(step.output[2], acc / l))
 
