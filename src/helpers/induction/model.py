@@ -1,0 +1,443 @@
+"""A two-layer, attention-only, causal Transformer in NumPy, with its backward pass by hand.
+
+The model (Elhage et al. 2021's "attention-only" Transformer), for token ids ``tokens (b, n)``::
+
+    x_0     = W_E[tokens] + W_pos[:n]                            (b, n, d_model)
+    layer l:  Q, K, V = x_l W_Q[l], x_l W_K[l], x_l W_V[l]       (b, n, d_model), split into
+              h heads of d_head = d_model / h columns each      (b, h, n, d_head)
+              Z, A   = scaled_dot_product_attention(Q, K, V, causal_mask(n))
+              x_l+1  = x_l + concat(Z) W_O[l]                    the residual stream
+    logits  = x_L W_U                                            (b, n, vocab_size)
+
+No MLP, no LayerNorm, no biases: every path from the input to the logits goes through
+attention heads and the residual stream, so the circuit can be read off the weight matrices.
+Head a of layer l uses columns ``a * d_head .. (a + 1) * d_head - 1`` of ``W_Q[l], W_K[l],
+W_V[l]`` and the same rows of ``W_O[l]`` (:meth:`InductionModel.head_weights`).
+
+:func:`loss_and_grads` backpropagates through it by hand, the way lesson 08 does for one layer
+(:func:`helpers.training.softmax_backward` for the softmax), and :func:`gradient_check` compares
+that with central finite differences.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..attention import causal_mask, scaled_dot_product_attention
+from ..training import _cross_entropy
+
+__all__ = [
+    "ALPHABET",
+    "encode",
+    "decode",
+    "PARAM_NAMES",
+    "InductionModel",
+    "init_params",
+    "forward",
+    "loss_and_grads",
+    "gradient_check",
+]
+
+PARAM_NAMES = ("W_E", "W_pos", "W_Q", "W_K", "W_V", "W_O", "W_U")
+
+# The model is trained on random token ids 0..63; to type a sequence, each id is one character.
+ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ."
+
+
+def encode(text: str) -> np.ndarray:
+    """Token ids of ``text``, one per character of :data:`ALPHABET` (id = its index there)."""
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, got {type(text).__name__}")
+    unknown = sorted({c for c in text if c not in ALPHABET})
+    if unknown:
+        raise ValueError(
+            f"characters {''.join(unknown)!r} are not among the model's 64 tokens: letters a-z "
+            "and A-Z, digits, space and '.'"
+        )
+    return np.array([ALPHABET.index(c) for c in text], dtype=np.int64)
+
+
+def decode(ids) -> str:
+    """The characters of token ids ``ids`` (the inverse of :func:`encode`)."""
+    ids = np.asarray(ids)
+    if ids.size and (not np.issubdtype(ids.dtype, np.integer) or ids.min() < 0
+                     or ids.max() >= len(ALPHABET)):  # fmt: skip
+        raise ValueError(f"token ids must be whole numbers in 0..{len(ALPHABET) - 1}")
+    return "".join(ALPHABET[int(i)] for i in ids.reshape(-1))
+
+
+def _positive_int(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive whole number, got {value!r}")
+    return int(value)
+
+
+def init_params(
+    vocab_size: int,
+    d_model: int,
+    n_heads: int,
+    max_len: int,
+    n_layers: int = 2,
+    seed: int = 0,
+    embed_std: float = 1.0,
+) -> dict[str, np.ndarray]:
+    """Random starting weights: PyTorch's defaults for ``nn.Embedding`` and ``nn.Linear``.
+
+    The embeddings are normal with standard deviation ``embed_std`` (1, as ``nn.Embedding``);
+    the matrices uniform in ``+-1 / sqrt(d_model)`` (as ``nn.Linear``).
+
+    Returns ``W_E (vocab_size, d_model)``, ``W_pos (max_len, d_model)``, ``W_Q, W_K, W_V, W_O
+    (n_layers, d_model, d_model)`` and ``W_U (d_model, vocab_size)``.
+    """
+    vocab_size, d_model = _positive_int(vocab_size, "vocab_size"), _positive_int(d_model, "d_model")
+    n_heads, max_len = _positive_int(n_heads, "n_heads"), _positive_int(max_len, "max_len")
+    n_layers = _positive_int(n_layers, "n_layers")
+    if d_model % n_heads:
+        raise ValueError(f"d_model={d_model} must be a multiple of n_heads={n_heads}")
+    rng = np.random.default_rng(seed)
+    bound = 1.0 / np.sqrt(d_model)
+    square = (n_layers, d_model, d_model)
+    return {
+        "W_E": rng.normal(0.0, embed_std, (vocab_size, d_model)),
+        "W_pos": rng.normal(0.0, embed_std, (max_len, d_model)),
+        "W_Q": rng.uniform(-bound, bound, square),
+        "W_K": rng.uniform(-bound, bound, square),
+        "W_V": rng.uniform(-bound, bound, square),
+        "W_O": rng.uniform(-bound, bound, square),
+        "W_U": rng.uniform(-bound, bound, (d_model, vocab_size)),
+    }
+
+
+@dataclass
+class Cache:
+    """What the forward pass keeps for the backward pass (per layer, lists of arrays)."""
+
+    tokens: np.ndarray  # (b, n)
+    x: list  # n_layers + 1 residual streams (b, n, d_model): x[0] = embeddings, x[-1] = final
+    Q: list  # per layer (b, h, n, d_head)
+    K: list
+    V: list
+    A: list  # per layer (b, h, n, n): attention weights, rows = queries
+    Z: list  # per layer (b, n, d_model): the heads' outputs A V, concatenated
+    logits: np.ndarray  # (b, n, vocab_size)
+
+
+def _split(M: np.ndarray, n_heads: int) -> np.ndarray:
+    b, n, d = M.shape
+    return M.reshape(b, n, n_heads, d // n_heads).transpose(0, 2, 1, 3)  # (b, h, n, d_head)
+
+
+def _merge(M: np.ndarray) -> np.ndarray:
+    b, h, n, e = M.shape
+    return M.transpose(0, 2, 1, 3).reshape(b, n, h * e)  # (b, n, d_model)
+
+
+def _causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, bias: np.ndarray):
+    """``scaled_dot_product_attention(Q, K, V, causal_mask(n))`` without its input checks.
+
+    The same arithmetic, in the inputs' dtype (float32 while training); the tests compare it
+    with the helper. Training calls it about 10,000 times with inputs it made itself, where the
+    helper's finiteness checks cost about a tenth of a step.
+    """
+    scores = Q @ np.swapaxes(K, -1, -2)  # (b, h, n, n)
+    scores *= 1.0 / np.sqrt(Q.shape[-1])
+    scores += bias  # -inf above the diagonal: exp(-inf) = 0, masked weights are exactly 0
+    scores -= scores.max(axis=-1, keepdims=True)
+    np.exp(scores, out=scores)
+    scores /= scores.sum(axis=-1, keepdims=True)
+    return scores @ V, scores
+
+
+def forward(
+    params: dict[str, np.ndarray],
+    tokens: np.ndarray,
+    n_heads: int,
+    ablate: Iterable[tuple[int, int]] = (),
+) -> Cache:
+    """Run the model on ``tokens (b, n)`` (already checked) and keep every intermediate.
+
+    ``ablate`` lists ``(layer, head)`` pairs whose output is set to zero (the head still
+    computes its attention weights, which the cache keeps).
+    """
+    b, n = tokens.shape
+    x = params["W_E"][tokens] + params["W_pos"][:n]  # (b, n, d_model)
+    dtype = params["W_Q"].dtype
+    bias = np.where(causal_mask(n), 0.0, -np.inf).astype(dtype)  # -inf on future keys
+    cache = Cache(tokens, [x], [], [], [], [], [], None)
+    ablate = set(ablate)
+    for layer in range(params["W_Q"].shape[0]):
+        Q, K, V = (_split(x @ params[w][layer], n_heads) for w in ("W_Q", "W_K", "W_V"))
+        out, A = _causal_attention(Q, K, V, bias)  # (b, h, n, d_head), (b, h, n, n)
+        for lay, head in ablate:
+            if lay == layer:
+                out[:, head] = 0.0
+        Z = _merge(out)  # (b, n, d_model)
+        x = x + Z @ params["W_O"][layer]  # the residual stream
+        for store, value in zip((cache.Q, cache.K, cache.V, cache.A, cache.Z), (Q, K, V, A, Z)):
+            store.append(value)
+        cache.x.append(x)
+    cache.logits = x @ params["W_U"]  # (b, n, vocab_size)
+    return cache
+
+
+def loss_and_grads(
+    params: dict[str, np.ndarray], tokens: np.ndarray, targets: np.ndarray, n_heads: int
+) -> tuple[float, dict[str, np.ndarray], Cache]:
+    """Mean cross-entropy against ``targets (b, n)`` (``-1`` = no target), its gradient, the cache.
+
+    Backpropagation, one line per forward line, from the top (``c = 1 / sqrt(d_head)``)::
+
+        dW_U = x_L^T dlogits                 dx = dlogits W_U^T
+        layer l, from the last:
+          dW_O = Z^T dx                      dZ = dx W_O^T, split into heads
+          dA = dZ V^T                        dV = A^T dZ
+          dS = A * (dA - rowsum(dA * A))     (lesson 08's softmax_backward; masked: dS = 0)
+          dQ = c dS K                        dK = c dS^T Q
+          dW_Q = x_l^T dQ, dW_K = x_l^T dK, dW_V = x_l^T dV      (heads merged back)
+          dx = dx + dQ W_Q^T + dK W_K^T + dV W_V^T              (the residual adds dx itself)
+        dW_E[t] += dx at every position holding token t;  dW_pos[:n] = dx summed over the batch
+    """
+    cache = forward(params, tokens, n_heads)
+    loss, dlogits = _cross_entropy(cache.logits, targets)  # (b, n, vocab)
+    dlogits = dlogits.astype(cache.logits.dtype, copy=False)
+    grads = {name: np.zeros_like(value) for name, value in params.items()}
+    d_model = params["W_U"].shape[0]
+    scale = 1.0 / np.sqrt(d_model // n_heads)
+    grads["W_U"] = cache.x[-1].reshape(-1, d_model).T @ dlogits.reshape(-1, dlogits.shape[-1])
+    dx = dlogits @ params["W_U"].T  # (b, n, d_model)
+    for layer in reversed(range(params["W_Q"].shape[0])):
+        x, A = cache.x[layer], cache.A[layer]
+        Q, K, V = cache.Q[layer], cache.K[layer], cache.V[layer]
+        flat_x = x.reshape(-1, d_model)
+        grads["W_O"][layer] = cache.Z[layer].reshape(-1, d_model).T @ dx.reshape(-1, d_model)
+        dZ = _split(dx @ params["W_O"][layer].T, n_heads)  # (b, h, n, d_head)
+        dA = dZ @ np.swapaxes(V, -1, -2)  # (b, h, n, n)
+        dV = np.swapaxes(A, -1, -2) @ dZ  # (b, h, n, d_head)
+        # Lesson 08's softmax_backward, written out to stay in the training dtype (float32).
+        dS = A * (dA - (dA * A).sum(axis=-1, keepdims=True))  # (b, h, n, n)
+        dQ = dS @ K * scale
+        dK = np.swapaxes(dS, -1, -2) @ Q * scale
+        dx = dx.copy()
+        for name, d in (("W_Q", dQ), ("W_K", dK), ("W_V", dV)):
+            d = _merge(d)  # (b, n, d_model)
+            grads[name][layer] = flat_x.T @ d.reshape(-1, d_model)
+            dx += d @ params[name][layer].T
+    # dW_E[t] = the sum of dx over the positions holding token t: a one-hot matrix product
+    # (ten times faster than np.add.at here).
+    one_hot = np.zeros((tokens.size, params["W_E"].shape[0]), dtype=dx.dtype)
+    one_hot[np.arange(tokens.size), tokens.reshape(-1)] = 1.0
+    grads["W_E"] = one_hot.T @ dx.reshape(-1, d_model)
+    grads["W_pos"][: tokens.shape[1]] = dx.sum(axis=0)
+    return loss, grads, cache
+
+
+def gradient_check(
+    params: dict[str, np.ndarray],
+    tokens: np.ndarray,
+    targets: np.ndarray,
+    n_heads: int,
+    eps: float = 1e-6,
+    entries: int = 20,
+    seed: int = 0,
+) -> dict[str, float]:
+    """Relative error between :func:`loss_and_grads` and central finite differences.
+
+    For ``entries`` randomly chosen entries of every weight array (all of them if it has
+    fewer), ``(loss(w + eps) - loss(w - eps)) / (2 eps)`` against the hand-written gradient;
+    per array ``||g - g_num|| / (||g|| + ||g_num||)`` over those entries: about 1e-8 or smaller
+    when the backward pass is right (float64), of order 1 when a term is missing.
+    """
+    _, grads, _ = loss_and_grads(params, tokens, targets, n_heads)
+    rng = np.random.default_rng(seed)
+    errors = {}
+    for name in PARAM_NAMES:
+        size = params[name].size
+        picks = rng.choice(size, size=min(entries, size), replace=False)
+        analytic, numerical = [], []
+        for flat in picks:
+            index = np.unravel_index(flat, params[name].shape)
+            shifted = {key: value.copy() for key, value in params.items()}
+            shifted[name][index] += eps
+            plus = loss_and_grads(shifted, tokens, targets, n_heads)[0]
+            shifted[name][index] -= 2 * eps
+            minus = loss_and_grads(shifted, tokens, targets, n_heads)[0]
+            numerical.append((plus - minus) / (2 * eps))
+            analytic.append(grads[name][index])
+        analytic, numerical = np.array(analytic), np.array(numerical)
+        denominator = np.linalg.norm(analytic) + np.linalg.norm(numerical)
+        errors[name] = float(np.linalg.norm(analytic - numerical) / max(denominator, 1e-300))
+    return errors
+
+
+class InductionModel:
+    """A trained (or freshly initialised) two-layer attention-only causal Transformer.
+
+    Attributes
+    ----------
+    params : dict of ndarray
+        ``W_E, W_pos, W_Q, W_K, W_V, W_O, W_U`` (see the module docstring).
+    vocab_size, max_len, n_layers, n_heads, d_model, d_head : int
+    """
+
+    def __init__(self, params: dict[str, np.ndarray], n_heads: int):
+        missing = [name for name in PARAM_NAMES if name not in params]
+        if missing:
+            raise ValueError(f"params is missing {missing}; it needs {list(PARAM_NAMES)}")
+        self.params = {name: np.asarray(params[name], dtype=float) for name in PARAM_NAMES}
+        self.n_heads = _positive_int(n_heads, "n_heads")
+        self.vocab_size, self.d_model = self.params["W_E"].shape
+        self.max_len = self.params["W_pos"].shape[0]
+        self.n_layers = self.params["W_Q"].shape[0]
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} is not a multiple of n_heads={n_heads}")
+        self.d_head = self.d_model // self.n_heads
+        self.h = self.n_heads  # the paper's name for the number of heads
+        square = (self.n_layers, self.d_model, self.d_model)
+        for name in ("W_Q", "W_K", "W_V", "W_O"):
+            if self.params[name].shape != square:
+                raise ValueError(f"{name} must be {square}, got {self.params[name].shape}")
+        if self.params["W_U"].shape != (self.d_model, self.vocab_size):
+            raise ValueError(
+                f"W_U must be {(self.d_model, self.vocab_size)}, got {self.params['W_U'].shape}"
+            )
+
+    def __repr__(self) -> str:
+        return (
+            f"InductionModel(n_layers={self.n_layers}, n_heads={self.n_heads}, "
+            f"d_model={self.d_model}, vocab_size={self.vocab_size}, max_len={self.max_len})"
+        )
+
+    def check_tokens(self, tokens, name: str = "tokens") -> np.ndarray:
+        """``tokens`` as an int array ``(n,)`` or ``(b, n)``; a clear ValueError otherwise."""
+        array = np.asarray(tokens)
+        if array.dtype == bool or not (
+            np.issubdtype(array.dtype, np.integer)
+            or (np.issubdtype(array.dtype, np.floating) and np.all(array == np.round(array)))
+        ):
+            raise ValueError(
+                f"{name} must be whole-number token ids, got dtype {array.dtype}"
+                + (f" with values like {array.flat[0]!r}" if array.size else "")
+            )
+        if array.ndim not in (1, 2):
+            raise ValueError(f"{name} must have shape (n,) or (batch, n), got shape {array.shape}")
+        n = array.shape[-1]
+        if not 1 <= n <= self.max_len:
+            raise ValueError(
+                f"{name} holds {n} positions; this model reads 1 to max_len={self.max_len}"
+            )
+        if array.size and (array.min() < 0 or array.max() >= self.vocab_size):
+            raise ValueError(
+                f"token ids must lie in 0..{self.vocab_size - 1} (vocab_size={self.vocab_size}),"
+                f" got ids from {array.min()} to {array.max()}"
+            )
+        return array.astype(np.int64)
+
+    def _check_ablate(self, ablate) -> list[tuple[int, int]]:
+        pairs = []
+        for pair in ablate:
+            try:
+                layer, head = (int(v) for v in pair)
+            except (TypeError, ValueError):
+                raise ValueError(f"ablate takes (layer, head) pairs, got {pair!r}") from None
+            if not (0 <= layer < self.n_layers and 0 <= head < self.n_heads):
+                raise ValueError(
+                    f"no head ({layer}, {head}): layers are 0..{self.n_layers - 1}, heads "
+                    f"0..{self.n_heads - 1}"
+                )
+            pairs.append((layer, head))
+        return pairs
+
+    def run(self, tokens, ablate: Iterable[tuple[int, int]] = ()) -> Cache:
+        """The forward pass on ``(b, n)`` tokens with every intermediate (see :class:`Cache`)."""
+        tokens = self.check_tokens(tokens)
+        single = tokens.ndim == 1
+        cache = forward(self.params, tokens[None] if single else tokens, self.n_heads,
+                        self._check_ablate(ablate))  # fmt: skip
+        return cache
+
+    def forward(
+        self, tokens, ablate: Iterable[tuple[int, int]] = ()
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Logits and attention weights for ``tokens``.
+
+        Parameters
+        ----------
+        tokens : array_like of int, shape (n,) or (b, n)
+            Ids in ``0 .. vocab_size - 1``, ``1 <= n <= max_len``.
+        ablate : iterable of (layer, head), optional
+            Heads whose output is zeroed (their weights are still returned).
+
+        Returns
+        -------
+        logits : ndarray, shape (..., n, vocab_size)
+            Position i's scores for the token at position i + 1.
+        attention : ndarray, shape (..., n_layers, n_heads, n, n)
+            Rows = queries, columns = keys; causal: zero above the diagonal.
+        """
+        tokens = self.check_tokens(tokens)
+        cache = self.run(tokens, ablate)
+        attention = np.stack(cache.A, axis=1)  # (b, n_layers, h, n, n)
+        if tokens.ndim == 1:
+            return cache.logits[0], attention[0]
+        return cache.logits, attention
+
+    def loss(self, tokens, targets, ablate: Iterable[tuple[int, int]] = ()) -> float:
+        """Mean cross-entropy of the next-token predictions at positions with a target >= 0."""
+        tokens = self.check_tokens(tokens)
+        logits, _ = self.forward(tokens, ablate)
+        targets = np.asarray(targets)
+        if targets.shape != tokens.shape:
+            raise ValueError(f"targets must have the shape of tokens {tokens.shape}, got "
+                             f"{targets.shape}")  # fmt: skip
+        return _cross_entropy(logits, targets)[0]
+
+    def head_weights(self, layer: int, head: int) -> dict[str, np.ndarray]:
+        """One head's ``W_Q, W_K, W_V (d_model, d_head)`` and ``W_O (d_head, d_model)``."""
+        ((layer, head),) = self._check_ablate([(layer, head)])
+        cols = slice(head * self.d_head, (head + 1) * self.d_head)
+        p = self.params
+        return {
+            "W_Q": p["W_Q"][layer][:, cols],
+            "W_K": p["W_K"][layer][:, cols],
+            "W_V": p["W_V"][layer][:, cols],
+            "W_O": p["W_O"][layer][cols, :],
+        }
+
+    def generate(self, prompt, steps: int) -> tuple[np.ndarray, dict]:
+        """Greedy continuation of ``prompt (n,)`` by ``steps`` tokens, with a KV cache.
+
+        Each new token runs through the model alone: its query, key and value are computed
+        once per layer, its key and value appended to that layer's cache, and its query attends
+        to everything cached (no mask needed: the cache holds no future; lesson 05's
+        ``decode_step``). Returns the whole sequence ``(n + steps,)`` and the cache
+        (``{"K": [per layer (h, t, d_head)], "V": [...]}``).
+        """
+        prompt = self.check_tokens(prompt, "prompt")
+        if prompt.ndim != 1:
+            raise ValueError(f"prompt must be one sequence (n,), got shape {prompt.shape}")
+        steps = int(steps) if not isinstance(steps, bool) else -1
+        if steps < 0 or len(prompt) + steps > self.max_len:
+            raise ValueError(
+                f"steps must be 0 .. max_len - len(prompt) = {self.max_len - len(prompt)}, "
+                f"got {steps}"
+            )
+        p, h, e = self.params, self.n_heads, self.d_head
+        cache = {"K": [np.zeros((h, 0, e)) for _ in range(self.n_layers)],
+                 "V": [np.zeros((h, 0, e)) for _ in range(self.n_layers)]}  # fmt: skip
+        sequence = list(int(t) for t in prompt)
+        for position in range(len(prompt) + steps - 1):
+            x = p["W_E"][sequence[position]] + p["W_pos"][position]  # (d_model,)
+            for layer in range(self.n_layers):
+                q, k, v = (x @ p[w][layer] for w in ("W_Q", "W_K", "W_V"))  # (d_model,)
+                cache["K"][layer] = np.concatenate([cache["K"][layer], k.reshape(h, 1, e)], 1)
+                cache["V"][layer] = np.concatenate([cache["V"][layer], v.reshape(h, 1, e)], 1)
+                z, _ = scaled_dot_product_attention(
+                    q.reshape(h, 1, e), cache["K"][layer], cache["V"][layer]
+                )  # (h, 1, d_head): the new query against every cached key, itself included
+                x = x + z.reshape(-1) @ p["W_O"][layer]
+            if position >= len(prompt) - 1:
+                sequence.append(int(np.argmax(x @ p["W_U"])))
+        return np.array(sequence), cache

@@ -1,0 +1,98 @@
+"""The shipped weights of lesson 10's model: written by ``python -m helpers.induction``, read by
+:func:`load` after checking their sha256.
+
+The file is an ``.npz`` (a zip of ``.npy`` arrays) written with fixed timestamps and order, so
+that retraining from the same seed on the same machine gives the same bytes and the same hash.
+It holds the weights (float32), the settings and seed they were trained with, and the history
+of that run (without its timings, which no two runs share).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from .model import PARAM_NAMES, InductionModel
+from .task import History
+
+__all__ = ["WEIGHTS_PATH", "WEIGHTS_SHA256", "WeightsError", "load", "save", "sha256_of"]
+
+WEIGHTS_PATH = Path(__file__).with_name("weights.npz")
+# sha256 of weights.npz as `python -m helpers.induction` writes it (printed at its end).
+WEIGHTS_SHA256 = "da4cf78f682c4edca317a5b267d2709527aae717f98a2e5e09b5b0972da7870a"
+
+_HISTORY_FIELDS = (
+    "steps",
+    "loss_repeat",
+    "loss_other",
+    "previous_token",
+    "induction",
+    "duplicate_token",
+)
+
+
+class WeightsError(ValueError):
+    """The weights file is missing or its sha256 is not the one the course ships."""
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def save(path: Path, model: InductionModel, history: History, settings: dict) -> str:
+    """Write ``model``'s weights (float32), ``settings`` and ``history``; return the sha256."""
+    arrays = {name: model.params[name].astype(np.float32) for name in PARAM_NAMES}
+    arrays["settings"] = np.array(json.dumps(settings, sort_keys=True))
+    for name in _HISTORY_FIELDS:
+        arrays[f"history_{name}"] = np.asarray(getattr(history, name))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in sorted(arrays):
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            data = io.BytesIO()
+            np.lib.format.write_array(data, arrays[name], allow_pickle=False)
+            archive.writestr(info, data.getvalue())
+    Path(path).write_bytes(buffer.getvalue())
+    return hashlib.sha256(buffer.getvalue()).hexdigest()
+
+
+def load(path: Path | None = None, sha256: str | None = None) -> InductionModel:
+    """Lesson 10's trained model, from the shipped ``weights.npz`` (sha256 checked first).
+
+    Returns an :class:`InductionModel` with two more attributes: ``settings`` (the dict of
+    training settings, seed and steps included) and ``history`` (the :class:`History` of the
+    training run that made it, every ``eval_every`` steps).
+
+    Raises
+    ------
+    WeightsError
+        If the file is missing or its sha256 differs from ``sha256`` (default: the one the
+        course ships), e.g. after an interrupted ``python -m helpers.induction``.
+    """
+    path = WEIGHTS_PATH if path is None else Path(path)
+    expected = WEIGHTS_SHA256 if sha256 is None else sha256
+    if not path.is_file():
+        raise WeightsError(
+            f"{path} is missing; `python -m helpers.induction` trains the model and writes it"
+        )
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != expected:
+        raise WeightsError(
+            f"{path} has sha256 {digest}, not the shipped {expected}: the file was changed or "
+            "written by another run. Restore it (git checkout) or retrain with "
+            "`python -m helpers.induction`."
+        )
+    with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
+        settings = json.loads(str(arrays["settings"]))
+        params = {name: arrays[name].astype(float) for name in PARAM_NAMES}
+        history = History(**{name: list(arrays[f"history_{name}"]) for name in _HISTORY_FIELDS})
+    model = InductionModel(params, settings["n_heads"])
+    model.settings, model.history = settings, history
+    return model

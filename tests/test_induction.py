@@ -1,0 +1,304 @@
+"""Lesson 10's causal model: the backward pass is right, training reproduces, the shipped weights
+are checked and hold the classic induction circuit."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import helpers
+from helpers import induction
+from helpers.induction.model import _causal_attention, forward, init_params
+from helpers.induction.task import evaluate, repeat_task
+from helpers.training import softmax_backward
+
+
+def small_problem(seed=1):
+    rng = np.random.default_rng(seed)
+    data = repeat_task(rng, 3, 10, 7, min_repeat=2, max_repeat=4, distinct=False)
+    return init_params(7, 8, 2, 10, seed=seed), data
+
+
+def test_backward_pass_matches_finite_differences():
+    params, data = small_problem()
+    errors = induction.gradient_check(params, data.tokens, data.targets, n_heads=2, entries=30)
+    assert set(errors) == set(induction.model.PARAM_NAMES)
+    assert max(errors.values()) < 1e-6, errors
+
+
+def test_gradient_check_catches_a_missing_residual_term(monkeypatch):
+    """Drop layer 1's contribution to dx (the residual path's attention term): noticed."""
+    params, data = small_problem()
+    real = induction.model.loss_and_grads
+
+    def wrong(params, tokens, targets, n_heads):
+        loss, grads, cache = real(params, tokens, targets, n_heads)
+        return loss, dict(grads, W_E=grads["W_E"] * 0.5), cache
+
+    monkeypatch.setattr(induction.model, "loss_and_grads", wrong)
+    errors = induction.model.gradient_check(params, data.tokens, data.targets, n_heads=2)
+    assert errors["W_E"] > 0.1
+
+
+def test_the_inline_softmax_backward_is_lesson_08s():
+    params, data = small_problem()
+    cache = forward(params, data.tokens, 2)
+    A = cache.A[1]
+    dA = np.random.default_rng(0).standard_normal(A.shape)
+    inline = A * (dA - (dA * A).sum(axis=-1, keepdims=True))
+    np.testing.assert_allclose(inline, softmax_backward(A, dA), atol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_training_attention_equals_the_course_helper(dtype):
+    rng = np.random.default_rng(2)
+    Q, K, V = (rng.standard_normal((3, 2, 7, 4)).astype(dtype) for _ in range(3))
+    bias = np.where(helpers.causal_mask(7), 0.0, -np.inf).astype(dtype)
+    out, A = _causal_attention(Q, K, V, bias)
+    ref_out, ref_A = helpers.scaled_dot_product_attention(Q, K, V, mask=helpers.causal_mask(7))
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(A, ref_A, atol=tol)
+    np.testing.assert_allclose(out, ref_out, atol=tol)
+    assert A.dtype == dtype
+
+
+@pytest.fixture(scope="module")
+def untrained():
+    return induction.InductionModel(induction.init_params(64, 64, 4, 32, seed=3), n_heads=4)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return induction.load()
+
+
+def test_load_returns_the_documented_model(model):
+    assert model.n_layers == 2
+    assert (model.vocab_size, model.max_len, model.n_heads) == (64, 32, 4)
+    assert model.settings["seed"] == induction.SHIPPED["seed"]
+    assert len(model.history.steps) == len(model.history.loss_repeat) > 10
+
+
+def test_forward_shapes_and_causal_rows(untrained):
+    model = untrained
+    tokens = np.arange(10) % model.vocab_size
+    logits, attention = model.forward(tokens)
+    assert logits.shape == (10, model.vocab_size)
+    assert attention.shape == (2, model.n_heads, 10, 10)
+    np.testing.assert_allclose(attention.sum(-1), 1.0, atol=1e-12)
+    assert np.all(attention[..., ~helpers.causal_mask(10)] == 0)
+    batch_logits, batch_attention = model.forward(np.stack([tokens, tokens[::-1]]))
+    assert batch_logits.shape == (2, 10, model.vocab_size)
+    assert batch_attention.shape == (2, 2, model.n_heads, 10, 10)
+    np.testing.assert_allclose(batch_logits[0], logits, atol=1e-12)
+
+
+def test_a_later_token_never_changes_an_earlier_prediction(untrained):
+    model = untrained
+    rng = np.random.default_rng(5)
+    tokens = rng.integers(0, model.vocab_size, 20)
+    changed = tokens.copy()
+    changed[12:] = (changed[12:] + 1) % model.vocab_size
+    np.testing.assert_allclose(model.forward(tokens)[0][:12], model.forward(changed)[0][:12])
+
+
+@pytest.fixture(scope="module")
+def fresh():
+    return repeat_task(np.random.default_rng(2024), 512, 32, 64)
+
+
+def test_shipped_model_has_the_classic_circuit(model, fresh):
+    scores = evaluate(model, fresh)
+    assert scores["loss_repeat"] <= 0.3, scores["loss_repeat"]
+    assert abs(scores["loss_other"] - np.log(model.vocab_size)) < 0.3, scores["loss_other"]
+    assert scores["previous_token"][0].max() >= 0.5, scores["previous_token"]
+    assert scores["induction"][1].max() >= 0.5, scores["induction"]
+    # On a segment of length L followed by its copy: the diagonal at offset -L + 1.
+    L = 12
+    segments = np.argsort(np.random.default_rng(8).random((100, 64)), axis=1)[:, :L]
+    _, maps = model.forward(np.concatenate([segments, segments], axis=1))
+    assert induction.induction_score(maps[:, 1], L).mean(axis=0).max() >= 0.5
+    assert induction.previous_token_score(maps[:, 0]).mean(axis=0).max() >= 0.5
+
+
+def test_ablating_the_previous_token_head_breaks_the_repeats_and_another_head_does_not(
+    model, fresh
+):
+    scores = evaluate(model, fresh)
+    previous_head = int(np.argmax(scores["previous_token"][0]))
+    other = next(h for h in range(model.n_heads) if h != previous_head)
+    base = scores["loss_repeat"]
+    repeat = fresh.targets.copy()
+    repeat[~fresh.is_repeat] = -1
+    without_previous = model.loss(fresh.tokens, repeat, ablate=[(0, previous_head)])
+    assert abs(model.loss(fresh.tokens, repeat) - base) < 1e-6
+    assert without_previous > base + 1.0, (base, without_previous)
+    others = [model.loss(fresh.tokens, repeat, ablate=[(0, h)]) for h in range(4) if h != other]
+    assert min(others) < without_previous
+
+
+def test_generation_with_a_kv_cache_equals_the_full_forward_pass(untrained):
+    model = untrained
+    rng = np.random.default_rng(7)
+    segment = rng.integers(0, model.vocab_size, 10)
+    prompt = np.concatenate([segment, segment[:3]])
+    sequence, cache = model.generate(prompt, 7)
+    assert sequence.shape == (20,)
+    np.testing.assert_array_equal(sequence[:13], prompt)
+    for t in range(13, 20):  # each generated token is the full pass's argmax at t - 1
+        assert sequence[t] == np.argmax(model.forward(sequence[:t])[0][-1])
+    assert cache["K"][0].shape == (model.n_heads, 19, model.d_head)
+    full = model.run(sequence[:19])
+    np.testing.assert_allclose(cache["K"][1], full.K[1][0], atol=1e-10)
+
+
+def test_the_trained_model_continues_a_repeat_token_by_token(model):
+    rng = np.random.default_rng(7)
+    completed = 0
+    for _ in range(100):  # segments as long as the longest in training (10)
+        segment = rng.permutation(model.vocab_size)[:10]
+        prompt = np.concatenate([segment, segment[:3]])
+        sequence, _ = model.generate(prompt, 7)
+        completed += np.array_equal(sequence[10:], segment)
+    assert completed >= 95, completed  # 98 of 100 with the shipped weights
+
+
+def test_training_from_a_seed_is_reproducible_and_seeds_differ():
+    a, history_a = induction.train(seed=3, steps=4, eval_every=2, n_eval=16)
+    b, history_b = induction.train(seed=3, steps=4, eval_every=2, n_eval=16)
+    c, _ = induction.train(seed=4, steps=4, eval_every=2, n_eval=16)
+    for name in induction.model.PARAM_NAMES:
+        np.testing.assert_array_equal(a.params[name], b.params[name])
+    assert not np.array_equal(a.params["W_Q"], c.params["W_Q"])
+    assert history_a.steps == [0, 2, 4] and history_a.loss_repeat == history_b.loss_repeat
+
+
+def test_the_command_writes_the_same_bytes_from_the_same_seed(tmp_path):
+    """``python -m helpers.induction`` from a seed: same seed, same file, same sha256 (a few
+    steps here; the shipped weights are the same command with the default steps)."""
+    digests = []
+    for name in ("a.npz", "b.npz"):
+        out = tmp_path / name
+        subprocess.run(
+            [sys.executable, "-m", "helpers.induction", "--steps", "3", "--quiet",
+             "--out", str(out)],
+            check=True, capture_output=True, text=True,
+        )  # fmt: skip
+        digests.append(induction.weights.sha256_of(out))
+    assert digests[0] == digests[1]
+    model = induction.load(tmp_path / "a.npz", sha256=digests[0])
+    assert model.settings["steps"] == 3 and model.history.steps == [0, 3]
+
+
+def test_load_refuses_a_changed_or_missing_file(tmp_path):
+    copy = tmp_path / "weights.npz"
+    shutil.copy(induction.WEIGHTS_PATH, copy)
+    induction.load(copy)  # an intact copy loads
+    data = bytearray(copy.read_bytes())
+    data[len(data) // 2] ^= 1
+    copy.write_bytes(bytes(data))
+    with pytest.raises(induction.WeightsError, match="sha256"):
+        induction.load(copy)
+    with pytest.raises(induction.WeightsError, match="missing"):
+        induction.load(tmp_path / "nothing.npz")
+
+
+def test_the_shipped_weights_are_small():
+    assert induction.WEIGHTS_PATH.stat().st_size < 400_000
+
+
+@pytest.mark.parametrize(
+    "tokens, message",
+    [
+        (np.array([1.5, 2.0]), "whole-number"),
+        (np.array(["a", "b"]), "whole-number"),
+        (np.array([1, 64]), r"0\.\.63"),
+        (np.array([-1, 3]), r"0\.\.63"),
+        (np.zeros(33, dtype=int), "max_len=32"),
+        (np.zeros((2, 2, 2), dtype=int), r"\(n,\) or \(batch, n\)"),
+        (np.zeros(0, dtype=int), "1 to max_len"),
+        (np.array([True, False]), "whole-number"),
+    ],
+)
+def test_bad_tokens_get_a_clear_error(untrained, tokens, message):
+    with pytest.raises(ValueError, match=message):
+        untrained.forward(tokens)
+
+
+def test_bad_arguments_get_a_clear_error(untrained):
+    model = untrained
+    with pytest.raises(ValueError, match="no head"):
+        model.forward([1, 2, 3], ablate=[(2, 0)])
+    with pytest.raises(ValueError, match=r"\(layer, head\) pairs"):
+        model.forward([1, 2, 3], ablate=[0])
+    with pytest.raises(ValueError, match="steps must be"):
+        model.generate([1, 2, 3], 40)
+    with pytest.raises(ValueError, match="one sequence"):
+        model.generate([[1, 2, 3]], 2)
+    with pytest.raises(ValueError, match="whole-number"):
+        model.forward([0.5])
+    with pytest.raises(ValueError, match="no head"):
+        model.head_weights(0, 9)
+    with pytest.raises(ValueError, match="steps must be"):
+        induction.train(steps=-1)
+    with pytest.raises(ValueError, match="multiple of n_heads"):
+        induction.init_params(10, 10, 3, 8)
+    with pytest.raises(ValueError, match="max_repeat"):
+        repeat_task(np.random.default_rng(0), 2, 10, 5, min_repeat=3, max_repeat=6)
+    with pytest.raises(ValueError, match="vocab_size >= n"):
+        repeat_task(np.random.default_rng(0), 2, 10, 5, min_repeat=2, max_repeat=4)
+    with pytest.raises(ValueError, match="not among"):
+        induction.model.encode("héllo")
+
+
+def test_the_task_repeats_one_segment_and_marks_the_predictable_tokens():
+    data = repeat_task(np.random.default_rng(1), 300, 32, 64)
+    for s in range(300):
+        L, k = data.length[s], data.count[s]
+        starts = data.starts[s, :k]
+        assert 5 <= L <= 10 and 2 <= k <= 3 and k * L <= 32
+        assert np.all(np.diff(starts) >= L) and starts[-1] + L <= 32
+        predictable = set()
+        for c in starts[1:]:
+            np.testing.assert_array_equal(
+                data.tokens[s, c : c + L], data.tokens[s, starts[0] :][:L]
+            )
+            predictable |= set(range(c, c + L - 1))
+        assert len(set(data.tokens[s])) == 32 - (k - 1) * L  # distinct: only the copies recur
+        assert set(np.flatnonzero(data.is_repeat[s])) == predictable
+    assert len(set(data.length)) == 6 and set(data.count) == {2, 3}
+    assert len(set(data.second - data.first)) > 10  # the offset varies too
+
+
+def test_with_replacement_tokens_also_recur_by_chance():
+    data = repeat_task(np.random.default_rng(1), 100, 32, 64, distinct=False, max_copies=2)
+    extra = [32 - len(set(t)) - L for t, L in zip(data.tokens, data.length)]
+    assert np.mean(extra) > 3  # recurrences outside the segment's copy
+
+
+def test_encode_and_decode_are_inverse():
+    text = "the cat sat. The Cat 42"
+    assert induction.model.decode(induction.model.encode(text)) == text
+    assert len(induction.model.ALPHABET) == 64 == len(set(induction.model.ALPHABET))
+
+
+def test_the_explorer_shows_the_models_heads(untrained):
+    from helpers.induction_explorer import SPACE, InductionExplorer
+
+    explorer = InductionExplorer("ab ab", layer=1, head=2, query=4, model=untrained)
+    _, attention = untrained.forward(induction.model.encode("ab ab"))
+    np.testing.assert_allclose(explorer.weights, attention[1, 2])
+    assert explorer.tokens == ["a", "b", SPACE, "a", "b"]
+    explorer.set_layer(0)
+    explorer.set_head(3)
+    np.testing.assert_allclose(explorer.weights, attention[0, 3])
+    assert "layer 0, head 3" in explorer.alt_text() and "'ab ab'" in explorer.alt_text()
+    explorer.set_sentence("x-y-x")  # '-' is not a token: left out, and the message says so
+    assert explorer.tokens == ["x", "y", "x"] and "left out" in explorer.message
+    with pytest.raises(ValueError, match="causal"):
+        explorer.set_causal(False)
+    assert explorer.static_png().startswith(b"\x89PNG")
