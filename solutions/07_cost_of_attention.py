@@ -520,7 +520,7 @@ checks.online_softmax_update.check(online_softmax_update)
 # below call the course's version, as `blockwise.blockwise_attention`, so they run whether or
 # not you have answered.
 #
-# *May use:* NumPy only, and your `online_softmax_update`.
+# *May use:* NumPy only.
 
 # %%
 def blockwise_attention(Q, K, V, block_size):
@@ -649,7 +649,7 @@ print("n = 4096: blockwise peak <= 1/10 of the naive peak:", block_peak[4096] * 
 # diagonal tiles, and returns `(output, tiles)`: the output $(n, d_v)$ and how many score
 # tiles you computed. Use your `online_softmax_update` for each query block.
 #
-# *May use:* NumPy, `helpers.causal_mask`, and your `online_softmax_update`.
+# *May use:* NumPy, `helpers.causal_mask`.
 
 # %%
 def causal_blockwise_attention(Q, K, V, block_size):
