@@ -544,11 +544,16 @@ def _grade_blockwise(call):
             f"{what}: your output differs from softmax(Q K^T / sqrt(d_k)) V.",
             name="output",
         )
-    _check_memory(call, rng)
+    measured = _check_memory(call, rng)
+    memory = (
+        f"on {MEMORY_N_Q:,} queries x {MEMORY_N_K:,} keys it never held the (n_q, n_k) score matrix"
+        if measured
+        else "its memory was not measured (Python's tracemalloc was already tracing something "
+        "else, and the check does not disturb it)"
+    )
     return (
         "your blockwise attention equals softmax(Q K^T / sqrt(d_k)) V with a shorter last "
-        f"block, blocks of 1, one block, large scores and float32, and on {MEMORY_N_Q:,} "
-        f"queries x {MEMORY_N_K:,} keys it never held the (n_q, n_k) score matrix."
+        f"block, blocks of 1, one block, large scores and float32, and {memory}."
     )
 
 
@@ -563,13 +568,14 @@ def _grade_blockwise(call):
 MEMORY_N_Q, MEMORY_N_K, MEMORY_D, MEMORY_BLOCK = 256, 2048, 4, 128
 
 
-def _check_memory(call, rng):
+def _check_memory(call, rng) -> bool:
     """Fail if the answer's peak memory is a large fraction of the (n_q, n_k) score matrix.
 
     Copies of the inputs are fine (``np.asarray(K, dtype=np.float64)``, ``.copy()``, a float32
-    round trip): they are O(n * d), and the sizes above keep many of them below the limit."""
+    round trip): they are O(n * d), and the sizes above keep many of them below the limit.
+    Returns whether the memory was measured (not when tracemalloc is already tracing)."""
     if tracemalloc.is_tracing():  # someone else is measuring: do not disturb them
-        return
+        return False
     n_q, n_k, d, block = MEMORY_N_Q, MEMORY_N_K, MEMORY_D, MEMORY_BLOCK
     Q, K, V = (rng.standard_normal(shape) for shape in ((n_q, d), (n_k, d), (n_k, d)))
     full = n_q * n_k * 8  # bytes of the float64 score matrix
@@ -594,6 +600,7 @@ def _check_memory(call, rng):
                 "Q @ K[start:stop].T, and never all of Q @ K.T.",
             )
         )
+    return True
 
 
 blockwise_attention = Exercise(
