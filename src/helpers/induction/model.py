@@ -387,7 +387,9 @@ class InductionModel:
     def loss(self, tokens, targets, ablate: Iterable[tuple[int, int]] = ()) -> float:
         """Mean cross-entropy of the next-token predictions at positions with a target >= 0."""
         tokens = self.check_tokens(tokens)
-        logits, _ = self.forward(tokens, ablate)
+        logits = self.run(tokens, ablate).logits  # (b, n, vocab_size): no stacked weights
+        if tokens.ndim == 1:
+            logits = logits[0]
         targets = np.asarray(targets)
         if targets.shape != tokens.shape:
             raise ValueError(f"targets must have the shape of tokens {tokens.shape}, got "
