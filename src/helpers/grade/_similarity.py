@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copy
+import functools
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -105,23 +105,32 @@ class _StripStrings(ast.NodeTransformer):
         return node
 
 
+_NAME_FIELDS = re.compile(r"\b(name|id|arg|asname)='[^']*'")
+
+
+def _shape(node: ast.AST) -> str:
+    """``node``'s dump with every identifier blanked: the order key for definitions."""
+    return _NAME_FIELDS.sub(r"\1='_'", ast.dump(node))
+
+
 def _sorted_definitions(body: list[ast.stmt]) -> list[ast.stmt]:
+    if not any(isinstance(statement, _DEFS) for statement in body):
+        return body
     out, run = [], []
     for statement in body + [None]:
         if isinstance(statement, _DEFS):
             run.append(statement)
             continue
-        out += sorted(run, key=lambda d: ast.dump(_renamed(d, lambda name: "_")))
+        out += sorted(run, key=_shape)
         run = []
         if statement is not None:
             out.append(statement)
     return out
 
 
-def _renamed(tree: ast.AST, new_name) -> ast.AST:
-    """A copy of ``tree`` with every chosen identifier replaced by ``new_name(identifier)``,
-    visited in source order (fields in order, depth first)."""
-    tree = copy.deepcopy(tree)
+def _rename(tree: ast.AST, new_name) -> ast.AST:
+    """Replace, in place, every chosen identifier by ``new_name(identifier)``, visited in
+    source order (fields in order, depth first)."""
 
     def visit(node):
         if isinstance(node, _DEFS):
@@ -141,6 +150,7 @@ def _renamed(tree: ast.AST, new_name) -> ast.AST:
     return tree
 
 
+@functools.lru_cache(maxsize=4096)
 def normalised(source: str, keep: str) -> tuple[str, ...] | None:
     """The answer's normalised token stream (None when it does not parse); ``keep`` is the
     exercise's name, which every answer shares."""
@@ -157,8 +167,9 @@ def normalised(source: str, keep: str) -> tuple[str, ...] | None:
             return "_"
         return names.setdefault(name, f"v{len(names)}")
 
-    # Two passes: the name-blind sort above needs every name placeholder first.
-    text = ast.dump(_renamed(tree, canonical), annotate_fields=False, include_attributes=False)
+    # The definitions were sorted by their name-blind shape first, so the names given here
+    # follow an order that renaming cannot change.
+    text = ast.dump(_rename(tree, canonical), annotate_fields=False, include_attributes=False)
     return tuple(re.findall(r"\w+|[^\w\s]", text))
 
 
