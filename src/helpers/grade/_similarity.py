@@ -173,18 +173,27 @@ def normalised(source: str, keep: str) -> tuple[str, ...] | None:
     return tuple(re.findall(r"\w+|[^\w\s]", text))
 
 
-def _shingles(tokens: tuple[str, ...]) -> frozenset:
+def _shingles(tokens: tuple[str, ...]) -> frozenset[int]:
+    """The answer's runs of :data:`SHINGLE` tokens, as hashes (compared within one process)."""
     if len(tokens) <= SHINGLE:
-        return frozenset([tokens])
-    return frozenset(tokens[i : i + SHINGLE] for i in range(len(tokens) - SHINGLE + 1))
+        return frozenset([hash(tokens)])
+    return frozenset(hash(tokens[i : i + SHINGLE]) for i in range(len(tokens) - SHINGLE + 1))
+
+
+def _jaccard(a: frozenset[int], b: frozenset[int]) -> float:
+    # |A & B| <= min(|A|, |B|): a pair whose sizes differ too much cannot reach the threshold.
+    if not a or not b or min(len(a), len(b)) < THRESHOLD * max(len(a), len(b)):
+        return 0.0
+    common = len(a & b)
+    return common / (len(a) + len(b) - common)
 
 
 def similarity(a: tuple[str, ...], b: tuple[str, ...]) -> float:
-    """1.0 for the same normalised tree; the Jaccard index of their shingles otherwise."""
+    """1.0 for the same normalised tree; the Jaccard index of their shingles otherwise (0.0
+    when their sizes alone rule out :data:`THRESHOLD`)."""
     if a == b:
         return 1.0
-    sa, sb = _shingles(a), _shingles(b)
-    return len(sa & sb) / len(sa | sb)
+    return _jaccard(_shingles(a), _shingles(b))
 
 
 def is_stub(source: str) -> bool:
@@ -262,8 +271,7 @@ def alike_pairs(
         shingles = [_shingles(tokens) for tokens, _ in distinct]
         for i in range(len(distinct)):
             for j in range(i + 1, len(distinct)):
-                union = len(shingles[i] | shingles[j])
-                score = len(shingles[i] & shingles[j]) / union if union else 0.0
+                score = _jaccard(shingles[i], shingles[j])
                 if score < THRESHOLD:
                     continue
                 for a in distinct[i][1]:
