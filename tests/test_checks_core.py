@@ -10,6 +10,7 @@ from helpers import checks
 from helpers.checks import _core
 
 ex = checks.positional_encoding
+right_answer = as_learner_code(ex)  # the shown solution, as notebook code
 
 
 def test_stub_is_not_attempted_yet():
@@ -210,7 +211,7 @@ def _no_timer_left():
 
 def test_a_complex_answer_is_rejected_with_its_own_mistake_id():
     def positional_encoding(n_positions, d_model):
-        return as_learner_code(ex)(n_positions, d_model) + 5j
+        return right_answer(n_positions, d_model) + 5j
 
     result = ex.check(positional_encoding)
     assert result.passed is False and result.mistake == "positional_encoding.complex"
@@ -363,7 +364,7 @@ def test_rng_state_and_print_options_set_in_an_answer_are_undone():
         np.random.seed(0)
         random.seed(0)
         np.set_printoptions(precision=1, threshold=5)
-        return as_learner_code(ex)(n_positions, d_model)
+        return right_answer(n_positions, d_model)
 
     np.random.seed(123)
     random.seed(123)
@@ -395,7 +396,7 @@ def test_every_check_appends_one_json_line_when_grading(tmp_path, monkeypatch):
     log = tmp_path / "log.jsonl"
     monkeypatch.setenv(_core.GRADE_LOG_VARIABLE, str(log))
     ex.check(transposed)
-    ex.check(as_learner_code(ex))
+    ex.check(right_answer)
     prediction = next(p for p in checks.catalogue() if isinstance(p, checks.Prediction))
     prediction.check(None)
     records = [json.loads(line) for line in log.read_text().splitlines()]

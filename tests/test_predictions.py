@@ -105,3 +105,8 @@ def test_every_prediction_answers_every_guess_in_whole_sentences(prediction):
     for guess in guesses:
         message = prediction.check(guess).message
         assert _reads_as_sentences(message), f"{prediction.name}, {guess!r}: {message}"
+
+
+def test_an_explanation_that_starts_with_a_symbol_keeps_its_case():
+    symbol = Prediction("v", "Var(q·k)?", 64.0, "q · k is a sum of 64 terms")
+    assert symbol.check(650).message.endswith("64. q · k is a sum of 64 terms.")

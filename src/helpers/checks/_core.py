@@ -218,15 +218,12 @@ class Exercise(_Checked):
         1 apply, 2 generalise, 3 derive or design (the ★★★ challenges).
     title : str
         One line for lesson 00's list of exercises; defaults to the signature.
-    allowed : tuple of str, optional
+    allowed : tuple of str
         The course helpers the answer may call, as public dotted names (``"helpers.softmax"``);
         ``"helpers.pretrained.*"`` allows a whole module or subpackage. A call from the
         learner's code into any other function of the ``helpers`` package is refused (mistake
         id ``calls_helper``), so the exercise cannot be passed by delegating to the course; the
         lesson states the same list on the exercise's ``*May use:*`` line. ``()``: NumPy only.
-        None (the default, for exercises not yet given a list): only ``not_allowed`` is refused.
-    not_allowed : tuple of str
-        Used only while ``allowed`` is None: helpers that *are* this exercise's answer.
 
     ``lesson`` (``"04"``) is set by :mod:`helpers.checks` from the module that defines it.
     """
@@ -240,16 +237,14 @@ class Exercise(_Checked):
         hints: list[str],
         stars: int = 1,
         title: str = "",
-        allowed: tuple[str, ...] | None = None,
-        not_allowed: tuple[str, ...] = (),
+        allowed: tuple[str, ...] = (),
     ):
         self.name, self.signature = name, signature
         self._grade, self.reference, self._hints = grade, reference, hints
         self.stars, self.title = stars, title or signature
-        self.allowed = None if allowed is None else tuple(allowed)
-        self.not_allowed = tuple(not_allowed)
-        if isinstance(allowed, str) or isinstance(not_allowed, str):
-            raise TypeError(f"{name}: allowed and not_allowed are tuples of dotted names")
+        if isinstance(allowed, str):
+            raise TypeError(f"{name}: allowed is a tuple of dotted names, not one string")
+        self.allowed = tuple(allowed)
 
     def __repr__(self) -> str:
         return f"<exercise {self.signature}: .check(answer), .hint(level), .solution()>"
@@ -269,7 +264,7 @@ class Exercise(_Checked):
                 "not_a_function",
             )
         limit = CHECK_TIME_LIMIT_SECONDS
-        watch = _HelperWatch(self.allowed, self.not_allowed)
+        watch = _HelperWatch(self.allowed)
         refused = watch.verdict_on_answer(answer)
         if refused is not None:  # the answer *is* a helper or a check's answer, not a call
             refusal = _refusal(self.signature, *refused, self.allowed)
@@ -331,9 +326,21 @@ class Exercise(_Checked):
         return _Text(f"Hint {level} of {len(self._hints)}{more}", self._hints[level - 1])
 
     def solution(self) -> _Text:
-        """The reference code, to read (it is shown, not run into your notebook)."""
+        """The reference code, to read (it is shown, not run into your notebook). Another
+        exercise's reference that it calls is shown by that exercise's name: the learner's own
+        answer to it, as in the lesson."""
+        from helpers import checks  # at call time: the package imports this module
+
+        own = self.reference.__name__
         source = textwrap.dedent(inspect.getsource(self.reference))
-        source = source.replace(f"def {self.reference.__name__}(", f"def {self.name}(", 1)
+        source = source.replace(f"def {own}(", f"def {self.name}(", 1)
+        names: dict[str, list[str]] = {}  # reference function name -> exercises using it
+        for exercise in checks.catalogue():
+            if isinstance(exercise, Exercise) and exercise is not self:
+                names.setdefault(exercise.reference.__name__, []).append(exercise.name)
+        for name, exercises in names.items():
+            if len(exercises) == 1 and name != own and name.startswith("_"):
+                source = re.sub(rf"\b{name}\b", exercises[0], source)
         return _Text(f"Solution for {self.signature}", source.strip(), code=True)
 
 
@@ -386,15 +393,13 @@ class _HelperWatch:
 
     ``allowed`` (dotted names; a class allows its methods; ``"module.*"`` a whole module or
     subpackage) lists what may be called; any other function of the package is refused, and a
-    call into the exercise checks always is (``calls_reference`` for a ``.reference``). With
-    ``allowed`` None (an exercise not given a list yet) only ``not_allowed`` is refused.
+    call into the exercise checks always is (``calls_reference`` for a ``.reference``).
     """
 
-    def __init__(self, allowed: tuple[str, ...] | None, not_allowed: tuple[str, ...] = ()):
+    def __init__(self, allowed: tuple[str, ...]):
         self.allowed = allowed
-        self.keys = {_resolve(d) for d in (allowed or ()) if not d.endswith(".*")}
-        self.prefixes = tuple(d[:-1] for d in (allowed or ()) if d.endswith(".*"))
-        self.refused = {_resolve(d): d for d in not_allowed}
+        self.keys = {_resolve(d) for d in allowed if not d.endswith(".*")}
+        self.prefixes = tuple(d[:-1] for d in allowed if d.endswith(".*"))
         self._verdicts: dict[Any, tuple[str, str] | None] = {}
         self._inside: dict[Any, bool] = {}
 
@@ -431,8 +436,6 @@ class _HelperWatch:
             elif module.startswith("helpers.checks"):
                 reference = _reference_name(code)
                 verdict = ("calls_reference", reference) if reference else ("calls_helper", name)
-            elif self.allowed is None:
-                verdict = ("calls_helper", self.refused[key]) if key in self.refused else None
             elif key not in self.keys and not (module + ".").startswith(self.prefixes):
                 verdict = ("calls_helper", name)
         self._verdicts[code] = verdict
@@ -450,7 +453,7 @@ def _reference_name(code) -> str | None:
     return None
 
 
-def _refusal(signature: str, mistake: str, name: str, allowed: tuple[str, ...] | None) -> Mistake:
+def _refusal(signature: str, mistake: str, name: str, allowed: tuple[str, ...]) -> Mistake:
     """The message for an answer that called a helper it may not (or a check's answer)."""
     if mistake == "calls_reference":
         return Mistake(
@@ -459,9 +462,7 @@ def _refusal(signature: str, mistake: str, name: str, allowed: tuple[str, ...] |
             "calls_reference",
         )
     may = (
-        "NumPy and the helpers of earlier lessons"
-        if allowed is None
-        else "NumPy only"
+        "NumPy only"
         if not allowed
         else "NumPy and "
         + ", ".join(a.removesuffix(".*") + (" (any)" if a.endswith(".*") else "") for a in allowed)
@@ -533,7 +534,7 @@ def _call_learner(
     finally:
         _restore_global_state(saved)
     if used:
-        raise _refusal(signature, *used[0], watch.allowed if watch else None)
+        raise _refusal(signature, *used[0], watch.allowed)  # used: only with a watch
     if _is_complex(value):
         raise _complex_mistake(f"{signature} returned")
     return value
@@ -749,7 +750,7 @@ def _stub_raised_by(stub: NotImplementedError, answer: Any) -> str | None:
     return raised_in.co_name
 
 
-def _calls_a_stub_message(name: str, raiser: str, allowed: tuple[str, ...] | None = None) -> str:
+def _calls_a_stub_message(name: str, raiser: str, allowed: tuple[str, ...] = ()) -> str:
     """Say which unfinished function the learner's (finished) answer calls."""
     import helpers  # at call time: helpers imports this package
     from helpers import checks
@@ -758,7 +759,7 @@ def _calls_a_stub_message(name: str, raiser: str, allowed: tuple[str, ...] | Non
         return (
             f"your {name} calls {raiser}, which still raises NotImplementedError: finish it first"
         )
-    may = allowed is None or f"helpers.{raiser}" in allowed or "helpers.*" in allowed
+    may = f"helpers.{raiser}" in allowed or "helpers.*" in allowed
     instead = f" (or call helpers.{raiser})" if hasattr(helpers, raiser) and may else ""
     return (
         f"your {name} calls {raiser}, which still raises NotImplementedError: finish the "

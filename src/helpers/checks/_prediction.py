@@ -135,5 +135,6 @@ def _sentences(text: str) -> str:
     text = text.strip()
     if not text:
         return ""
-    text = text[0].upper() + text[1:]
+    if re.match(r"(?:a|[a-z]{2,})[\s,;:]", text):  # a word, not a symbol ("q · k", "d_k")
+        text = text[0].upper() + text[1:]
     return text if text[-1] in ".!?)" else text + "."

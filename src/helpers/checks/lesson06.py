@@ -408,7 +408,6 @@ def _grade_multi_head_attention(call):
 multi_head_attention = Exercise(
     name="multi_head_attention",
     allowed=("helpers.softmax", "helpers.scaled_dot_product_attention"),
-    not_allowed=("helpers.multi_head_attention",),
     signature="multi_head_attention(X, W_Q, W_K, W_V, W_O)",
     grade=_grade_multi_head_attention,
     reference=_reference_multi_head_attention,

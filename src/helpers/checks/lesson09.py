@@ -151,7 +151,6 @@ def _grade_head_offset_score(call):
 head_offset_score = Exercise(
     name="head_offset_score",
     allowed=(),  # NumPy only: helpers.pretrained.head_offset_score is the answer
-    not_allowed=("helpers.pretrained.heads.head_offset_score",),
     signature="head_offset_score(A, offset)",
     grade=_grade_head_offset_score,
     reference=_reference_head_offset_score,
@@ -425,7 +424,6 @@ def _grade_attention_distance(call):
 attention_distance = Exercise(
     name="attention_distance",
     allowed=(),  # NumPy only: helpers.pretrained.attention_distance is the answer
-    not_allowed=("helpers.pretrained.heads.attention_distance",),
     signature="attention_distance(A)",
     grade=_grade_attention_distance,
     reference=_reference_attention_distance,
