@@ -305,8 +305,8 @@ prev_head = int(np.argmax(prev_table[0]))
 ind_head = int(np.argmax(ind_table[1]))
 print(f"previous-token head: layer 0, head {prev_head} ({prev_table[0, prev_head]:.2f}); "
       f"induction head: layer 1, head {ind_head} ({ind_table[1, ind_head]:.2f})")
-print(f"for comparison, a head spreading evenly scores about "
-      f"{np.mean([1 / i for i in range(1, 24)]):.2f} on the previous token")
+even = np.mean([1 / (i + 1) for i in range(1, 2 * L)])  # query i spreads over keys 0..i
+print(f"for comparison, a head spreading evenly scores {even:.2f} on the previous token")
 
 # %% [markdown]
 # The table shows the division of labour: one layer-0 head looks back one token, the layer-1
@@ -339,7 +339,7 @@ print(f"Figure: two attention maps over {2 * L} tokens (a segment of {L}, then i
 # If the layer-1 heads find the earlier copy *through* the previous-token head, removing that
 # head should break them. We **ablate** it: its output is set to zero (it still computes its
 # weights, but adds nothing to the residual stream), and we measure the loss on the repeats of
-# 256 fresh sequences of the training task.
+# 128 fresh sequences of the training task.
 #
 # **Predict first.** Zero the output of the layer-0 previous-token head. Does the loss on the
 # predictable tokens `"stay"` low, `"rise a little"`, or go back `"up"` near $\log 64$?
@@ -349,9 +349,9 @@ guess = None  # YOUR GUESS HERE, before you run the next cell
 checks.ablation_prediction.check(guess)
 
 # %%
-fresh = repeat_task(np.random.default_rng(11), 256, model.max_len, model.vocab_size)
+fresh = repeat_task(np.random.default_rng(11), 128, model.max_len, model.vocab_size)
 targets = np.where(fresh.is_repeat, fresh.targets, -1)  # only the predictable positions count
-_, fresh_maps = model.forward(fresh.tokens)  # (256, 2, 4, 32, 32)
+_, fresh_maps = model.forward(fresh.tokens)  # (128, 2, 4, 32, 32)
 self_weight = np.diagonal(fresh_maps, 0, -2, -1).mean(axis=(0, -1))  # (2, 4): A[i, i]
 back_weight = induction.previous_token_score(fresh_maps).mean(axis=0)  # (2, 4): A[i, i - 1]
 print(f"loss on repeats, whole model: {model.loss(fresh.tokens, targets):.3f} nats")
