@@ -302,3 +302,16 @@ def test_the_explorer_shows_the_models_heads(untrained):
     with pytest.raises(ValueError, match="causal"):
         explorer.set_causal(False)
     assert explorer.static_png().startswith(b"\x89PNG")
+
+
+def test_more_bad_input_gets_a_clear_error():
+    with pytest.raises(ValueError, match=r"0\.\.63"):
+        induction.model.decode([0, 64])
+    with pytest.raises(ValueError, match="learning rate"):
+        induction.train(steps=1, lr=0.0, n_eval=4)
+    with pytest.raises(ValueError, match="at least 1"):
+        induction.train(steps=1, batch=0)
+    with pytest.raises(ValueError, match="missing"):
+        induction.InductionModel({"W_E": np.zeros((4, 4))}, n_heads=2)
+    with pytest.raises(ValueError, match="text must be a string"):
+        induction.model.encode(42)
