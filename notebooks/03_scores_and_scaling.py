@@ -29,7 +29,7 @@ import numpy as np
 import helpers
 from helpers import checks, scaling
 from helpers.live import LiveFigure, show
-from helpers.plots import plot_heatmap
+from helpers.plots import heatmap_alt, plot_heatmap, show_figure
 
 np.set_printoptions(precision=3, suppress=True)
 
@@ -100,7 +100,7 @@ plot_heatmap(
     xlabel="key (position j)",
     ylabel="query (position i)",
 )
-plt.show()
+show_figure(fig, heatmap_alt(scores, tokens, tokens, "the scores QKᵀ of head 0", fmt="{:.3f}"))
 
 # %% [markdown]
 # Read a row: it is one query comparing itself with every key. Notice the matrix is **not
@@ -207,7 +207,10 @@ ax.axvline(64, color="black", ls="--", lw=1.2, zorder=0, label="the paper's $d_k
 ax.set(xlabel="$d_k$", ylabel="variance of the score", title="Measured variance of a score")
 ax.set_xticks(d_ks, [str(d) for d in d_ks])
 ax.legend(fontsize=8)
-plt.show()
+show_figure(fig, f"Log-log plot of the measured variance of a score against d_k from {d_ks[0]} "
+                 f"to {d_ks[-1]}: without the scale it follows the d_k line (fitted slope "
+                 f"{slope:.3f}; {var_raw[-1]:.0f} at d_k = {d_ks[-1]}); divided by √d_k it "
+                 f"stays between {var_scaled.min():.3f} and {var_scaled.max():.3f}.")
 
 # %% [markdown]
 # Notice: without the scale the variance climbs along the $d_k$ line, to 527 at $d_k = 512$ (a
@@ -272,7 +275,12 @@ axes[0].axhline(1 / 16, color="grey", ls=":", label="flat: 1/16")
 axes[1].axhline(np.log(16), color="grey", ls=":", label="flat: log 16")
 axes[0].legend(fontsize=8)
 axes[1].legend(fontsize=8)
-plt.show()
+i64 = list(d_ks).index(64)
+show_figure(fig, "Three line plots against d_k, for scores unscaled, divided by √d_k and by "
+                 "d_k: the mean largest weight of a row, its entropy, and the softmax gradient "
+                 "size. At d_k = 64 the largest weight is "
+                 + ", ".join(f"{peaked[s]['max_weight'][i64]:.3f} ({labels[s]})" for s in styles)
+                 + ".")
 
 # %%
 at_64 = list(d_ks).index(64)
@@ -389,7 +397,9 @@ ax_c.legend(fontsize=8, loc="upper left")
 # per range of the score axis and reused.
 live.animate([*score_bars, zero_line, *weight_bars, ax_s.title, ax_w.title, *curves.values(), ring])
 
-dk_slider = widgets.SelectionSlider(options=[int(d) for d in d_ks], value=4, description="d_k")
+# Buttons, not a slider: each is named by its text (a slider handle has no accessible name).
+dk_buttons = widgets.ToggleButtons(options=[int(d) for d in d_ks], value=4, description="d_k",
+                                   style={"button_width": "auto"})
 scale_buttons = widgets.ToggleButtons(
     options=[("no scale", "none"), ("÷ √d_k", "sqrt"), ("÷ d_k", "linear")],
     value="sqrt",
@@ -398,7 +408,7 @@ scale_buttons = widgets.ToggleButtons(
 
 
 def update(change=None):
-    d, scale = dk_slider.value, scale_buttons.value
+    d, scale = dk_buttons.value, scale_buttons.value
     s, mean_row = rows[d, scale]  # (N_KEYS,), (N_KEYS,)
     for bar, value in zip(score_bars, s):
         bar.set_height(value)
@@ -414,11 +424,11 @@ def update(change=None):
     live.refresh(background=lim, key=(d, scale))  # 30 pictures: each drawn once at most
 
 
-dk_slider.observe(update, names="value")
+dk_buttons.observe(update, names="value")
 scale_buttons.observe(update, names="value")
 update()
 show(
-    widgets.VBox([widgets.HBox([dk_slider, scale_buttons]), live.image]),
+    widgets.VBox([widgets.HBox([dk_buttons, scale_buttons]), live.image]),
     live,
     alt="Bar charts of one query's 8 scores and of the mean sorted softmax weights of 50 "
     "queries at d_k = 4 with the scale, beside the mean largest weight against d_k.",

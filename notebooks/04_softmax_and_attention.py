@@ -32,7 +32,7 @@ import numpy as np
 import helpers
 from helpers import checks
 from helpers.explorer import AttentionExplorer
-from helpers.plots import plot_heatmap
+from helpers.plots import heatmap_alt, plot_heatmap, show_figure
 
 # %% [markdown]
 # ## The running example, one head
@@ -209,7 +209,9 @@ plot_heatmap(scores, tokens, tokens, ax=axes[0], signed=True, xlabel="key", ylab
              title="scores QK^T/sqrt(d_k): any sign\n(rows = query, columns = key)")
 plot_heatmap(A, tokens, tokens, ax=axes[1], vmin=0, vmax=1, xlabel="key", ylabel="query",
              title="A = softmax(scores): rows sum to 1\n(rows = query, columns = key)")
-plt.show()
+show_figure(fig, "Left: " + heatmap_alt(scores, tokens, tokens, "the scores")
+                 + " Right: " + heatmap_alt(A, tokens, tokens, "the weights A = softmax(scores)")
+                 + f" Every row of A sums to 1: {np.allclose(A.sum(axis=1), 1)}.")
 
 # %% [markdown]
 # Left, the scores: red above 0, blue below, white at 0. Right, the weights: each row adds up to
@@ -401,13 +403,13 @@ print("outputs agree:", np.allclose(out_helpers, out))
 # columns = key, brighter = more attention); the bars show the selected query's row. To see
 # another row's distribution, **click its token button** (the row of words after "query:",
 # above the heatmap; clicking the heatmap itself does nothing). Switch **heads**, turn the
-# **causal mask** on (lesson 05), drag the **temperature** $T$ (it divides the scores once
+# **causal mask** on (lesson 05), change the **temperature** $T$ (it divides the scores once
 # more), or type your own sentence. Seeded, not trained: the patterns are illustrative, not
 # linguistic.
 
 # %% [markdown]
 # **Predict first.** The explorer opens on "cat" at temperature $T = 1$. Before you touch the
-# slider: at $T = 10$, does the largest weight in the row of "cat" (head 0) **rise**, **fall**
+# temperature box: at $T = 10$, does the largest weight in the row of "cat" (head 0) **rise**, **fall**
 # or **stay** the same? Write your guess in the cell below and run it.
 
 # %%
@@ -415,7 +417,7 @@ guess = None  # YOUR GUESS HERE, before you run the next cell
 checks.cat_at_temperature_10.check(guess)
 
 # %% [markdown]
-# Now look: drag the temperature slider to 10 with "cat" selected.
+# Now look: type 10 in the temperature box with "cat" selected.
 
 # %%
 ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=h, seed=0, query=cat)
@@ -436,7 +438,7 @@ print("explorer head 0 == A of the running example:", np.allclose(ex.weights, A_
 print("query 'cat':", ", ".join(f"{t} {w:.3f}" for t, w in zip(ex.tokens, ex.weights[cat])))
 
 # %% [markdown]
-# And the temperature, at the slider's two ends. The explorer multiplies the scores by
+# And the temperature, at its two limits. The explorer multiplies the scores by
 # $1 / (\sqrt{d_k} \cdot T)$; the same weights straight from `helpers`, for both heads, checked
 # against a second explorer (not shown, so the one above keeps your settings):
 

@@ -32,7 +32,7 @@ import numpy as np
 import helpers
 from helpers import checks
 from helpers.explorer import AttentionExplorer
-from helpers.plots import plot_heatmap
+from helpers.plots import heatmap_alt, plot_heatmap, show_figure
 
 np.set_printoptions(precision=3, suppress=True)
 
@@ -183,7 +183,9 @@ plot_heatmap(A_full, tokens, tokens, ax=axes[0], vmin=0, vmax=1,
 plot_heatmap(A_causal, tokens, tokens, ax=axes[1], vmin=0, vmax=1, masked=~mask,
              title="Causal mask: grey = blocked\n(rows = query, columns = key)",
              xlabel="key", ylabel="query")
-plt.show()
+show_figure(fig, "Left: " + heatmap_alt(A_full, tokens, tokens, "the weights without a mask")
+                 + " Right: " + heatmap_alt(A_causal, tokens, tokens, "the weights with the "
+                                            "causal mask", masked=~mask))
 
 # %% [markdown]
 # With the mask the upper-right triangle goes grey: each token attends to itself and earlier
@@ -350,7 +352,11 @@ for ax, (name, M) in zip(axes, changed.items()):
                  fmt="{:.0f}", colorbar=False, xlabel="perturbed input token j",
                  ylabel="output row i",
                  title=f"{name}: does output row i change? (1 = yes)")
-plt.show()
+show_figure(fig, f"Two {n} by {n} maps, output row i against perturbed input token j, 1 where "
+                 "the row changed: " + "; ".join(f"{name}, {int(M.sum())} of {M.size} cells are 1"
+                                                 for name, M in changed.items())
+                 + f". With the mask the 1s are exactly the lower triangle with the diagonal: "
+                 f"{np.array_equal(changed['causal mask'], mask)}.")
 print("causal: row i depends on exactly the tokens j <= i:",
       np.array_equal(changed["causal mask"], mask))
 
@@ -509,7 +515,9 @@ plot_heatmap(A_b[s_idx, 0], labels, labels, ax=ax, vmin=0, vmax=1, masked=~both[
              xlabel="key", ylabel="query",
              title=f"'{sentences[s_idx]}' padded to n = {n}, head 0\n"
                    "(rows = query, columns = key; grey = blocked)")
-plt.show()
+show_figure(fig, heatmap_alt(A_b[s_idx, 0], labels, labels, f"the weights of "
+                             f"'{sentences[s_idx]}' padded to n = {n}, head 0",
+                             masked=~both[s_idx, 0]))
 print("padded query rows 2..5 of 'the mat', head 0:")
 print(np.round(A_b[s_idx, 0, 2:], 3))
 

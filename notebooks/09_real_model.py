@@ -40,7 +40,7 @@ import numpy as np
 
 import helpers
 from helpers import checks
-from helpers.plots import plot_heatmap
+from helpers.plots import heatmap_alt, plot_heatmap, show_figure
 from helpers.pretrained import MODEL_DIR, MiniLM, layer_norm, load_minilm, special_token_weight
 from helpers.real_explorer import AttentionGrid
 
@@ -57,8 +57,7 @@ print(f"layers: {model.n_layers}, heads h = {model.h}, d_model = {model.d_model}
 # %% [markdown]
 # ## Is it really the model? Check it against numbers we did not write
 #
-# The sentence-transformers documentation
-# ([usage page](https://sbert.net/docs/sentence_transformer/usage/usage.html)) encodes three
+# The [sentence-transformers documentation's usage page](https://sbert.net/docs/sentence_transformer/usage/usage.html) encodes three
 # sentences with all-MiniLM-L6-v2 and prints their cosine similarities. Our NumPy forward pass,
 # with mean pooling over the tokens as the model card says, must print the same matrix.
 
@@ -141,7 +140,12 @@ for ax, M, name in ((axes[0], learned, "learned (all-MiniLM-L6-v2)"),
                     (axes[1], sinusoid, "sinusoidal (lesson 01)")):
     plot_heatmap(M, labels, labels, ax=ax, vmin=-1, vmax=1, signed=True, annotate=False,
                  title=f"{name}: cosine of positions", xlabel="position", ylabel="position")
-plt.show()
+show_figure(fig, f"Two {P} by {P} heatmaps of the cosine similarity of positions 0 to {P - 1}: "
+                 "learned by all-MiniLM-L6-v2 (left) and sinusoidal (right). Mean cosine of "
+                 "neighbouring positions: "
+                 + ", ".join(f"{name} {np.mean(np.diagonal(M, 1)):.2f}"
+                             for name, M in (("learned", learned), ("sinusoidal", sinusoid)))
+                 + ".")
 distances = np.arange(1, 33)
 by_distance = {name: np.array([np.mean(np.diagonal(M, d)) for d in distances])  # (32,) each
                for name, M in (("learned", learned), ("sinusoid", sinusoid))}
@@ -463,7 +467,11 @@ for ax, (k, a, what) in zip(axes, ((pk, pa, "previous token"), (nk, na, "next to
     plot_heatmap(trace.attention[k, a], tokens, tokens, ax=ax, vmin=0, vmax=1,
                  title=f"layer {k}, head {a} ({what}): rows = query, columns = key",
                  xlabel="key", ylabel="query")
-plt.show()
+show_figure(fig, " ".join(
+    f"{side}: layer {k}, head {a}, {what} head (score {s:.2f}); "
+    + heatmap_alt(trace.attention[k, a], tokens, tokens, "its weights")
+    for side, (k, a, s, what) in (("Left", (pk, pa, ps, "previous-token")),
+                                   ("Right", (nk, na, ns, "next-token")))))
 
 # %% [markdown]
 # Notice: in the left map the bright cells sit just **below** the diagonal (query $i$, key

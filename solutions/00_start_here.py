@@ -67,7 +67,7 @@
 # ## Check your set-up
 #
 # The course needs NumPy for the math, matplotlib for the figures, ipywidgets for the
-# sliders and buttons, and a small package of its own, `helpers`, which the lessons import.
+# number boxes and buttons, and a small package of its own, `helpers`, which the lessons import.
 # If the next cell fails with `ModuleNotFoundError`, start JupyterLab with `make lab` from the
 # course folder (it installs everything into `.venv`), or choose the kernel of that
 # environment (*Kernel → Change Kernel*).
@@ -97,26 +97,29 @@ print(f"the running example: {tokens}, n = {len(tokens)} tokens, "
 # %% [markdown]
 # ### A live widget
 #
-# Drag the slider. The text beside it should change as you drag.
+# Change the number in the box: type one, or use the arrow keys or the box's own arrows. The
+# text beside it should change with it.
 #
-# If you see plain text such as `IntSlider(value=3, ...)` instead of a slider, or the words
+# If you see plain text such as `BoundedIntText(value=3, ...)` instead of a box, or the words
 # *Loading widget...* stay, the browser side of ipywidgets is missing: start the course with
 # `make lab` (or on Binder), where it is installed, then reload the page. In VS Code, install
 # the *Jupyter* extension.
 
 # %%
-slider = ipywidgets.IntSlider(value=3, min=1, max=8, description="tokens n")
+# A number box rather than a slider: a screen reader can name it (a slider handle it cannot).
+n_box = ipywidgets.BoundedIntText(value=3, min=1, max=8, description="tokens n",
+                                  continuous_update=True, layout=ipywidgets.Layout(width="180px"))
 label = ipywidgets.Label()
 
 
 def show_pairs(change=None):
-    n = slider.value
+    n = n_box.value
     label.value = f"{n} tokens -> {n * n} query-key pairs for attention to score"
 
 
-slider.observe(show_pairs, names="value")
+n_box.observe(show_pairs, names="value")
 show_pairs()
-ipywidgets.HBox([slider, label])
+ipywidgets.HBox([n_box, label])
 
 # %% [markdown]
 # The same count, without the widget, so you can see the pattern: the number of pairs grows
@@ -215,7 +218,7 @@ print(f"\n{n_exercises} exercises and {len(entries) - n_exercises} predictions i
 # - The course is short lessons on one running sentence, from the input Z to causal masking
 #   and a little beyond, up to a real trained model; work through them in order, top to
 #   bottom.
-# - If the versions printed and the slider moved, your set-up works.
+# - If the versions printed and the text followed the number box, your set-up works.
 # - Exercises check themselves: `check`, `hint`, `solution`; stars say how hard they are
 #   (★ apply, ★★ generalise, ★★★ derive or design), and predictions ask you to guess before a
 #   figure answers.

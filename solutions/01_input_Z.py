@@ -28,7 +28,7 @@ import numpy as np
 import helpers
 from helpers import checks
 from helpers.live import LiveFigure, show
-from helpers.plots import plot_heatmap
+from helpers.plots import heatmap_alt, plot_heatmap, show_figure
 
 np.set_printoptions(precision=3, suppress=True)
 
@@ -80,7 +80,9 @@ fig, ax = plt.subplots(figsize=(6.5, 3.2))
 plot_heatmap(E, tokens, [f"d{c}" for c in range(d_model)], ax=ax, signed=True,
              title="Token embeddings E (rows = tokens, columns = dimensions)",
              xlabel="embedding dimension", ylabel="token")
-plt.show()
+show_figure(fig, heatmap_alt(E, tokens, [f"d{c}" for c in range(d_model)], "token embeddings E",
+                             rows="token", cols="dimension")
+            + f" Rows 0 and 4 (both 'the') are identical: {np.array_equal(E[0], E[4])}.")
 
 # %% [markdown]
 # Rows 0 and 4 ("the") are identical, colour for colour. If attention only saw E, it could not
@@ -173,7 +175,8 @@ print(np.round(PE, 3))
 # ### Seeing the pattern
 #
 # With more positions and dimensions the structure shows. Each column is a wave along the
-# positions; the waves slow down from left to right. Move the sliders: the top plot follows
+# positions; the waves slow down from left to right. Change the two numbers (type one, or use
+# the arrow keys): the top plot follows
 # one **dimension** down all positions, the bottom one shows one **position**'s whole vector.
 
 # %%
@@ -196,12 +199,14 @@ row_ax.set(ylim=(-1.1, 1.1), xlabel="dimension", ylabel="value")
 
 live.animate([col_line, row_line, col_curve, *bars, col_ax.title, row_ax.title])  # the rest stays
 
-dim_slider = widgets.IntSlider(0, 0, D_SHOW - 1, description="dimension")
-pos_slider = widgets.IntSlider(0, 0, N_SHOW - 1, description="position")
+# Number boxes, not sliders: each has a name a screen reader reads (a slider handle has none).
+box = {"continuous_update": True, "layout": widgets.Layout(width="180px")}
+dim_box = widgets.BoundedIntText(0, min=0, max=D_SHOW - 1, description="dimension", **box)
+pos_box = widgets.BoundedIntText(0, min=0, max=N_SHOW - 1, description="position", **box)
 
 
 def update(change=None):
-    d, p = dim_slider.value, pos_slider.value
+    d, p = dim_box.value, pos_box.value
     kind = "sin" if d % 2 == 0 else "cos"
     col_line.set_xdata([d, d])
     row_line.set_ydata([p, p])
@@ -213,10 +218,10 @@ def update(change=None):
     live.refresh()
 
 
-dim_slider.observe(update, names="value")
-pos_slider.observe(update, names="value")
+dim_box.observe(update, names="value")
+pos_box.observe(update, names="value")
 update()
-show(widgets.VBox([widgets.HBox([dim_slider, pos_slider]), live.image]), live,
+show(widgets.VBox([widgets.HBox([dim_box, pos_box]), live.image]), live,
      alt="Heatmap of 64 positions by 32 dimensions of sinusoidal encodings, with the curve of "
      "dimension 0 and the vector of position 0.")
 
@@ -332,7 +337,10 @@ panels = (  # (matrix, row labels, title, y label, colour range)
 for ax, (M, rows, title, ylabel, lim) in zip(axes, panels):
     plot_heatmap(M, rows, dims, ax=ax, signed=True, vmin=-lim, vmax=lim, annotate=False,
                  title=title, xlabel="dimension", ylabel=ylabel)
-plt.show()
+show_figure(fig, f"Three heatmaps, {n} rows by {d_model} dimensions: E (by token), PE (by "
+                 f"position) and Z = E + PE; colour range ±{limit:.3f} for E and Z, ±1 for PE. "
+                 f"Rows 0 and 4 ('the') are equal in E: {np.array_equal(E[0], E[4])}; in Z: "
+                 f"{np.array_equal(Z[0], Z[4])}.")
 print(f"colour ranges: E and Z ±{limit:.3f} (the larger of their largest |entries|), PE ±1")
 
 # %% [markdown]

@@ -199,7 +199,7 @@ for label, n_, d_model_, h_ in (("running example", n, d_model, h), ("paper", 10
 # %% [markdown]
 # The shapes it printed, with the rest of the family:
 #
-# | | running example | paper (base model) |
+# | quantity | running example | paper (base model) |
 # |---|---|---|
 # | tokens $n$ | 6 | any, e.g. 10 |
 # | $d_{model}$ | 8 | 512 |

@@ -31,7 +31,7 @@ import numpy as np
 import helpers
 from helpers import checks
 from helpers.explorer import AttentionExplorer
-from helpers.plots import plot_heatmap
+from helpers.plots import heatmap_alt, plot_heatmap, show_figure
 
 np.set_printoptions(precision=3, suppress=True)
 
@@ -96,7 +96,7 @@ for name, M in (("Q", Q), ("K", K), ("V", V), ("weights", A_cross), ("output", o
 print("rows sum to 1:", np.round(A_cross.sum(axis=1), 3))
 
 # %% [markdown]
-# | | self-attention | cross-attention |
+# | what | self-attention | cross-attention |
 # |---|---|---|
 # | queries from | $X$ | the decoder's sequence, $n_q$ tokens |
 # | keys, values from | $X$ | the encoder's sequence, $n_k$ tokens |
@@ -115,7 +115,9 @@ plot_heatmap(A_self, tokens, tokens, ax=axes[0], vmin=0, vmax=1,
 plot_heatmap(A_cross, dec_tokens, tokens, ax=axes[1], vmin=0, vmax=1,
              title="Cross-attention: rows = query, columns = key", xlabel="key (English)",
              ylabel="query (French)")
-plt.show()
+show_figure(fig, "Left: " + heatmap_alt(A_self, tokens, tokens, "self-attention weights")
+                 + " Right: " + heatmap_alt(A_cross, dec_tokens, tokens, "cross-attention "
+                                            "weights, French queries over English keys"))
 
 # %% [markdown]
 # Left, square: the sentence attends to itself. Right, 4 × 6: each French token (a row) spreads
@@ -197,7 +199,7 @@ checks.cross_attention.check(cross_attention)
 # head grid below says what trained heads were found to do. Each head works in $d_k = d_{model}/h$ dimensions, so $h$ heads cost
 # about as much as one full-width head, and the concatenation is $d_{model}$ wide again.
 #
-# | | running example | the paper |
+# | quantity | running example | the paper |
 # |---|---|---|
 # | $d_{model}$ | 8 | 512 |
 # | heads $h$ | 2 | 8 |
@@ -248,7 +250,9 @@ plot_heatmap(Q_big, tokens, [f"h{c // d_k}:{c % d_k}" for c in range(d_model)], 
              xlabel="column (head, dimension within the head)", ylabel="token")
 for a in range(1, h):
     ax.axvline(a * d_k - 0.5, color="black", lw=3)
-plt.show()
+show_figure(fig, heatmap_alt(Q_big, tokens, [f"h{c // d_k}:{c % d_k}" for c in range(d_model)],
+                             "Q = X W^Q, all heads' columns", rows="token", cols="column")
+            + f" Black lines cut it into h = {h} blocks of d_k = {d_k} columns, one per head.")
 
 # %% [markdown]
 # The black line cuts $Q$ into $h = 2$ blocks of $d_k = 4$ columns: head 0 on the left,
@@ -299,7 +303,8 @@ fig.subplots_adjust(wspace=0.3)
 for a, ax in enumerate(axes):
     plot_heatmap(A_heads[a], tokens, tokens, ax=ax, vmin=0, vmax=1,
                  title=f"head {a}: rows = query, columns = key", xlabel="key", ylabel="query")
-plt.show()
+show_figure(fig, " ".join(f"Head {a}: " + heatmap_alt(A_heads[a], tokens, tokens, "its weights")
+                          for a in range(h)))
 for a in range(h):
     print(f"head {a}: each query's favourite key:",
           [f"{tokens[i]}->{tokens[j]}" for i, j in enumerate(A_heads[a].argmax(axis=1))])
@@ -413,7 +418,9 @@ for a, ax in enumerate(axes.flat):
                          ylabel="query" if a % 4 == 0 else "")  # ...and left column
 fig.colorbar(image, cax=fig.add_axes([0.92, 0.12, 0.015, 0.76]), label="attention weight")
 fig.suptitle("8 heads, one sentence (rows = query, columns = key)")
-plt.show()
+show_figure(fig, f"A 2 by 4 grid of the attention weights of {len(A_grid)} heads over the "
+                 f"{n} tokens (rows = query, columns = key); largest weight in each head: "
+                 + ", ".join(f"{w:.2f}" for w in A_grid.max(axis=(1, 2))) + ".")
 print("largest weight in each head:", np.round(A_grid.max(axis=(1, 2)), 2))
 for a in (4, 5, 7):
     print(f"head {a}, each query's favourite key:",

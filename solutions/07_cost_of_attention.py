@@ -46,6 +46,7 @@ import helpers
 from helpers import blockwise, checks
 from helpers.blockwise import online_softmax_steps
 from helpers.live import LiveFigure, show
+from helpers.plots import show_figure
 
 np.set_printoptions(precision=3, suppress=True)
 
@@ -164,7 +165,7 @@ print(f"memory: slope {memory_slope:.2f} for n >= 1024")
 print("memory slope, rounded:", round(memory_slope, 1))
 print("peak at n = 4096 is at least one float64 n x n matrix:", naive_peak[-1] >= 4096**2 * 8)
 
-# %%
+# %% tags=["nbval-ignore-output"]
 def plain_log_ticks(axis, ticks, labels):
     """Fixed tick labels on a log axis (plain text, no minor ticks): quicker to draw, easier to read."""
     axis.set_ticks(ticks, labels)
@@ -188,7 +189,10 @@ for ax, ys, unit, what, fitted in (
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="upper left", fontsize=9)
 fig.suptitle("scaled_dot_product_attention, one head, d_k = 64 (log-log axes)")
-plt.show()
+show_figure(fig, f"Two log-log plots against n from {sizes[0]} to {sizes[-1]} of one head's "
+                 f"attention (d_k = 64), with an n² reference line: time per call (fitted slope "
+                 f"{time_slope:.2f}) and peak memory (fitted slope {memory_slope:.2f}), "
+                 f"{naive_peak[-1] / 1e6:.0f} MB at n = {sizes[-1]}.")
 
 # %% [markdown]
 # Notice: the memory points sit on the slope-2 line from $n \approx 512$ on: each doubling of
@@ -256,10 +260,10 @@ base = blockwise.score_matrix_bytes(512, h=8, batch=32, dtype=np.float32)
 print(f"{base:,} bytes = {base / 1e9:.2f} GB per layer")
 
 # %% [markdown]
-# ### Predict the memory: slide n
+# ### Predict the memory: pick n
 #
 # The line is `score_matrix_bytes(n, h, batch=1, float32)` on log-log axes; the dashed lines
-# mark 16 GB (a laptop) and 80 GB (a large GPU). Move $n$ and the number of heads.
+# mark 16 GB (a laptop) and 80 GB (a large GPU). Pick $n$ and the number of heads.
 
 # %%
 GB = 1e9
@@ -280,8 +284,9 @@ plain_log_ticks(ax.yaxis, [1e-5, 1e-3, 1e-1, 1e1, 1e3],
                 ["10 kB", "1 MB", "100 MB", "10 GB", "1 TB"])
 ax.grid(True, which="major", alpha=0.3)
 
-n_slider = widgets.SelectionSlider(options=[(f"{k:,}", k) for k in n_options], value=4096,
-                                   description="n")
+# A drop-down, not a slider: a screen reader can name it (a slider handle it cannot).
+n_picker = widgets.Dropdown(options=[(f"{k:,}", k) for k in n_options], value=4096,
+                            description="n")
 h_picker = widgets.Dropdown(options=[1, 8, 16, 32], value=8, description="heads h")
 
 
@@ -294,7 +299,7 @@ def readable_bytes(size):
 
 
 def update(change=None):
-    n_now, h_now = n_slider.value, h_picker.value
+    n_now, h_now = n_picker.value, h_picker.value
     curve.set_ydata(blockwise.score_matrix_bytes(1, h=h_now) * n_grid**2 / GB)
     size = blockwise.score_matrix_bytes(n_now, h=h_now, batch=1, dtype=np.float32)
     marker.set_data([n_now], [size / GB])
@@ -302,12 +307,16 @@ def update(change=None):
     live.refresh()
 
 
-n_slider.observe(update, names="value")
+n_picker.observe(update, names="value")
 h_picker.observe(update, names="value")
 update()
-show(widgets.VBox([widgets.HBox([n_slider, h_picker]), live.image]), bytes(live.image.value),
-     alt="Log-log line of the predicted attention-weight memory against n, for 8 heads in "
-     "float32, with the point n = 4096 marked and 16 GB and 80 GB reference lines.")
+show(widgets.VBox([widgets.HBox([n_picker, h_picker]), live.image]), bytes(live.image.value),
+     alt="Log-log line of the predicted attention-weight memory against n, for "
+     f"{h_picker.value} heads in float32, with 16 GB and 80 GB reference lines and the point "
+     f"n = {n_picker.value:,} marked: "
+     + readable_bytes(blockwise.score_matrix_bytes(n_picker.value, h=h_picker.value, batch=1,
+                                                   dtype=np.float32))
+     + " per layer.")
 
 # %% [markdown]
 # The numbers behind the figure:
@@ -321,7 +330,7 @@ print(f"n = 4,096, h = 8: {readable_bytes(at_4096)};  16 GB reached at n = {cros
 
 # %% [markdown]
 # Notice: with 8 heads, $n = 4096$ needs about half a gigabyte (537 MB) per layer, and the line
-# crosses the laptop's 16 GB at $n = 22\,361$. Slide to $n = 131\,072$ with 32 heads:
+# crosses the laptop's 16 GB at $n = 22\,361$. Pick $n = 131\,072$ with 32 heads:
 # 2.2 TB.
 
 # %% [markdown]

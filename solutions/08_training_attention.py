@@ -32,7 +32,7 @@ import numpy as np
 import helpers
 from helpers import checks, training
 from helpers.live import LiveFigure, show
-from helpers.plots import plot_heatmap
+from helpers.plots import heatmap_alt, plot_heatmap, show_figure
 
 np.set_printoptions(precision=3, suppress=True)
 
@@ -77,8 +77,8 @@ for seq, target in zip(example_tokens, example_targets):
 # The lesson-01 input and one attention head (lesson 04) with the causal mask (lesson 05), then
 # a linear read-out to one score (logit) per vocabulary word:
 #
-# $$X = E[\text{tokens}] + PE, \quad Q = XW^Q,\ K = XW^K,\ V = XW^V, \quad
-#   O = \text{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + \text{mask}\right) V, \quad
+# $$X = E[\text{tokens}] + PE, \quad Q = XW^Q,\ K = XW^K,\ V = XW^V,$$
+# $$O = \text{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + \text{mask}\right) V, \quad
 #   \text{logits} = O\,W^{out}$$
 #
 # The loss is the cross-entropy of $\text{softmax}(\text{logits})$ against the targets,
@@ -249,7 +249,13 @@ for ax, A, title in (
     plot_heatmap(A, labels, labels, ax=ax, masked=future, vmin=0, vmax=1,
                  title=f"{title}\nrows = query, columns = key",
                  xlabel="key (attended to)", ylabel="query (attending)")
-plt.show()
+show_figure(fig, "Left, untrained: " + heatmap_alt(run.weights[0], labels, labels, "the weights",
+                                                 masked=future)
+                 + f" Right, after {run.steps[-1]} steps: "
+                 + heatmap_alt(run.weights[-1], labels, labels, "the weights", masked=future)
+                 + " Mean weight on the previous position, untrained then trained: "
+                 + ", ".join(f"{np.mean(np.diagonal(A, -1)):.2f}"
+                             for A in (run.weights[0], run.weights[-1])) + ".")
 
 # %%
 A_untrained, A_learned = run.weights[0], run.weights[-1]
@@ -300,7 +306,7 @@ for name, trained_run, with_pe in (("with PE", run, True), ("without PE", run_no
 # %% [markdown]
 # ## Watch the pattern form
 #
-# Slide through the saved training steps (it opens at step 60; slide to 0 for the start):
+# Pick one of the saved training steps (it opens at step 60; pick 0 for the start):
 # the heatmap shows the weights on the running sentence at that step, the red dot the
 # held-out accuracy then.
 
@@ -321,11 +327,12 @@ curve_ax.set(xlabel="training step", ylabel="held-out accuracy (%)", ylim=(0, 10
              title="accuracy on 500 held-out sequences")
 curve_ax.grid(True, alpha=0.3)
 
-step_slider = widgets.SelectionSlider(options=run.steps, value=60, description="step")
+# A drop-down, not a slider: a screen reader can name it (a slider handle it cannot).
+step_picker = widgets.Dropdown(options=run.steps, value=60, description="step")
 
 
 def update(change=None):
-    snap = run.steps.index(step_slider.value)  # which saved snapshot
+    snap = run.steps.index(step_picker.value)  # which saved snapshot
     A = run.weights[snap]
     heat.set_data(np.ma.masked_array(A, mask=future))
     for text, (r, c) in zip(cell_texts, visible):
@@ -337,11 +344,12 @@ def update(change=None):
     live.refresh()
 
 
-step_slider.observe(update, names="value")
+step_picker.observe(update, names="value")
 update()
-show(widgets.VBox([step_slider, live.image]), bytes(live.image.value),
-     alt="Attention weights on 'the cat sat on the mat' at training step 60, next to the "
-     "held-out accuracy curve over 300 steps.")
+show(widgets.VBox([step_picker, live.image]), bytes(live.image.value),
+     alt=f"Attention weights on '{' '.join(tokens)}' at training step {step_picker.value}, next to "
+     f"the held-out accuracy curve over {run.steps[-1]} steps; accuracy at step "
+     f"{step_picker.value}: {100 * run.test_accuracy[run.steps.index(step_picker.value)]:.1f} %.")
 
 # %%
 print("step | held-out accuracy | weight of 'sat' on 'cat' | rows looking one position back")
@@ -403,7 +411,7 @@ checks.attention_backward.check(attention_backward)
 #   to 100 % held-out accuracy; without positional encodings it cannot, because nothing else
 #   tells the keys' positions apart.
 # - Learned attention has a clean structure (here: one step left of the diagonal) where seeded
-#   weights have none; the slider shows it forming row by row between steps 30 and 150.
+#   weights have none; the step picker shows it forming row by row between steps 30 and 150.
 #
 # **Next**: [09 · a real Transformer](09_real_model.ipynb). Real models stack many such layers,
 # each with several heads, and learn the embeddings too; some of their heads learn exactly this

@@ -2,10 +2,13 @@
 
 from unittest import mock
 
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
 import numpy as np
+import pytest
 
 from helpers.live import LiveFigure, show
-from helpers.plots import plot_heatmap
+from helpers.plots import heatmap_alt, plot_heatmap, show_figure
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -96,3 +99,39 @@ def test_a_picture_key_resends_the_kept_png_without_drawing():
     with mock.patch.object(live, "_render", side_effect=AssertionError("drew again")):
         live.refresh(key="a")
     assert bytes(live.image.value) == first
+
+
+def test_show_names_the_live_image_and_the_static_picture(monkeypatch):
+    """The live figure's <img> gets the alt text as its title (a NamedImage's tooltip, which
+    ipywidgets 8.1.9 can only display with a description), the static PNG an <img alt>."""
+    shown = []
+    monkeypatch.setattr("helpers.live.display", lambda bundle, **kw: shown.append((bundle, kw)))
+    live = LiveFigure(figsize=(2, 2))
+    live.figure.subplots().plot([0, 1])
+    live.refresh()
+    show(widgets.VBox([live.image]), live, alt="a line from 0 to 1")
+    assert live.image.tooltip == "a line from 0 to 1"
+    assert live.image.get_state()["description"] == ""
+    ((bundle, kw),) = shown
+    assert 'alt="a line from 0 to 1"' in bundle["text/html"]
+    assert bundle["text/plain"] == "a line from 0 to 1"
+    with pytest.raises(ValueError, match="text alternative"):
+        show(live.image, live, alt=" ")
+
+
+def test_show_figure_gives_the_png_its_text_alternative_and_closes_the_figure(monkeypatch):
+    shown = []
+    monkeypatch.setattr("helpers.plots.display", lambda bundle, **kw: shown.append(bundle))
+    M = np.array([[0.2, 0.8], [0.6, 0.4]])
+    fig, ax = plt.subplots()
+    plot_heatmap(M, ["a", "b"], ["x", "y"], ax=ax)
+    alt = heatmap_alt(M, ["a", "b"], ["x", "y"], "weights")
+    assert alt == (
+        "Heatmap of weights: 2 rows (query) by 2 columns (key); largest 0.80 (query 'a', key "
+        "'y'), smallest 0.20 (query 'a', key 'x')."
+    )
+    show_figure(fig, alt)
+    (bundle,) = shown
+    assert f'alt="{alt}"'.replace("'", "&#x27;") in bundle["text/html"]
+    assert bundle["text/html"].startswith('<img src="data:image/png;base64,')
+    assert not plt.fignum_exists(fig.number)

@@ -3,7 +3,7 @@
 The lesson text's interactive figure, for lessons 04-06. A heatmap of one head's attention
 weights over a sentence (rows = query, columns = key), a row of token buttons that pick the
 query whose distribution is drawn as a bar chart beside it, a head selector, a causal-mask
-toggle, a temperature slider and a text box for your own sentence::
+toggle, a temperature box and a text box for your own sentence::
 
     from helpers.explorer import AttentionExplorer
     ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=2, query=1)
@@ -64,7 +64,7 @@ MAX_TOKENS = 64  # longer sentences are truncated, and the message says so
 # above it, one palette PNG. In Chromium a click on lesson 04's explorer took 28 ms to new
 # pixels with the PNG (its decode costs a frame) against 12 ms for a do-nothing widget.
 RECT_TOKENS = 24
-TEMPERATURE_RANGE = (0.1, 10.0)  # the slider's ends (log scale)
+TEMPERATURE_RANGE = (0.1, 10.0)  # the temperature box's limits
 HIGHLIGHT = "#f03b20"  # the selected query's row and button: visible on every viridis colour
 # A masked key in the bar chart: no bar (its weight is exactly 0), this marker on the zero line.
 MASKED_MARKER = "x"
@@ -336,7 +336,18 @@ class AttentionExplorer:
             f"Attention explorer: head {self._head} of {self.n_heads}, {mask}, temperature "
             f"{self._temperature:g}, over {len(self._tokens)} tokens; heatmap with rows = query, "
             f"columns = key, and the weights of query {_word(self._tokens[self._query])!r} "
-            f"(position {self._query}) as bars."
+            f"(position {self._query}) as bars{self._top_key_text()}."
+        )
+
+    def _top_key_text(self) -> str:
+        """'; its largest weight, 0.50, is on key 'mat' (position 5)': the number that matters."""
+        if not len(self._weights):
+            return ""
+        row = self._weights[self._query]
+        key = int(np.argmax(row))
+        return (
+            f"; its largest weight, {row[key]:.2f}, is on key {_word(self._tokens[key])!r} "
+            f"(position {key})"
         )
 
     def static_png(self, dpi: int = 90) -> bytes:
@@ -426,7 +437,7 @@ class AttentionExplorer:
         t = float(t)
         low, high = TEMPERATURE_RANGE
         if math.isfinite(t) and low * (1 - 1e-9) <= t <= high * (1 + 1e-9):
-            t = min(max(t, low), high)  # the slider's ends may arrive as 0.09999999999999999
+            t = min(max(t, low), high)  # a limit may arrive as 0.09999999999999999
         if not math.isfinite(t) or not low <= t <= high:
             raise ValueError(f"temperature must be between {low} and {high}, got {t!r}")
         return t
@@ -557,15 +568,17 @@ class AttentionExplorer:
         )
         self._causal_control.add_class("explorer-causal")
         low, high = TEMPERATURE_RANGE
-        self._temperature_control = widgets.FloatLogSlider(
+        # A number box, not a slider: ipywidgets' slider handle has no accessible name (axe's
+        # aria-input-field-name), while this <input> is named by its description's <label>.
+        # Its arrow keys and spin buttons step by 0.1; any value in the range may be typed.
+        self._temperature_control = widgets.BoundedFloatText(
             value=self._temperature,
-            base=10,
-            min=math.log10(low),
-            max=math.log10(high),
-            step=0.05,
+            min=low,
+            max=high,
+            step=0.1,
             description="temperature",
-            readout_format=".2f",
             style={"description_width": "initial"},
+            layout=widgets.Layout(width="190px"),
             continuous_update=True,
         )
         self._temperature_control.add_class("explorer-temperature")

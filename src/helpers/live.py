@@ -17,7 +17,6 @@ notebook read without a kernel (GitHub, nbviewer) still shows the picture.
 
 from __future__ import annotations
 
-import base64
 import io
 from collections.abc import Hashable, Iterable
 
@@ -27,8 +26,26 @@ from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
+from traitlets import Unicode
 
-__all__ = ["LiveFigure", "show"]
+from .plots import image_bundle
+
+__all__ = ["LiveFigure", "show", "NamedImage"]
+
+
+class NamedImage(widgets.Image):
+    """An ``ipywidgets.Image`` whose ``tooltip`` works: the picture's text alternative.
+
+    ipywidgets 8.1.9's front end sets a widget's ``title`` from its ``tooltip`` only when the
+    model's ``description`` is empty, and reads ``description.length`` to find out; ``Image``
+    has no ``description``, so an Image with a tooltip fails to display ("Cannot read
+    properties of undefined (reading 'length')" in ``updateTooltip``). This subclass syncs an
+    empty ``description`` (the front end's ``ImageModel`` keeps any extra attribute), and its
+    ``tooltip`` becomes the ``<img>``'s ``title``, which screen readers and axe-core accept as
+    the image's name.
+    """
+
+    description = Unicode("", help="always empty: lets the tooltip become the title").tag(sync=True)
 
 
 class LiveFigure:
@@ -37,7 +54,7 @@ class LiveFigure:
     def __init__(self, figsize=(6, 4), dpi: int = 90):
         self.figure = Figure(figsize=figsize, dpi=dpi, layout="constrained")
         FigureCanvasAgg(self.figure)
-        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+        self.image = NamedImage(format="png", layout=widgets.Layout(max_width="100%"))
         self._animated: list[Artist] = []
         self._backgrounds: dict = {}  # background key -> saved pixels of the static parts
         self._pngs: dict = {}  # picture key -> PNG bytes (refresh(key=...))
@@ -109,15 +126,30 @@ class LiveFigure:
         return buffer.getvalue()
 
 
-def show(widget: widgets.Widget, live: LiveFigure | bytes | memoryview, alt: str = "") -> None:
+def _images(widget: widgets.Widget) -> list[NamedImage]:
+    """Every :class:`NamedImage` in ``widget``'s tree (children of boxes and stacks)."""
+    if isinstance(widget, NamedImage):
+        return [widget]
+    children = getattr(widget, "children", ()) or ()
+    return [image for child in children for image in _images(child)]
+
+
+def show(widget: widgets.Widget, live: LiveFigure | bytes | memoryview, alt: str) -> None:
     """Display ``widget`` live, with a PNG of ``live``'s figure as its static stand-in.
 
-    ``live`` is a :class:`LiveFigure` (its last rendered PNG is used) or PNG bytes.
+    ``live`` is a :class:`LiveFigure` (its last rendered PNG is used) or PNG bytes. ``alt`` is
+    the picture's text alternative: what it shows and the number that matters. It goes on the
+    static PNG (an ``<img alt>``, see :func:`helpers.plots.image_bundle`) and, as the
+    ``tooltip`` (the ``title`` attribute, which screen readers and axe accept as an image's
+    name), on every :class:`NamedImage` of ``widget`` (a :class:`LiveFigure`'s) that has none.
     JupyterLab with ipywidgets shows the widget; renderers without a kernel or widget support
     (GitHub, nbviewer, a missing extension) fall back to the picture.
     """
     png = live.png() if isinstance(live, LiveFigure) else bytes(live)
+    static = image_bundle(png, alt)  # raises if alt is empty
+    for image in _images(widget):
+        if not image.tooltip:
+            image.tooltip = alt
     bundle = widget._repr_mimebundle_()
-    bundle["image/png"] = base64.b64encode(png).decode("ascii")
-    bundle["text/plain"] = alt or "an interactive figure (run the notebook to use it)"
-    display(bundle, raw=True, metadata={"image/png": {"alt": alt}} if alt else None)
+    bundle.update(static)
+    display(bundle, raw=True, metadata={"image/png": {"alt": alt}})

@@ -1,11 +1,24 @@
-"""Figures for the lessons: labelled heatmaps in a colour-blind-safe map (matplotlib only)."""
+"""Figures for the lessons: labelled heatmaps in a colour-blind-safe map (matplotlib only),
+shown with a text alternative (:func:`show_figure`)."""
 
 from __future__ import annotations
 
+import base64
+import html
+
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython.core.pylabtools import print_figure
+from IPython.display import display
 
-__all__ = ["plot_heatmap", "MASKED_GREY", "DIVERGING_CMAP"]
+__all__ = [
+    "plot_heatmap",
+    "show_figure",
+    "image_bundle",
+    "heatmap_alt",
+    "MASKED_GREY",
+    "DIVERGING_CMAP",
+]
 
 MASKED_GREY = "#bdbdbd"  # masked cells: visibly not part of the colour scale
 # Signed matrices (Q, K, V, scores): ColorBrewer's RdBu, colour-blind safe, white at 0.
@@ -89,3 +102,69 @@ def plot_heatmap(
     if colorbar:
         ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     return image
+
+
+def image_bundle(png: bytes, alt: str) -> dict:
+    """A display bundle that shows PNG bytes with ``alt`` as their text alternative.
+
+    JupyterLab 4 ignores an ``alt`` in an ``image/png`` output's metadata (its image renderer
+    sets only width and height), so the picture is also given as ``text/html``: an ``<img>``
+    with an ``alt`` attribute, which JupyterLab, nbviewer and nbconvert's HTML render first.
+    ``image/png`` stays for renderers without HTML; ``text/plain`` is the sentence itself.
+    """
+    if not alt or not alt.strip():
+        raise ValueError("a figure needs a text alternative: say what it shows and its number")
+    data = base64.b64encode(png).decode("ascii")
+    return {
+        "text/html": f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt)}">',
+        "image/png": data,
+        "text/plain": alt,
+    }
+
+
+def show_figure(fig, alt: str) -> None:
+    """Display matplotlib figure ``fig`` as a PNG with text alternative ``alt``, then close it.
+
+    Use it where a lesson would call ``plt.show()``. ``alt`` says what the figure shows and the
+    number that matters ("weights of 'cat' over 6 keys; highest on 'mat', 0.41"), computed from
+    the data the figure draws. The PNG is rendered as the inline backend would (tight bounding
+    box, the figure's dpi), and the figure is closed so it is not shown a second time.
+    """
+    png = print_figure(fig, "png", bbox_inches="tight")
+    plt.close(fig)
+    display(image_bundle(png, alt), raw=True, metadata={"image/png": {"alt": alt}})
+
+
+def heatmap_alt(
+    M,
+    row_labels,
+    col_labels,
+    what: str,
+    *,
+    rows: str = "query",
+    cols: str = "key",
+    masked=None,
+    fmt: str = "{:.2f}",
+) -> str:
+    """One sentence describing a heatmap of ``M``: what it is, its size, where its extremes are.
+
+    ``what`` names the matrix ("attention weights A, head 0"); ``rows``/``cols`` name the axes.
+    Masked cells (``masked`` True) are counted and left out of the extremes.
+    """
+    M = np.asarray(M, dtype=float)
+    hidden = np.zeros(M.shape, bool) if masked is None else np.asarray(masked, bool)
+    shown = np.where(hidden, np.nan, M)
+    hi = np.unravel_index(np.nanargmax(shown), M.shape)
+    lo = np.unravel_index(np.nanargmin(shown), M.shape)
+
+    def cell(ij) -> str:
+        i, j = ij
+        return f"{fmt.format(M[i, j])} ({rows} {row_labels[i]!r}, {cols} {col_labels[j]!r})"
+
+    sentence = (
+        f"Heatmap of {what}: {M.shape[0]} rows ({rows}) by {M.shape[1]} columns ({cols}); "
+        f"largest {cell(hi)}, smallest {cell(lo)}"
+    )
+    if hidden.any():
+        sentence += f"; {int(hidden.sum())} cells masked (grey)"
+    return sentence + "."
