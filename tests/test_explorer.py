@@ -610,3 +610,22 @@ def test_the_heatmap_is_three_stacked_layers_each_sent_only_when_it_changed():
     assert len(top) < 1000  # the outline and one label
     height = int(re.search(r'height="(\d+)"', top).group(1))
     assert height < int(re.search(r'height="(\d+)"', axes.value).group(1))
+
+
+def test_heatmap_and_bars_are_named_for_screen_readers():
+    """The map's SVG is an image named by its numbers; each query's bars name every weight;
+    the decorative layers (axes, the selected row's outline) are hidden from the tree."""
+    ex = AttentionExplorer(sentence="the cat sat on the mat", n_heads=2, seed=0, query=1)
+    ex.set_causal(True)
+    label = re.search(r'<svg[^>]*role="img"[^>]*aria-label="([^"]*)"', ex._heatmap_map.value)
+    assert label, "the heatmap's SVG has no role and label"
+    text = html.unescape(label.group(1))
+    w = ex.weights
+    i, j = np.unravel_index(np.argmax(np.where(w > 0, w, -1)), w.shape)
+    assert "head 0, causal mask on" in text and f"largest {w[i, j]:.2f}" in text
+    assert "15 cells masked" in text
+    bars = [child.value for child in ex._bar_values.children[: len(ex.tokens)]]
+    query_label = html.unescape(re.search(r'aria-label="([^"]*)"', bars[1]).group(1))
+    assert query_label.startswith("Weights of query 'cat' (position 1) over the keys: the ")
+    assert f"cat {w[1, 1]:.2f}" in query_label
+    assert 'aria-hidden="true"' in ex._heatmap_axes.value

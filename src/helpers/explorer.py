@@ -54,7 +54,7 @@ from ._validate import ArgumentTypeError, whole_number
 from .attention import causal_mask, scaled_dot_product_attention
 from .embeddings import D_MODEL, RUNNING_SENTENCE, build_Z, tokenize, valid_text
 from .live import show as _show_live
-from .plots import MASKED_GREY, plot_heatmap
+from .plots import MASKED_GREY, heatmap_alt, plot_heatmap
 from .projections import seeded_projections
 
 __all__ = ["AttentionExplorer", "MAX_TOKENS", "TEMPERATURE_RANGE"]
@@ -867,6 +867,22 @@ class AttentionExplorer:
             for j in range(0, g["n"], g["step"])
         )
 
+    def _map_label(self) -> str:
+        """The heatmap in words (its SVG's aria-label): what, how big, where the extremes are."""
+        words = [_word(t) for t in self._tokens]
+        mask = "causal mask on" if self._causal else "no mask"
+        what = f"attention weights of head {self._head}, {mask}, temperature {self._temperature:g}"
+        hidden = ~causal_mask(len(words)) if self._causal else None
+        return heatmap_alt(self._weights, words, words, what, masked=hidden)
+
+    def _bars_label(self, query: int) -> str:
+        """One query's bar chart in words (its SVG's aria-label): every key's weight."""
+        words = [_word(t) for t in self._tokens]
+        row = self._weights[query]
+        return f"Weights of query {words[query]!r} (position {query}) over the keys: " + ", ".join(
+            f"{word} {w:.2f}" for word, w in zip(words, row)
+        )
+
     def _map_svg(self, g: dict | None) -> str:
         """The bottom layer: title, cells, their numbers (and the masked key's legend)."""
         if g is None:
@@ -879,7 +895,8 @@ class AttentionExplorer:
             self._layer_open(
                 g,
                 f' data-head="{self._head}" data-causal="{int(self._causal)}" '
-                f'data-temperature="{self._temperature:g}" data-n="{g["n"]}"',
+                f'data-temperature="{self._temperature:g}" data-n="{g["n"]}" role="img" '
+                f'aria-label="{html.escape(self._map_label())}"',
             ),
             f'<text x="{left}" y="16" font-size="13" font-weight="bold">{self._map_title()}</text>',
             self._cells_svg(left, top, cell),
@@ -916,7 +933,7 @@ class AttentionExplorer:
             return ""
         left, top, grid, cell = g["left"], g["top"], g["grid"], g["cell"]
         parts = [
-            self._layer_open(g),
+            self._layer_open(g, ' aria-hidden="true"'),  # labels: the map's aria-label says it
             self._key_labels(g, top + grid + 4),
             f'<g font-size="{g["font"]}" text-anchor="end" dominant-baseline="middle">',
         ]
@@ -940,7 +957,12 @@ class AttentionExplorer:
         if g is None:
             return ""
         left, top, cell, font = g["left"], g["top"], g["cell"], g["font"]
-        parts = [self._layer_open(g, f' data-query="{query}"', height=top + g["grid"] + 3)]
+        # The selected row's outline and label: drawn over the map, which names it in words.
+        parts = [
+            self._layer_open(
+                g, f' data-query="{query}" aria-hidden="true"', height=top + g["grid"] + 3
+            )
+        ]
         if query % g["step"] == 0:
             y = top + query * cell + cell / 2
             width = 0.7 * font * len(html.unescape(self._labels[query])) + 4
@@ -992,7 +1014,7 @@ class AttentionExplorer:
             return ""
         left, top, plot_h, grid = g["left"], g["top"], g["plot_h"], g["grid"]
         ticks = (0, 0.25, 0.5, 0.75, 1)
-        parts = [self._layer_open(g), '<g stroke="#ddd">']
+        parts = [self._layer_open(g, ' aria-hidden="true"'), '<g stroke="#ddd">']  # bars name it
         for v in ticks:
             y = top + (1 - v) * plot_h
             parts.append(f'<line x1="{left}" x2="{left + grid}" y1="{y:.1f}" y2="{y:.1f}"/>')
@@ -1019,7 +1041,12 @@ class AttentionExplorer:
         indices = _colour_index(row)
         token = self._labels[query]
         parts = [
-            self._layer_open(g, f' data-query="{query}"', height=top + plot_h + 6),
+            self._layer_open(
+                g,
+                f' data-query="{query}" role="img" '
+                f'aria-label="{html.escape(self._bars_label(query))}"',
+                height=top + plot_h + 6,
+            ),
             f'<text x="4" y="16" font-size="13" font-weight="bold">query "{token}" '
             f"(position {query})</text>",
             f'<text x="4" y="33" font-size="12">its weights over the keys (sum = {row.sum():.2f})'
