@@ -55,6 +55,7 @@
 # | 07 | [cost of attention](07_cost_of_attention.ipynb) | the O(n²) matrix, measured, and how blockwise attention avoids storing it |
 # | 08 | [training attention](08_training_attention.ipynb) | an attention layer that learns where to look |
 # | 09 | [a real model](09_real_model.ipynb) | the same attention inside a real trained Transformer, run in NumPy |
+# | 10 | [induction heads](10_induction_heads.ipynb) | what a causal model learns: a two-layer model trained in NumPy copies from context with a previous-token head and an induction head |
 #
 # Work through them in order: each one starts with **What you will learn** and ends with a
 # **Summary** and what comes **Next**. Run the cells top to bottom (Shift+Enter runs one;

@@ -430,7 +430,7 @@ dk_buttons.observe(update, names="value")
 scale_buttons.observe(update, names="value")
 update()
 show(
-    widgets.VBox([widgets.HBox([dk_buttons, scale_buttons]), live.image]),
+    widgets.VBox([dk_buttons, scale_buttons, live.image]),
     live,
     alt="Bar charts of one query's 8 scores and of the mean sorted softmax weights of 50 "
     "queries at d_k = 4 with the scale, beside the mean largest weight against d_k.",
