@@ -77,15 +77,6 @@ AXE_REPORTS = ROOT / "build" / "axe"
 # None is needed: the controls axe failed (ipywidgets' slider handles, which have no accessible
 # name) were replaced by named ones (number boxes, toggle buttons).
 AXE_THIRD_PARTY: dict[str, str] = {}
-# Violations known in a lesson still being written by someone else, allowed there only, printed
-# at every run, and failing the test once they no longer fire (so the entry cannot outlive
-# its reason). Lesson -> {rule id: reason}.
-AXE_PENDING: dict[str, dict[str, str]] = {
-    "10_induction_heads": {
-        "image-alt": "lesson 10's 3 figures are shown with plt.show(), not "
-        "helpers.plots.show_figure(fig, alt): its author is finishing the lesson (issue 19)",
-    },
-}
 
 
 def axe_audit(lab, path: str) -> list[dict]:
@@ -367,15 +358,6 @@ def test_lesson_runs_in_jupyterlab(lab, notebook: Path):
     )
 
     assert_every_cell_ran(path, state)
-    pending = AXE_PENDING.get(Path(path).stem, {})
-    for rule, reason in pending.items():
-        fired = [v for v in violations if v["id"] == rule]
-        print(
-            f"  axe, allowed here for now: {rule} ({sum(len(v['nodes']) for v in fired)} "
-            f"node(s)): {reason}"
-        )
-        assert fired, f"{path}: {rule} no longer fires: remove it from AXE_PENDING"
-    violations = [v for v in violations if v["id"] not in pending]
     assert not violations, (
         f"{path}: axe-core found accessibility violations in the course's content "
         f"(details in build/axe/):\n{describe_violations(violations)}"
