@@ -42,7 +42,7 @@ from helpers import checks, induction
 from helpers.induction import repeat_task
 from helpers.induction.model import decode, encode
 from helpers.induction_explorer import InductionExplorer
-from helpers.plots import plot_heatmap
+from helpers.plots import plot_heatmap, show_figure
 
 np.set_printoptions(precision=3, suppress=True)
 
@@ -162,9 +162,10 @@ bottom.set(xlabel="training step", ylabel="attention weight", ylim=(0, 1),
 bottom.legend()
 for ax in (top, bottom):
     ax.axvline(change, color="black", lw=0.8)
-plt.show()
-print(f"Figure: loss and scores against the training step, {steps[-1]} steps. The loss on "
-      f"repeats falls below halfway ({half:.2f} nats) at step {change} (black line).")
+alt = (f"Loss and scores against the training step, {steps[-1]} steps. The loss on repeats "
+       f"falls below halfway ({half:.2f} nats) at step {change} (black line).")
+show_figure(fig, alt)
+print("Figure:", alt)
 for step in (change - 200, change - 100, change, change + 100, change + 200):
     j = int(np.searchsorted(steps, step))
     print(f"step {steps[j]:5d}: loss on repeats {loss_repeat[j]:.2f}, others {loss_other[j]:.2f}"
@@ -321,12 +322,13 @@ for ax, (layer, head, what) in zip(axes, ((0, prev_head, "previous token"),
                  masked=~helpers.causal_mask(2 * L),
                  title=f"layer {layer}, head {head} ({what}): rows = query, columns = key",
                  xlabel="key", ylabel="query")
-plt.show()
-print(f"Figure: two attention maps over {2 * L} tokens (a segment of {L}, then its copy). "
-      f"Left, the weight on the diagonal just below the main one: "
-      f"{induction.previous_token_score(maps[0, 0, prev_head]):.2f} on average. Right, in the "
-      f"second half, the weight on the diagonal {L - 1} below the main one: "
-      f"{induction.induction_score(maps[0, 1, ind_head], L):.2f}.")
+alt = (f"Two attention maps over {2 * L} tokens (a segment of {L}, then its copy). "
+       f"Left, the weight on the diagonal just below the main one: "
+       f"{induction.previous_token_score(maps[0, 0, prev_head]):.2f} on average. Right, in the "
+       f"second half, the weight on the diagonal {L - 1} below the main one: "
+       f"{induction.induction_score(maps[0, 1, ind_head], L):.2f}.")
+show_figure(fig, alt)
+print("Figure:", alt)
 
 # %% [markdown]
 # Notice the right map: in its lower half the bright cells form a line parallel to the
@@ -434,10 +436,11 @@ plot_heatmap(M_shown, ax=ax, signed=True, annotate=False,
              title=f"composed score, layer 0 head {prev_head} -> layer 1 head {ind_head}",
              xlabel="b, the key's previous token", ylabel="a, the query's token")
 ax.set_xticks([]), ax.set_yticks([])
-plt.show()
-print(f"Figure: the 64 x 64 matrix M[a, b] in a diverging map centred on 0 (red positive, "
-      f"blue negative); its diagonal is the dark red line, mean {np.mean(np.diag(M_shown)):.1f} "
-      f"against {M_shown[~np.eye(64, dtype=bool)].mean():.1f} elsewhere.")
+alt = (f"The 64 x 64 matrix M[a, b] in a diverging map centred on 0 (red positive, blue "
+       f"negative); its diagonal is the dark red line, mean {np.mean(np.diag(M_shown)):.1f} "
+       f"against {M_shown[~np.eye(64, dtype=bool)].mean():.1f} elsewhere.")
+show_figure(fig, alt)
+print("Figure:", alt)
 
 # %% [markdown]
 # Notice the dark red diagonal: for every token, the composed circuit scores "my token" against

@@ -190,8 +190,9 @@ unscaled_variance_at_64 = Prediction(
     explanation=(
         "The score q · k = q_1 k_1 + ... + q_64 k_64 is a sum of 64 independent terms, and each "
         "product q_t k_t has variance Var(q_t) Var(k_t) = 1 (mean 0, so no cross terms). "
-        "Variances of independent terms add: 64 · 1 = 64, a typical size of √64 = 8. Dividing by √d_k = 8 "
-        "brings the variance back to 1. The cell below measures it for d_k from 1 to 512."
+        "Variances of independent terms add: 64 · 1 = 64, a typical size of √64 = 8. Dividing "
+        "by √d_k = 8 brings the variance back to 1. The cell below measures it for d_k from 1 "
+        "to 512."
     ),
 )
 
