@@ -129,6 +129,9 @@ GOOD_BY_NAME = {
     "i": 0,
     "head": 0,
     "flag": True,
+    "scores": RNG.standard_normal((3, 4)),
+    "target": 0.8,  # nats: between one-hot (0) and flat (log 4) rows
+    "c": 1.0,
 }
 GOOD_FOR = {  # where a name means something else in one helper
     ("scale_factor", "scale"): "sqrt",

@@ -176,12 +176,13 @@ def test_cross_attention_pair_slips_are_named():
     assert result.passed is False and "not weights @" in result.message
 
 
-def test_cross_attention_with_k_dot_t_on_a_batch_reports_the_line():
-    def with_dot_T(X_q, X_kv, W_Q, W_K, W_V, kv_lengths):
-        Q, K = X_q @ W_Q, X_kv @ W_K
-        return Q @ K.T, None  # K.T reverses every axis of a batch
+def cross_with_dot_T(X_q, X_kv, W_Q, W_K, W_V, kv_lengths):
+    Q, K = X_q @ W_Q, X_kv @ W_K
+    return Q @ K.T, None  # K.T reverses every axis of a batch
 
-    result = cross_attention.check(with_dot_T)
+
+def test_cross_attention_with_k_dot_t_on_a_batch_reports_the_line():
+    result = cross_attention.check(cross_with_dot_T)
     assert result.passed is False and result.mistake == "cross_attention.dot_t_on_batch"
     assert "np.swapaxes" in result.message
 
@@ -531,7 +532,8 @@ def mha_course_attention_float32(X, W_Q, W_K, W_V, W_O):
 SWEEP = {
     "cross_attention": {
         "correct": [ref_cross, cross_loops, cross_via_helpers, cross_einsum_finite_fill],
-        "mistakes": {m: answer for m, (answer, _) in CROSS_MISTAKES.items()},
+        "mistakes": {m: answer for m, (answer, _) in CROSS_MISTAKES.items()}
+        | {"dot_t_on_batch": cross_with_dot_T},
     },
     "multi_head_attention": {
         "correct": [ref_mha, mha_einsum, mha_per_head_blocks_of_W_O, mha_copies_inputs,

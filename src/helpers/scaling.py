@@ -17,7 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import ArgumentTypeError, as_float_array, require_finite, whole_number
+from ._validate import (
+    ArgumentTypeError,
+    as_float_array,
+    positive_scale,
+    require_finite,
+    whole_number,
+)
 from .attention import softmax
 
 __all__ = [
@@ -245,9 +251,20 @@ def row_weights(q: np.ndarray, K: np.ndarray, scale: str = "sqrt") -> tuple[np.n
     return scores, softmax(scores)
 
 
+def _score_rows(scores) -> np.ndarray:
+    """``scores`` as finite float rows ``(n_q, n_k)`` with at least one key, or an error."""
+    scores = as_float_array(scores, "scores", min_ndim=2)
+    if scores.size == 0:
+        raise ValueError(f"scores must hold at least one row and one key, got shape {scores.shape}")
+    require_finite(scores, "scores")
+    return scores
+
+
 def mean_row_entropy(scores: np.ndarray, c: float) -> float:
-    """Mean entropy, in nats, of the rows of ``softmax(c * scores)``; scores ``(n_q, n_k)``."""
-    p = softmax(c * as_float_array(scores, "scores", min_ndim=1), axis=-1)
+    """Mean entropy, in nats, of the rows of ``softmax(c * scores)``; scores ``(n_q, n_k)``,
+    ``c >= 0`` (0: flat rows)."""
+    c = 0.0 if isinstance(c, (int, float)) and c == 0 else positive_scale(c, "c")
+    p = softmax(c * _score_rows(scores), axis=-1)
     return float(np.mean(-np.sum(p * np.log(np.where(p > 0, p, 1.0)), axis=-1)))
 
 
@@ -270,8 +287,8 @@ def entropy_scale(scores: np.ndarray, target: float) -> float:
     ValueError
         If the target is out of that range, or the scores contain NaN or inf.
     """
-    scores = as_float_array(scores, "scores", min_ndim=2)
-    require_finite(scores, "scores")
+    scores = _score_rows(scores)
+    target = positive_scale(target, "target")
     flat = mean_row_entropy(scores, 0.0)
     if not 0 < target < flat:
         raise ValueError(
@@ -281,7 +298,10 @@ def entropy_scale(scores: np.ndarray, target: float) -> float:
     lo, hi = 0.0, 1.0  # the mean entropy falls as c grows from 0 (flat) towards one-hot
     while mean_row_entropy(scores, hi) > target:
         if hi > 1e12:
-            raise ValueError(f"no scale reaches a mean entropy as low as {target!r} nats")
+            raise ValueError(
+                f"no scale reaches a mean entropy as low as {target!r} nats: are the scores "
+                "of each row all equal (a flat row stays flat at any scale)?"
+            )
         lo, hi = hi, 2 * hi
     for _ in range(80):  # bisection
         mid = (lo + hi) / 2

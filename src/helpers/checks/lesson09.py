@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, named
+from ._core import Exercise, Mistake, as_result_array, close, compare, fresh_rng, named
 from ._prediction import Prediction
 
 # ----------------------------------------------------------------------------------------------
@@ -82,6 +82,19 @@ def _offset_mistakes(A, offset, what):
     }
 
 
+def _distinguishing_attention(rng, shape, offset, what, tries: int = 100):
+    """Random attention maps on which every named mistake that differs from the right answer
+    also differs from every other one (a tiny corner weight made wraps_around read as
+    divides_by_n), so the mistake named is the one made."""
+    for _ in range(tries):
+        A = _random_attention(rng, shape)
+        right = _reference_head_offset_score(A, offset)
+        values = [v for v in _offset_mistakes(A, offset, what).values() if not close(v, right)]
+        if all(not close(a, b) for k, a in enumerate(values) for b in values[k + 1 :]):
+            return A
+    return A
+
+
 def _diagonal_of_first_axes(A, offset, value, what):
     """``np.diagonal(A, offset)`` without ``axis1=-2, axis2=-1`` runs along the first two axes
     of a stack (layers and heads), not along each map: name that, not only its shape."""
@@ -118,8 +131,8 @@ def _grade_head_offset_score(call):
         ("the last possible offset", (n, n), n - 1, np.float64),
     ]
     for label, shape, offset, dtype in cases:
-        A = _random_attention(rng, shape).astype(dtype)
         what = f"head_offset_score(A of shape {shape}, offset={offset}) on {label}"
+        A = _distinguishing_attention(rng, shape, offset, what).astype(dtype)
         expected = _reference_head_offset_score(A.astype(float), offset)
         value = call(A, offset)
         got_shape = np.shape(value) if not isinstance(value, tuple) else None
