@@ -264,7 +264,11 @@ def mean_row_entropy(scores: np.ndarray, c: float) -> float:
     """Mean entropy, in nats, of the rows of ``softmax(c * scores)``; scores ``(n_q, n_k)``,
     ``c >= 0`` (0: flat rows)."""
     c = 0.0 if isinstance(c, (int, float)) and c == 0 else positive_scale(c, "c")
-    p = softmax(c * _score_rows(scores), axis=-1)
+    with np.errstate(over="ignore"):
+        scaled = c * _score_rows(scores)
+    if not np.all(np.isfinite(scaled)):
+        raise ValueError(f"c * scores overflows (c={c!r}): use a smaller c or smaller scores")
+    p = softmax(scaled, axis=-1)
     return float(np.mean(-np.sum(p * np.log(np.where(p > 0, p, 1.0)), axis=-1)))
 
 
@@ -290,10 +294,15 @@ def entropy_scale(scores: np.ndarray, target: float) -> float:
     scores = _score_rows(scores)
     target = positive_scale(target, "target")
     flat = mean_row_entropy(scores, 0.0)
+    if scores.shape[-1] < 2:
+        raise ValueError(
+            f"scores must have at least 2 keys per row (shape {scores.shape}): with one key "
+            "every row is one-hot at any scale"
+        )
     if not 0 < target < flat:
         raise ValueError(
-            f"target must lie between 0 (one-hot rows) and {flat:.4f} nats (flat rows), got "
-            f"{target!r}"
+            f"target must lie between 0 (one-hot rows) and {flat:.4f} nats (flat rows of these "
+            f"scores), got {target!r}"
         )
     lo, hi = 0.0, 1.0  # the mean entropy falls as c grows from 0 (flat) towards one-hot
     while mean_row_entropy(scores, hi) > target:
