@@ -94,6 +94,9 @@ grade: $(STAMP) ## grade a class: SUBMISSIONS=<folder of student folders> OUT=<f
 		$(if $(STUDENTS),--students "$(STUDENTS)") $(if $(POINTS),--points "$(POINTS)") \
 		$(if $(ROSTER),--roster "$(ROSTER)") $(if $(NO_CACHE),--no-cache)
 
+reproduce-weights: full-repo $(STAMP) ## retrain lesson 10's model from its seed (~4 min); fail unless it is the shipped file
+	$(PY) -m helpers.induction --quiet --check --out build/reproduced-induction-weights.npz
+
 binder-dry-run: full-repo ## what a Binder build does, without Docker: fresh env, postBuild, JupyterLab check
 	bash tools/binder_dry_run.sh
 

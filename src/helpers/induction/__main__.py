@@ -3,7 +3,8 @@
 With no arguments it retrains the shipped model (the settings, seed and steps of
 :data:`helpers.induction.task.SHIPPED`), writes ``weights.npz`` beside this file and prints its
 sha256, and whether that is the shipped hash. ``--out PATH`` writes elsewhere; ``--steps`` and
-``--seed`` train another model (its hash will differ).
+``--seed`` train another model (its hash will differ). ``--check`` exits 1 when the hash is not
+the shipped one (``make reproduce-weights``: the shipped settings into ``build/``, checked).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=SHIPPED["steps"])
     parser.add_argument("--out", type=Path, default=WEIGHTS_PATH)
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--check", action="store_true", help="exit 1 unless the shipped sha256")
     args = parser.parse_args(argv)
     settings = {**SHIPPED, "seed": args.seed, "steps": args.steps}
     train_kwargs = {k: v for k, v in settings.items() if k not in ("seed", "steps")}
@@ -46,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{time.perf_counter() - start:.0f} s; sha256 {digest}")  # fmt: skip
     same = digest == WEIGHTS_SHA256
     print("same as the shipped weights" if same else f"the shipped sha256 is {WEIGHTS_SHA256}")
-    return 0
+    return 1 if args.check and not same else 0
 
 
 if __name__ == "__main__":
