@@ -24,6 +24,18 @@ with nothing changed (target <= 5 s: every notebook from the cache) and a run af
 student's notebook changed (target <= that notebook's own run time + 5 s), each as
 ``python -m helpers.grade`` in a fresh process (imports included), medians printed.
 
+``--keep DIR`` keeps the class and its ``OUT`` in ``DIR`` (``DIR/class``, ``DIR/out``) and, when
+they are there from an earlier ``--term`` run, reuses them instead of the full run: to measure
+the reruns again after a change to the grader without 20-35 minutes of grading first (a change
+under ``src/helpers/`` empties the cache, so the first rerun after it runs every notebook again:
+run the bench twice, or ``make grade`` once, and read the second).
+
+Python's bytecode: when the environment sets ``PYTHONDONTWRITEBYTECODE`` (these sessions' shells
+do), every ``python -m helpers.grade`` compiles the course's ~40 modules again (about 1 s here
+under load); ``--bytecode`` runs the grader (and its kernels) as Python does by default, with
+the compiled files kept (in a folder of the benchmark's, ``PYTHONPYCACHEPREFIX``, so nothing is
+written into the repository). The output says which.
+
 Timings depend on what else the machine does: a script to read, not a test.
 """
 
@@ -125,34 +137,51 @@ def graded(folder: Path, out: Path, jobs: int, limits: Limits) -> float:
     return time.perf_counter() - start
 
 
-def _cli(folder: Path, out: Path, jobs: int) -> tuple[float, str]:
+def _cli(folder: Path, out: Path, jobs: int, env: dict | None = None) -> tuple[float, str]:
     """One ``python -m helpers.grade`` in a fresh process: (seconds, its first line)."""
     start = time.perf_counter()
     run = subprocess.run(
         [sys.executable, "-m", "helpers.grade", "--submissions", str(folder), "--out", str(out),
          "--jobs", str(jobs)],
-        capture_output=True, text=True, check=True,
+        capture_output=True, text=True, check=True, env=env,
     )  # fmt: skip
     return time.perf_counter() - start, run.stdout.splitlines()[0]
 
 
+def _environment(bytecode: bool, folder: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
+    return env
+
+
 def term(args) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        folder, out = Path(tmp) / "class", Path(tmp) / "out"
-        counts = make_class(folder, args.lesson, args.students)
-        print(f"{args.students} students, lesson {args.lesson} ({counts}), {args.jobs} kernels")
-        full, line = _cli(folder, out, args.jobs)
-        print(f"full run: {full:.1f} s ({line})", flush=True)
+        base = Path(args.keep) if args.keep else Path(tmp)
+        folder, out = base / "class", base / "out"
+        env = _environment(args.bytecode, base)
+        writes = "kept" if "PYTHONDONTWRITEBYTECODE" not in env else "not kept"
+        print(f"load average at start: {os.getloadavg()}; Python's compiled bytecode {writes}")
+        if (out / ".grade" / "state.json").exists() and folder.is_dir():
+            print(f"reusing {folder} and {out} (--keep): no full run", flush=True)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(out, ignore_errors=True)
+            counts = make_class(folder, args.lesson, args.students)
+            print(f"{args.students} students, lesson {args.lesson} ({counts}), {args.jobs} kernels")
+            full, line = _cli(folder, out, args.jobs, env)
+            print(f"full run: {full:.1f} s ({line})", flush=True)
         unchanged, changed, own = [], [], []
         late = folder / "student00" / "my_notebook.ipynb"
         for r in range(args.repeats):
-            seconds, line = _cli(folder, out, args.jobs)
+            seconds, line = _cli(folder, out, args.jobs, env)
             unchanged.append(seconds)
             print(f"  repeat {r + 1}: nothing changed {seconds:.2f} s ({line})", flush=True)
             nb = nbformat.read(late, as_version=4)  # a new version each time: a late hand-in
             nb.cells.append(nbformat.v4.new_markdown_cell(f"handed in again ({r + 1})"))
             nbformat.write(nb, late)
-            seconds, line = _cli(folder, out, args.jobs)
+            seconds, line = _cli(folder, out, args.jobs, env)
             changed.append(seconds)
             entries = sorted((out / ".grade" / "cache").glob("*.json"), key=os.path.getmtime)
             own.append(json.loads(entries[-1].read_text())["outcome"]["seconds"])
@@ -167,6 +196,7 @@ def term(args) -> None:
             f"median: one notebook changed {c:.2f} s = its own run {o:.2f} s + {c - o:.2f} s "
             "(target: + <= 5 s)"
         )
+        print(f"load average at end: {os.getloadavg()}")
 
 
 def main() -> None:
@@ -176,6 +206,10 @@ def main() -> None:
     parser.add_argument("--lesson", default="01")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--term", action="store_true", help="full run, rerun, one late notebook")
+    parser.add_argument("--keep", help="--term: keep (and reuse) the class and OUT in this folder")
+    parser.add_argument(
+        "--bytecode", action="store_true", help="--term: keep Python's compiled bytecode"
+    )
     args = parser.parse_args()
     if args.term:
         args.students = args.students or 300

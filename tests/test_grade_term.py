@@ -93,6 +93,13 @@ def term(tmp_path_factory):
         "--students", "dee",
     )  # fmt: skip
     runs["regrade"] = (regrade, _files(late))
+    # The same notebooks graded in full into a fresh OUT that holds only the regrade's cache
+    # of runs (no earlier results, no similarity store, no files): what the regrade's merge
+    # and its incremental similarity pass must reproduce.
+    fresh = root / "fresh"
+    shutil.copytree(late / ".grade" / "cache", fresh / ".grade" / "cache")
+    full = _grade("--submissions", subs, "--out", fresh, "--roster", roster, "--points", points)
+    runs["fresh"] = (full, _files(fresh))
     # Nothing changed since: a full rerun runs no notebook and writes the same grades.
     rerun = _grade("--submissions", subs, "--out", late, "--roster", roster, "--points", points)
     runs["rerun"] = (rerun, _files(late))
@@ -315,6 +322,23 @@ def test_a_regrade_of_one_student_leaves_the_others_rows_byte_for_byte(term):
     assert scores[("dee", "03")] == _fmt(term["points"][SS])
     for student in ("ada", "ben", "cy", "eli", "fay"):
         assert before[f"feedback/{student}.md"] == after[f"feedback/{student}.md"]
+
+
+def _footer_blanked(files: dict[str, bytes]) -> dict[str, bytes]:
+    """The report's footer says how many notebooks ran and how long it took: blanked."""
+    page = re.sub(rb"<footer>.*?</footer>", b"<footer/>", files["report.html"], flags=re.S)
+    return files | {"report.html": page}
+
+
+def test_a_regrade_writes_every_file_as_a_full_run_of_the_same_notebooks_would(term):
+    regraded, full = term["runs"]["regrade"][1], term["runs"]["fresh"][1]
+    assert "Grading 0 notebook(s)" in term["runs"]["fresh"][0].stdout  # rows from the cache
+    assert sorted(regraded) == sorted(full)
+    assert len([n for n in full if n.startswith("feedback/")]) == 6
+    regraded, full = _footer_blanked(regraded), _footer_blanked(full)
+    for name in full:
+        assert regraded[name] == full[name], name
+    assert b"similarity" in full["similarity.csv"] and len(_csv(full["similarity.csv"])) > 1
 
 
 def test_a_regrade_runs_only_that_students_changed_notebook(term):

@@ -144,3 +144,40 @@ def test_the_record_is_written_and_read_by_one_module(tmp_path, monkeypatch):
     assert _core.GRADE_LOG_VARIABLE == _record.LOG_VARIABLE
     assert _core.GRADE_STUDENT_VARIABLE == _record.STUDENT_VARIABLE
     assert _core._append_to_grade_log is _record.append
+
+
+def _answer(exercise: str, variant: int, extra: int) -> str:
+    """A made-up answer: variants share most of their code; ``extra`` steps make it differ."""
+    lines = [f"def {exercise}(a, b):", f"    x = a * {variant % 3 + 1}"]
+    lines += [f"    x = x + {k} * b" for k in range(8)]
+    lines += [f"    x = x - {variant} * {k}" for k in range(extra)]
+    return "\n".join(lines + ["    return x"])
+
+
+def test_similarity_with_a_store_of_an_earlier_run_finds_what_a_full_pass_finds():
+    import json
+
+    from helpers import checks
+    from helpers.checks import Exercise
+    from helpers.grade import _similarity
+
+    exercises = [e for e in checks.catalogue() if e.lesson == "01" and isinstance(e, Exercise)]
+    name = exercises[0].name
+    answers = {f"s{k:02d}": {name: _answer(name, k % 7, k % 4)} for k in range(30)}
+    answers["s30"] = {name: "def broken(:"}
+    full = _similarity.alike_pairs(answers, exercises)
+    assert len(full[0]) > 20 and any(p[3] < 1 for p in full[0])  # equal and close pairs
+    store: dict = {"digest": "d"}
+    assert _similarity.alike_pairs(answers, exercises, store) == full
+    store = json.loads(json.dumps(store))  # as saved and loaded by the next run
+    # Two students hand in again: one now matches others, one no longer matches anybody.
+    answers["s03"] = {name: _answer(name, 1, 1)}
+    answers["s05"] = {name: _answer(name, 99, 40)}
+    changed = _similarity.alike_pairs(answers, exercises)
+    assert changed[0] != full[0]
+    assert _similarity.alike_pairs(answers, exercises, store) == changed
+    assert sorted(store["exercises"][name]["trees"]) == sorted(
+        _similarity._tree_key(t)
+        for t in {_similarity.normalised(a[name], name) for a in answers.values()}
+        if t is not None
+    )

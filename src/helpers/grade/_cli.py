@@ -21,7 +21,7 @@ from pathlib import Path
 
 from helpers.checks import Exercise
 
-from ._cache import Cache, file_sha256, key
+from ._cache import Cache, file_sha256, helpers_digest, key
 from ._grading import (
     Row,
     Submission,
@@ -38,7 +38,7 @@ from ._progress import Progress
 from ._results import ClassResults, StudentResults, finish, load_state, save_state
 from ._roster import RosterError, read_roster
 from ._sandbox import Limits, RunOutcome, run_all, run_notebook
-from ._similarity import answer_sources
+from ._similarity import answer_sources, load_store, save_store
 from ._writers import write_all
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -396,7 +396,9 @@ def grade(
         roster=people,
         without_folder=without_folder,
     )
-    finish(results)
+    # What an earlier run worked out about the answers (--no-cache: worked out again).
+    store = load_store(out, helpers_digest()) if use_cache else {"digest": helpers_digest()}
+    finish(results, store)
     memory = f"{limits.memory_bytes / 2**30:g} GiB" if limits.memory_bytes else "none"
     ran = f"{len(to_run)} notebook(s) run, {cache.hits} unchanged taken from the cache"
     merged = (
@@ -413,6 +415,7 @@ def grade(
     # the writers
     write_all(results, out)
     save_state(results, out)
+    save_store(store, out)
     if say:
         say(f"Done in {time.monotonic() - start:.1f} s: {len(results.rows)} rows.")
         say(

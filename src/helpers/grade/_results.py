@@ -17,6 +17,7 @@ from pathlib import Path
 
 from helpers.checks import Exercise
 
+from ._files import write_if_changed
 from ._grading import Row, lesson_items
 from ._points import lesson_max
 from ._roster import Person
@@ -91,8 +92,10 @@ def compute_totals(results: ClassResults) -> Totals:
     return Totals(by_lesson, overall, max_by_lesson, sum(max_by_lesson.values()))
 
 
-def finish(results: ClassResults) -> ClassResults:
-    """Totals, roster matches and similar answers: derived from the per-student results."""
+def finish(results: ClassResults, similarity_store: dict | None = None) -> ClassResults:
+    """Totals, roster matches and similar answers: derived from the per-student results
+    (``similarity_store``: what an earlier run in ``OUT`` worked out about the answers, see
+    :func:`helpers.grade._similarity.alike_pairs`)."""
     from ._similarity import alike_pairs
 
     results.totals = compute_totals(results)
@@ -106,7 +109,7 @@ def finish(results: ClassResults) -> ClassResults:
         if isinstance(item, Exercise)
     ]
     answers = {s: results.per_student[s].answers for s in results.students}
-    results.alike, results.alike_left_out = alike_pairs(answers, exercises)
+    results.alike, results.alike_left_out = alike_pairs(answers, exercises, similarity_store)
     return results
 
 
@@ -136,9 +139,7 @@ def save_state(results: ClassResults, out: Path) -> None:
         "notes": results.notes,
         "without_folder": results.without_folder,
     }
-    path = state_path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    write_if_changed(state_path(out), json.dumps(data, ensure_ascii=False, indent=1))
 
 
 def load_state(out: Path) -> dict | None:

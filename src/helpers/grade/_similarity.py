@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import hashlib
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -196,6 +197,7 @@ def similarity(a: tuple[str, ...], b: tuple[str, ...]) -> float:
     return _jaccard(_shingles(a), _shingles(b))
 
 
+@functools.lru_cache(maxsize=4096)
 def is_stub(source: str) -> bool:
     """The starter stub: a body that only raises NotImplementedError (and says so)."""
     tree = _parse(source)
@@ -231,35 +233,71 @@ def course_answers(lesson: str, exercise) -> list[tuple[str, ...]]:
         found.append(source)
     except (OSError, TypeError):
         pass
-    root = Path(__file__).resolve().parents[3] / "solutions"
-    for path in sorted(root.glob(f"{lesson}_*.py")):
-        chunks = path.read_text(encoding="utf-8").split("\n# %%")
-        cells = [chunk.partition("\n")[2] for chunk in chunks]  # drop each "# %%" line's rest
-        found += answer_sources(cells, [exercise.name]).values()
+    for solution in _solutions(lesson):
+        if exercise.name in solution:
+            found.append(solution[exercise.name])
     return [n for n in (normalised(s, exercise.name) for s in found) if n is not None]
 
 
+@functools.cache
+def _solutions(lesson: str) -> list[dict[str, str]]:
+    """In a clone of the repository, each ``solutions/NN_*.py`` of the lesson's answers to
+    every exercise of the course (read and parsed once per lesson, not once per exercise)."""
+    from helpers import checks
+
+    names = [item.name for item in checks.catalogue() if item.lesson == lesson]
+    root = Path(__file__).resolve().parents[3] / "solutions"
+    found = []
+    for path in sorted(root.glob(f"{lesson}_*.py")):
+        chunks = path.read_text(encoding="utf-8").split("\n# %%")
+        cells = [chunk.partition("\n")[2] for chunk in chunks]  # drop each "# %%" line's rest
+        found.append(answer_sources(cells, names))
+    return found
+
+
+def _tree_key(tokens: tuple[str, ...]) -> str:
+    return hashlib.sha256("\0".join(tokens).encode("utf-8")).hexdigest()
+
+
 def alike_pairs(
-    answers: dict[str, dict[str, str]], exercises: list
+    answers: dict[str, dict[str, str]], exercises: list, store: dict | None = None
 ) -> tuple[list[tuple[str, str, str, float]], dict[str, int]]:
     """``answers[student][exercise]`` → (pairs at or above :data:`THRESHOLD` as (exercise,
     student_a, student_b, similarity), and per exercise how many answers were left out because
-    they equal the course's solution or the stub)."""
+    they equal the course's solution or the stub).
+
+    ``store`` (from :func:`load_store`, updated in place for :func:`save_store`) is what an
+    earlier run worked out: each answer's normalised tokens, by the sha256 of its source, and,
+    per exercise, the distinct trees it compared and every pair of them at or above the
+    threshold. Then only the trees not seen before are normalised and compared (with every
+    tree of this run); the pairs among the others are the stored ones. The result is the same
+    as without a store: a pair's score depends on its two trees alone."""
     pairs: list[tuple[str, str, str, float]] = []
     left_out: dict[str, int] = {}
+    exercises_store = store.setdefault("exercises", {}) if store is not None else {}
     for exercise in exercises:
         name = exercise.name
         ours = set(course_answers(exercise.lesson, exercise))
+        before = exercises_store.get(name, {})
+        known_answers = before.get("answers", {})
+        kept_answers: dict[str, list] = {}
         groups: dict[tuple[str, ...], list[str]] = {}
         left_out[name] = 0
         for student in sorted(answers):
             source = answers[student].get(name)
             if not source:
                 continue
-            tokens = normalised(source, name)
+            digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
+            if digest in known_answers:
+                stored, stub = known_answers[digest]
+                tokens = tuple(stored) if stored is not None else None
+            else:
+                tokens = normalised(source, name)
+                stub = tokens is not None and is_stub(source)
+            kept_answers[digest] = [tokens, stub]
             if tokens is None:
                 continue
-            if tokens in ours or is_stub(source):
+            if tokens in ours or stub:
                 left_out[name] += 1
                 continue
             groups.setdefault(tokens, []).append(student)
@@ -268,15 +306,68 @@ def alike_pairs(
         for students in groups.values():
             found += [(name, a, b, 1.0) for i, a in enumerate(students) for b in students[i + 1 :]]
         distinct = list(groups.items())
-        shingles = [_shingles(tokens) for tokens, _ in distinct]
-        for i in range(len(distinct)):
-            for j in range(i + 1, len(distinct)):
-                score = _jaccard(shingles[i], shingles[j])
-                if score < THRESHOLD:
-                    continue
-                for a in distinct[i][1]:
-                    for b in distinct[j][1]:
-                        found.append((name, *sorted((a, b)), round(score, 3)))
+        keys = [_tree_key(tokens) for tokens, _ in distinct]
+        known = set(before.get("trees", ()))
+        scores: dict[tuple[int, int], float] = {}
+        index = {k: i for i, k in enumerate(keys)}
+        for a, b, score in before.get("pairs", ()):
+            if a in index and b in index:
+                i, j = sorted((index[a], index[b]))
+                scores[(i, j)] = score
+        new = [i for i, k in enumerate(keys) if k not in known]
+        if new:
+            shingles = [_shingles(tokens) for tokens, _ in distinct]
+            is_new = set(new)
+            for i in range(len(distinct)):
+                for j in range(i + 1, len(distinct)):
+                    if i not in is_new and j not in is_new:
+                        continue  # both compared before: their pair, if close, is stored
+                    score = _jaccard(shingles[i], shingles[j])
+                    if score >= THRESHOLD:
+                        scores[(i, j)] = score
+        for (i, j), score in sorted(scores.items()):
+            for a in distinct[i][1]:
+                for b in distinct[j][1]:
+                    found.append((name, *sorted((a, b)), round(score, 3)))
         found.sort(key=lambda p: (-p[3], p[1], p[2]))
         pairs += found
+        if store is not None:
+            exercises_store[name] = {
+                "answers": {
+                    d: [list(t) if t is not None else None, stub]
+                    for d, (t, stub) in kept_answers.items()
+                },
+                "trees": keys,
+                "pairs": [[keys[i], keys[j], score] for (i, j), score in sorted(scores.items())],
+            }
     return pairs, left_out
+
+
+# ----------------------------------------------------------------------------------------------
+# Kept between runs: OUT/.grade/similarity.json
+
+
+def store_path(out: Path) -> Path:
+    return out / ".grade" / "similarity.json"
+
+
+def load_store(out: Path, digest: str) -> dict:
+    """What an earlier run in ``out`` worked out, if the course's helpers (``digest``: the
+    normalisation, the threshold) are the same; else an empty store."""
+    import json
+
+    try:
+        data = json.loads(store_path(out).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"digest": digest}
+    if not isinstance(data, dict) or data.get("digest") != digest:
+        return {"digest": digest}
+    return data
+
+
+def save_store(store: dict, out: Path) -> None:
+    import json
+
+    from ._files import write_if_changed
+
+    write_if_changed(store_path(out), json.dumps(store, ensure_ascii=False))

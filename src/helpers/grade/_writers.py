@@ -13,6 +13,9 @@
 ``report.html``            the class at a glance, what to reteach, answers that look alike
 =========================  =================================================================
 
+A file whose content is already what a writer would write is left alone (a regrade of one
+student rewrites that student's feedback, not the class's).
+
 Canvas's format: Ohio State's "Import a CSV File to Carmen Grades" (teaching.resources.osu.edu;
 the student is identified by Student name, ID or SIS User ID, with SIS Login ID and Section;
 then one column per assignment; a column matching no assignment creates one) and the nemogb
@@ -28,10 +31,12 @@ grade column to a grade item or a new one; email addresses compared case-sensiti
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Callable
 from pathlib import Path
 
 from . import COLUMNS
+from ._files import write_if_changed
 from ._points import fmt
 from ._report import feedback_markdown, report_html
 from ._results import ClassResults
@@ -42,11 +47,11 @@ CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 
 
 def _csv(path: Path, header, rows) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as out:
-        writer = csv.writer(out)
-        writer.writerow(header)
-        writer.writerows(rows)
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(header)
+    writer.writerows(rows)
+    write_if_changed(path, text.getvalue())
 
 
 def lesson_column(lesson: str) -> str:
@@ -125,7 +130,7 @@ def write_feedback(results: ClassResults, out: Path) -> None:
     for student in results.students:
         mine = results.per_student[student]
         text = feedback_markdown(student, mine.rows, mine.notes, mine.chosen, results)
-        (folder / f"{student}.md").write_text(text, encoding="utf-8")
+        write_if_changed(folder / f"{student}.md", text)
 
 
 def write_similarity(results: ClassResults, out: Path) -> None:
@@ -134,7 +139,7 @@ def write_similarity(results: ClassResults, out: Path) -> None:
 
 
 def write_report(results: ClassResults, out: Path) -> None:
-    (out / "report.html").write_text(report_html(results), encoding="utf-8")
+    write_if_changed(out / "report.html", report_html(results))
 
 
 WRITERS: list[Callable[[ClassResults, Path], None]] = [
