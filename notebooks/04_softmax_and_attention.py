@@ -405,7 +405,10 @@ print("outputs agree:", np.allclose(out_helpers, out))
 # above the heatmap; clicking the heatmap itself does nothing). Switch **heads**, turn the
 # **causal mask** on (lesson 05), change the **temperature** $T$ (it divides the scores once
 # more), or type your own sentence. Seeded, not trained: the patterns are illustrative, not
-# linguistic.
+# linguistic. From the keyboard: Tab from the sentence box to the token row, where the arrow
+# keys move the query (Home and End jump to the first and last token), then Tab on to the
+# heads, the mask, the temperature and **table view**, which lists every weight as a table
+# with the query tokens as rows and the key tokens as columns.
 
 # %% [markdown]
 # **Predict first.** The explorer opens on "cat" at temperature $T = 1$. Before you touch the

@@ -156,7 +156,8 @@ def test_the_methods_move_the_controls():
     assert ex._temperature_control.value == 2.0
     assert ex._text_control.value == "the dog sat"
     assert ex._token_control.index == 2
-    assert [stack.selected_index for stack in ex._stacks] == [2, 2, 2]
+    assert [stack.selected_index for stack in ex._stacks] == [2, 2]
+    assert ex._table_control.index == 2
 
 
 def test_rows_sum_to_one_and_masked_weights_are_exactly_zero():
@@ -204,9 +205,10 @@ def test_empty_sentence_shows_a_message_not_a_traceback():
     assert ex.tokens == [] and ex.weights.shape == (0, 0)
     assert "empty" in ex.message
     assert "no tokens" in ex._heatmap_html
-    assert ex._token_control.options == () and ex._token_control.index is None
-    assert [len(stack.children) for stack in ex._stacks] == [0, 0, 0]
-    assert "empty" in ex._note_control.value and ex._note_control.layout.display == ""
+    assert ex._token_control.tokens == [] and ex._token_control.index is None
+    assert [len(stack.children) for stack in ex._stacks] == [0, 0]
+    assert "empty" in ex._token_control.note and ex._token_control.messages == []
+    assert ex._token_control.message == ex.message
     for action in (lambda: ex.set_head(1), lambda: ex.set_causal(True)):
         action()
     ex.set_temperature(3.0)
@@ -226,8 +228,9 @@ def test_long_sentence_is_truncated_to_64_tokens_and_says_so():
     assert "80 tokens" in ex.message and "first 64" in ex.message
     np.testing.assert_allclose(ex.weights, reference_weights(ex.tokens, 0, False, 1.0))
     np.testing.assert_allclose(shown_cell_colours(ex), expected_cell_colours(ex.weights, False))
-    assert len(ex._token_control.options) == 64
-    assert [len(stack.children) for stack in ex._stacks] == [64, 64, 64]
+    assert len(ex._token_control.tokens) == len(ex._token_control.messages) == 64
+    assert [len(stack.children) for stack in ex._stacks] == [64, 64]
+    assert "first 64" in ex._token_control.note
     ex.set_causal(True)
     np.testing.assert_allclose(shown_cell_colours(ex), expected_cell_colours(ex.weights, True))
     assert ex.static_png(dpi=30).startswith(b"\x89PNG")
@@ -287,7 +290,7 @@ def test_long_words_are_shortened_on_the_axes_and_fit_in_the_bar_chart():
         assert x - 0.5 * 0.62 * font * len(shown) >= 0, f"{shown!r} is cut off on the left"
     assert ">supercalifr…</text>" in ex._heatmap_html  # the heatmap's rows too
     assert ex.tokens[0] == long_word  # the buttons and the math keep the whole word
-    assert ex._token_control.options[0][0] == long_word
+    assert ex._token_control.tokens[0] == long_word
 
 
 def test_html_escapes_tokens():
@@ -330,8 +333,6 @@ def test_css_classes_the_browser_tests_rely_on():
         (ex._head_control, "explorer-head"),
         (ex._temperature_control, "explorer-temperature"),
         (ex._text_control, "explorer-text"),
-        (ex._message_box, "explorer-message"),
-        (ex._token_control, "explorer-tokens"),
     ]:
         assert css in control._dom_classes
 
@@ -457,7 +458,7 @@ def test_a_lone_surrogate_is_dropped_and_leaves_the_explorer_consistent():
     ex = AttentionExplorer()
     ex.set_sentence("the cat \ud83d sat")
     assert ex.tokens == ["the", "cat", "sat"]
-    assert ex.weights.shape == (3, 3) and len(ex._token_control.options) == 3
+    assert ex.weights.shape == (3, 3) and len(ex._token_control.tokens) == 3
     assert ex._text_control.value == "the cat  sat"  # what the browser gets: valid Unicode
     ex._text_control.value.encode("utf-8")
     ex.static_png(dpi=30)
@@ -489,7 +490,8 @@ def test_a_huge_word_is_capped_in_titles_buttons_and_alt_text_and_stays_fast():
     cap = explorer_module.WORD_CHARS
     assert len(ex.alt_text()) < 300 and "a" * cap not in ex.alt_text()
     assert len(ex.message) < 300
-    assert len(ex._token_control.options[1][0]) == cap
+    assert len(ex._token_control.tokens[1]) == cap
+    assert all(len(message) < 300 for message in ex._token_control.messages)
     assert len(ex._heatmap_html) + len(ex._bars_html) < 20_000
     start = time.perf_counter()
     fig = ex._static_figure(dpi=40)
@@ -504,16 +506,13 @@ def test_accented_words_are_one_token():
     assert ">café<" in ex._heatmap_html
 
 
-def test_the_token_buttons_show_the_words_with_unique_labels():
-    """ToggleButtons highlights the button whose label matches the selected one, so the second
-    "the" carries an invisible zero-width space; its tooltip names its position."""
+def test_the_token_row_shows_the_words_as_they_are():
+    """The token row (a radio group drawn in the browser) gets the words; the browser names
+    each button by its word and position, so a repeated word needs no mark."""
     ex = AttentionExplorer("the cat saw the dog and the bird")
-    labels = [label for label, _ in ex._token_control.options]
-    assert len(set(labels)) == len(labels)
-    assert [label.replace(explorer_module.ZERO_WIDTH_SPACE, "") for label in labels] == ex.tokens
-    assert labels[3] == "the" + explorer_module.ZERO_WIDTH_SPACE
-    assert [value for _, value in ex._token_control.options] == list(range(8))
-    assert ex._token_control.tooltips[6] == "query position 6: 'the'"
+    assert ex._token_control.tokens == ex.tokens
+    assert ex._token_control.label == "query token"
+    assert ex._token_control.index == ex.query == 1
 
 
 def test_every_query_has_its_pictures_in_the_stacks_and_the_browser_links_them():
@@ -524,13 +523,15 @@ def test_every_query_has_its_pictures_in_the_stacks_and_the_browser_links_them()
     for link in ex._links:
         assert link.source == (ex._token_control, "index")
     targets = [(stack, "selected_index") for stack in ex._stacks]
+    targets.append((ex._table_control, "index"))
     assert [link.target for link in ex._links] == targets
     for i, token in enumerate(ex.tokens):
-        assert f'"{token}" (position {i})' in html.unescape(ex._messages.children[i].value)
+        assert f'"{token}" (position {i})' in ex._token_control.messages[i]
         for stack in (ex._query_layers, ex._bar_values):
             assert f'data-query="{i}"' in stack.children[i].value
         ex.select_query(i)
         assert f'"{token}" (position {i})' in ex.message
+        assert ex.message == ex._token_control.message  # what the browser shows
         assert ex._bar_values.children[i].value in ex._bars_html
     # One Layout and one Style for all the children: fewer widgets in a saved notebook.
     children = [child for stack in ex._stacks for child in stack.children]
@@ -559,7 +560,8 @@ def test_a_token_click_in_the_browser_sends_no_picture_and_computes_nothing(monk
     ex._token_control.index = 4  # what the browser sends after a click on "the" (the second)
     assert ex.query == 4 and sent == []
     assert [picture.value for picture in pictures] == before
-    assert [stack.selected_index for stack in ex._stacks] == [4, 4, 4]
+    assert [stack.selected_index for stack in ex._stacks] == [4, 4]
+    assert ex._token_control.message == ex.message and '"the" (position 4)' in ex.message
     assert 'data-query="4"' in ex._heatmap_html
 
 
@@ -629,3 +631,117 @@ def test_heatmap_and_bars_are_named_for_screen_readers():
     assert query_label.startswith("Weights of query 'cat' (position 1) over the keys: the ")
     assert f"cat {w[1, 1]:.2f}" in query_label
     assert 'aria-hidden="true"' in ex._heatmap_axes.value
+
+
+# ---------------------------------------------------------------------- the accessible surface
+# (issue 19; /work/coord/A11Y_CONTRACT.md: the DOM is checked by the browser tests, the values
+# the browser draws it from are checked here)
+
+
+def test_the_message_changes_with_the_query_head_mask_temperature_and_sentence():
+    ex = AttentionExplorer(n_heads=2, query=1)
+    seen = {ex.message}
+
+    def changed(action):
+        action()
+        assert ex.message not in seen, f"the message did not change: {ex.message}"
+        assert ex.message == ex._token_control.message
+        seen.add(ex.message)
+
+    changed(lambda: ex.select_query(2))
+    changed(lambda: ex.set_head(1))
+    changed(lambda: ex.set_causal(True))
+    changed(lambda: ex.set_temperature(0.1))
+    changed(lambda: ex.set_temperature(10.0))
+    changed(lambda: ex.set_sentence("the dog ran"))
+    assert "head 1, causal mask, temperature 10" in ex.message
+    row = ex.weights[ex.query]
+    top = int(np.argmax(row))
+    assert f'most to "{ex.tokens[top]}" ({row[top]:.2f})' in ex.message
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_one_message_per_query_each_naming_its_token_and_largest_weight(causal):
+    ex = AttentionExplorer("the cat sat on the mat", causal=causal)
+    messages = ex._token_control.messages
+    assert len(messages) == len(ex.tokens)
+    for i, message in enumerate(messages):
+        row = ex.weights[i]
+        top = int(np.argmax(row))
+        assert message.startswith(f'"{ex.tokens[i]}" (position {i})')
+        assert f'most to "{ex.tokens[top]}" ({row[top]:.2f})' in message
+        assert "arrow keys" in message
+        if causal:
+            assert top <= i
+
+
+def table_cells(table: str) -> list[list[str]]:
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table)
+    return [re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row) for row in rows]
+
+
+@pytest.mark.parametrize(
+    "sentence, causal, temperature",
+    [
+        ("the cat sat on the mat", False, 1.0),
+        ("the cat sat on the mat", True, 0.1),
+        ("cat", True, 10.0),  # one token
+        (" ".join(f"w{i}" for i in range(32)), True, 1.0),  # 32 tokens
+    ],
+)
+def test_the_table_view_holds_every_weight_with_row_and_column_headers(
+    sentence, causal, temperature
+):
+    ex = AttentionExplorer(sentence, causal=causal, temperature=temperature, query=1)
+    assert ex._table_control.table == ""  # closed: nothing sent
+    ex._table_control.pressed = True  # what the "table view" button does in the browser
+    table = ex._table_control.table
+    assert table == ex.table_html()
+    n = len(ex.tokens)
+    caption = re.search(r"<caption>(.*?)</caption>", table).group(1)
+    mask = "causal mask" if causal else "no mask"
+    assert f"head 0, {mask}, temperature {temperature:g}" in caption
+    assert table.count('<th scope="col">') == n and table.count('<th scope="row">') == n
+    cells = table_cells(table)
+    assert len(cells) == n + 1 and all(len(row) == n + 1 for row in cells)
+    assert cells[0][1:] == [f"{token} ({j})" for j, token in enumerate(ex.tokens)]
+    for i, row in enumerate(cells[1:]):
+        assert row[0] == f"{ex.tokens[i]} ({i})"
+        for j, cell in enumerate(row[1:]):
+            if causal and j > i:
+                assert cell == "masked"
+            else:
+                assert cell == f"{ex.weights[i, j]:.2f}"
+    current = re.findall(r'<tr data-query="(\d+)" aria-current="true">', table)
+    assert current == [str(ex.query)]
+    ex.set_head(1)  # open: the table follows the map
+    assert "head 1" in ex._table_control.table and ex._table_control.table == ex.table_html()
+    ex._table_control.pressed = False
+    assert ex._table_control.table == ""
+
+
+def test_the_table_escapes_the_words_and_an_empty_sentence_has_none():
+    ex = AttentionExplorer("<b> & cat")
+    assert ex.tokens == ["<", "b", ">", "&", "cat"]
+    table = ex.table_html()
+    assert '<th scope="col">&lt; (0)</th>' in table and '<th scope="row">&amp; (3)</th>' in table
+    assert "< (0)" not in table and "& (3)" not in table
+    ex.set_sentence("")
+    assert "<table" not in ex.table_html() and "No tokens" in ex.table_html()
+
+
+def test_the_front_end_modules_are_shipped_with_the_package():
+    """The token row's and the table's browser code travel as the widgets' _esm and _css, read
+    from files beside the module (package data)."""
+    from importlib import resources
+
+    from helpers import explorer_front
+
+    ex = AttentionExplorer()
+    files = resources.files(explorer_front)
+    for widget, name in [(ex._token_control, "token_row"), (ex._table_control, "table_view")]:
+        assert widget._esm == files.joinpath(f"{name}.js").read_text(encoding="utf-8")
+        assert widget._css == files.joinpath(f"{name}.css").read_text(encoding="utf-8")
+        assert "export default" in widget._esm
+    assert 'role", "radiogroup"' in ex._token_control._esm
+    assert 'aria-live", "polite"' in ex._token_control._esm

@@ -22,10 +22,12 @@ def grid() -> AttentionGrid:
 
 
 def test_the_grid_has_one_cell_per_layer_and_head(grid):
-    assert len(grid._cells) == 6 and all(len(row) == 12 for row in grid._cells)
-    assert grid.selected == (0, 2)
-    assert "grid-selected" in grid._cells[0][2]._dom_classes
-    assert ".grid-cell.grid-selected{outline" in grid._style.value
+    picker = grid._picker
+    assert (picker.n_layers, picker.n_heads) == (6, 12) and len(picker.thumbnails) == 72
+    assert all(uri.startswith("data:image/png;base64,") for uri in picker.thumbnails)
+    assert grid.selected == (0, 2) and picker.selected == [0, 2]
+    assert "rows are layers 0 to 5, columns are heads 0 to 11" in picker.label
+    assert "grid-selected" in picker._css and 'role", "grid"' in picker._esm
 
 
 def test_picking_a_map_opens_it_in_the_explorer(grid):
@@ -35,8 +37,7 @@ def test_picking_a_map_opens_it_in_the_explorer(grid):
     _, _, attention = load_minilm().forward("the cat sat on the mat")
     np.testing.assert_allclose(ex.weights, attention[3, 1], atol=1e-6)
     assert 'data-layer="3"' in ex._heatmap_html and "layer 3, head 1" in ex._heatmap_html
-    assert "grid-selected" in grid._cells[3][1]._dom_classes
-    assert "grid-selected" not in grid._cells[0][2]._dom_classes
+    assert grid._picker.selected == [3, 1]  # the browser moves the outline to it
 
 
 def test_the_explorers_own_controls_move_the_grid(grid):
@@ -56,9 +57,10 @@ def test_a_click_on_the_layer_and_head_buttons_moves_the_grid(grid):
 
 
 def test_a_new_sentence_redraws_every_thumbnail(grid):
-    before = grid._style.value
+    before = list(grid._picker.thumbnails)
     grid.explorer.set_sentence("The animal didn't cross the street because it was too tired.")
-    assert grid._style.value != before and grid._style.value.count("background-image") == 72
+    after = grid._picker.thumbnails
+    assert len(after) == 72 and all(new != old for new, old in zip(after, before))
     assert grid.explorer.tokens[0] == "[CLS]" and grid.explorer.tokens[-1] == "[SEP]"
     grid.explorer.set_sentence("the cat sat on the mat")
 
@@ -101,7 +103,7 @@ def test_in_a_kernel_a_click_on_the_grid_moves_the_buttons_a_moment_after_the_ma
     grid = AttentionGrid(model=load_minilm())
 
     async def pick() -> tuple:
-        grid._cells[4][5].click()  # what a click in the browser does
+        grid._picker.selected = [4, 5]  # what a click (or Enter) in the browser sends
         at_once = (grid.explorer.head, grid.explorer._head_control.value, grid.selected)
         await asyncio.sleep(2 * AFTER_PAINT_S)
         later = (grid.explorer._head_control.value, grid.selected)
@@ -120,3 +122,36 @@ def test_short_sentences_draw_cells_as_squares_long_ones_as_a_picture():
     assert "<image" not in svg and len(re.findall(r"M[\d.]+ [\d.]+h", svg)) == 8 * 8
     ex.set_sentence("word " * 30)  # 32 tokens: more than RECT_TOKENS
     assert "<image" in ex._heatmap_html
+
+
+def test_the_message_and_the_table_name_the_layer_and_head(grid):
+    ex = grid.explorer
+    grid.select(2, 5)
+    assert "layer 2, head 5" in ex.message and ex.message == ex._token_control.message
+    before = ex.message
+    grid.select(4, 5)
+    assert ex.message != before and "layer 4, head 5" in ex.message
+    assert all("layer 4, head 5" in m for m in ex._token_control.messages)
+    table = ex.table_html()
+    assert "<caption>Attention weights, layer 4, head 5:" in table and "masked" not in table
+    assert table.count('<th scope="row">') == len(ex.tokens)
+
+
+def test_the_static_figure_names_the_layer_and_head(grid):
+    grid.select(1, 7)
+    fig = grid.explorer._static_figure(dpi=40)
+    assert fig.axes[0].get_title() == "layer 1, head 7: rows = query, columns = key"
+
+
+def test_lesson_10s_explorer_is_causal_from_its_first_picture_and_names_its_layer():
+    from helpers import induction
+    from helpers.induction_explorer import InductionExplorer
+
+    untrained = induction.InductionModel(induction.init_params(64, 64, 4, 32, seed=3), n_heads=4)
+    ex = InductionExplorer("ab ab", layer=1, head=2, query=0, model=untrained)
+    assert ex.causal and "only to itself" in ex.message and "layer 1, head 2, causal" in ex.message
+    assert 'data-causal="1"' in ex._heatmap_html
+    table = ex.table_html()
+    assert "layer 1, head 2, causal mask" in table and table.count("<td>masked</td>") == 10
+    title = ex._static_figure(dpi=40).axes[0].get_title()
+    assert title == "layer 1, head 2: rows = query, columns = key"

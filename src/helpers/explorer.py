@@ -53,6 +53,7 @@ from matplotlib.patches import Rectangle
 from ._validate import ArgumentTypeError, whole_number
 from .attention import causal_mask, scaled_dot_product_attention
 from .embeddings import D_MODEL, RUNNING_SENTENCE, build_Z, tokenize, valid_text
+from .explorer_front import TableView, TokenRow
 from .live import show as _show_live
 from .plots import MASKED_GREY, heatmap_alt, plot_heatmap
 from .projections import seeded_projections
@@ -81,18 +82,11 @@ _HEX = [f"#{r:02x}{g:02x}{b:02x}" for r, g, b in _PALETTE]
 # Text on a cell: black on the bright end of viridis, white on the dark end.
 _TEXT_ON = ["#000000" if i > 0.55 * _N_COLOURS else "#ffffff" for i in range(_N_COLOURS)]
 _FONT = "font-family:sans-serif"
-ZERO_WIDTH_SPACE = "\u200b"
 LABEL_CHARS = 12  # longer tokens are shortened to 11 characters and "…" on the axes
 # Longer tokens are shortened to 39 characters and "…" everywhere text shows them (buttons,
 # hover titles, figure titles, messages, alt text); the math keeps the whole word. A pasted
 # 100,000-character word would otherwise go into every one of them (static_png took 10-19 s).
 WORD_CHARS = 40
-# The selected token's button looks as button_style="warning" does. ToggleButtons marks it with
-# the class mod-active in the browser, where a click selects it without the kernel.
-_TOKEN_CSS = (
-    "<style>.explorer-tokens .jupyter-button.mod-active{color:var(--jp-ui-inverse-font-color1,"
-    "#fff);background-color:var(--jp-warn-color1,#f57c00)}</style>"
-)
 
 
 def _short(token: str, limit: int = LABEL_CHARS) -> str:
@@ -384,7 +378,7 @@ class AttentionExplorer:
                 vmax=1,
                 masked=masked,
                 annotate=n <= 8,
-                title=f"head {self._head}: rows = query, columns = key",
+                title=self._map_title(),
                 xlabel="key",
                 ylabel="query",
             )
@@ -529,30 +523,32 @@ class AttentionExplorer:
             layout=widgets.Layout(width="420px"),
         )
         self._text_control.add_class("explorer-text")
-        # A token click never waits for the kernel. Each query's pictures (its row's outline,
-        # its bars, its sentence of text) are one child of a Stack, and the token buttons'
-        # index is linked to the Stacks' selected_index in the browser (jslink), so a click
-        # shows the child that is already there. The kernel only hears which query is shown.
-        self._token_control = widgets.ToggleButtons(options=(), style={"button_width": "auto"})
-        self._token_control.add_class("explorer-tokens")
-        self._messages = widgets.Stack()
-        self._note_control = widgets.HTML()  # of the sentence: empty, or truncated
-        self._message_box = widgets.HBox(
-            [self._note_control, self._messages], layout=widgets.Layout(flex_flow="row wrap")
-        )
-        self._message_box.add_class("explorer-message")
+        # A token pick never waits for the kernel. Each query's pictures (its row's outline,
+        # its bars) are one child of a Stack, and the token row's index is linked to the
+        # Stacks' selected_index in the browser (jslink), so a pick shows the child that is
+        # already there; the token row holds every query's message and switches it itself.
+        # The kernel only hears which query is shown. The token row is a small browser module
+        # (helpers.explorer_front): a radio group with arrow keys, and the message as a live
+        # region that screen readers announce.
+        self._token_control = TokenRow()
         self._query_layers = widgets.Stack()
         self._bar_values = widgets.Stack()
-        self._stacks = (self._messages, self._query_layers, self._bar_values)
+        self._stacks = (self._query_layers, self._bar_values)
+        # The weights as a table, for anyone who cannot see the colours; its selected row
+        # follows the token row in the browser too.
+        self._table_control = TableView()
+        self._table_control.layout.width = "100%"
         self._links = [
-            widgets.jslink((self._token_control, "index"), (stack, "selected_index"))
-            for stack in self._stacks
+            widgets.jslink((self._token_control, "index"), (target, name))
+            for target, name in [
+                *((stack, "selected_index") for stack in self._stacks),
+                (self._table_control, "index"),
+            ]
         ]
         # Each Stack's children come from a pool that only grows (to the longest sentence), so
         # a new sentence reuses them; they share one layout and one style (fewer widgets).
         self._pools: list[list[widgets.HTML]] = [[] for _ in self._stacks]
         self._child_look = {"layout": widgets.Layout(), "style": HTMLStyle()}
-        self._css = widgets.HTML(_TOKEN_CSS, layout=widgets.Layout(display="none"))
         self._head_control = widgets.ToggleButtons(
             options=[(f"head {head}", head) for head in range(self.n_heads)],
             value=self._head,
@@ -614,23 +610,22 @@ class AttentionExplorer:
         self._bars.add_class("explorer-bars")
 
         self._token_control.observe(self._from_browser(self._clicked), names="index")
+        self._table_control.observe(self._table_toggled, names="pressed")
         self._head_control.observe(self._from_browser(self.set_head), names="value")
         self._causal_control.observe(self._from_browser(self.set_causal), names="value")
         self._temperature_control.observe(self._from_browser(self.set_temperature), names="value")
         self._text_control.observe(self._from_browser(self.set_sentence), names="value")
 
-        query_label = widgets.HTML("<b>query:</b>", layout=widgets.Layout(margin="4px 6px"))
         self._controls_box = widgets.HBox(
             [self._head_control, self._causal_control, self._temperature_control],
             layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
         )
         self.widget = widgets.VBox(
             [
-                self._css,
                 self._text_control,
-                self._message_box,
-                widgets.HBox([query_label, self._token_control]),
+                self._token_control,
                 self._controls_box,
+                self._table_control,
                 widgets.HBox(
                     [self._heatmap, self._bars],
                     layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"),
@@ -641,19 +636,12 @@ class AttentionExplorer:
 
     def _set_token_options(self) -> None:
         """One token button per token (the sentence changed)."""
-        words = [_word(token) for token in self._tokens]
-        # ToggleButtons finds the button to highlight by its label, so each label must be
-        # unique: the second "the" gets a zero-width space, the third two, and so on.
-        seen: dict[str, int] = {}
-        labels = []
-        for word in words:
-            seen[word] = seen.get(word, -1) + 1
-            labels.append(word + ZERO_WIDTH_SPACE * seen[word])
-        with self._holding_events(), self._token_control.hold_sync():
-            self._token_control.options = [(label, i) for i, label in enumerate(labels)]
-            self._token_control.tooltips = [
-                f"query position {i}: {word!r}" for i, word in enumerate(words)
-            ]
+        with self._holding_events():
+            self._token_control.tokens = [_word(token) for token in self._tokens]
+
+    def _table_toggled(self, change) -> None:
+        """The table view was opened (draw the table) or closed (send nothing more)."""
+        self._table_control.table = self.table_html() if change["new"] else ""
 
     def _clicked(self, index) -> None:
         """A token button was clicked in the browser, which already shows that query."""
@@ -696,9 +684,6 @@ class AttentionExplorer:
         self._heatmap_map.value = self._map_svg(geometry)
         self._heatmap_axes.value = self._axes_svg(geometry)
         self._bars_axes.value = self._bars_axes_svg(bars)
-        note = self._note()
-        self._note_control.value = f'<span style="{_FONT}">{_esc(note)}</span>' if note else ""
-        self._note_control.layout.display = "" if note else "none"
         n = len(self._tokens)
         for stack, pool in zip(self._stacks, self._pools):
             pool.extend(widgets.HTML(**self._child_look) for _ in range(n - len(pool)))
@@ -710,11 +695,15 @@ class AttentionExplorer:
             if not self._every_query_due:
                 self._every_query_due = True
                 _after_paint(self._draw_every_query)
+        with self._token_control.hold_sync():  # the message line: one message to the browser
+            self._token_control.note = self._note()
+            self._token_control.messages = [self._describe(i) for i in range(n)]
+        if self._table_control.pressed:
+            self._table_control.table = self.table_html()
         self._show_query()
 
     def _draw_query(self, i: int, geometry: dict | None, bars: dict | None) -> None:
-        """Query ``i``'s message, row outline and bars, into its Stacks' children."""
-        self._messages.children[i].value = f'<span style="{_FONT}">{_esc(self._describe(i))}</span>'
+        """Query ``i``'s row outline and bars, into its Stacks' children."""
         self._query_layers.children[i].value = self._query_svg(geometry, i)
         self._bar_values.children[i].value = self._bars_values_svg(bars, i)
 
@@ -727,12 +716,13 @@ class AttentionExplorer:
             self._draw_query(i, geometry, bars)
 
     def _show_query(self) -> None:
-        """Select the query in the token buttons and the Stacks (in the browser, a click has
-        already done so: then nothing is sent)."""
+        """Select the query in the token row, the Stacks and the table (in the browser, a pick
+        has already done so: then nothing is sent)."""
         index = self._query if self._tokens else None
         self._move(self._token_control, "index", index)
         for stack in self._stacks:
             stack.selected_index = index
+        self._table_control.index = index
 
     def _note(self) -> str:
         """What the message says of the sentence as a whole ("" when nothing)."""
@@ -746,9 +736,12 @@ class AttentionExplorer:
         return ""
 
     def _describe(self, query: int) -> str:
-        """What the message says of query ``query``."""
+        """What the message says of query ``query``: where it looks, its largest weight, and
+        which map this is (so the message changes with the head, the mask, the temperature)."""
         n = len(self._tokens)
         token = _word(self._tokens[query])
+        row = self._weights[query]
+        top = int(np.argmax(row))
         if self._causal:
             where = (
                 "only to itself (it is the first token)"
@@ -758,9 +751,41 @@ class AttentionExplorer:
         else:
             where = f"across all {n} token{'s' * (n > 1)}"
         return (
-            f'"{token}" (position {query}) distributes its attention {where}. '
-            "Brighter cell = more attention. Click any token to switch."
+            f'"{token}" (position {query}) distributes its attention {where}, most to '
+            f'"{_word(self._tokens[top])}" ({row[top]:.2f}); {self._view_words()}. Brighter '
+            "cell = more attention. Click a token, or use the arrow keys, to switch."
         )
+
+    def _view_words(self) -> str:
+        """Which map is shown, in words: "head 0, no mask, temperature 1"."""
+        mask = "causal mask" if self._causal else "no mask"
+        return f"head {self._head}, {mask}, temperature {self._temperature:g}"
+
+    def table_html(self) -> str:
+        """The weights as an HTML table (the table view): a caption, one column header per
+        key and one row header per query, each cell the weight to 2 decimals ("masked" where
+        the causal mask hides the key); the selected query's row has ``aria-current``."""
+        if not self._tokens:
+            return '<p class="explorer-table">No tokens, no table: type a sentence.</p>'
+        words = [_esc(f"{_word(t)} ({i})") for i, t in enumerate(self._tokens)]
+        parts = [
+            '<table class="explorer-table"><caption>Attention weights, '
+            f"{_esc(self._view_words())}: one row per query token, one column per key token "
+            "(position in brackets); each row sums to 1.</caption>"
+            '<thead><tr><td class="explorer-table-corner">query \\ key</td>',
+            *(f'<th scope="col">{word}</th>' for word in words),
+            "</tr></thead><tbody>",
+        ]
+        for i, row in enumerate(self._weights):
+            current = ' aria-current="true"' if i == self._query else ""
+            parts.append(f'<tr data-query="{i}"{current}><th scope="row">{words[i]}</th>')
+            parts.extend(
+                "<td>masked</td>" if self._causal and j > i else f"<td>{w:.2f}</td>"
+                for j, w in enumerate(row)
+            )
+            parts.append("</tr>")
+        parts.append("</tbody></table>")
+        return "".join(parts)
 
     def _cell_size(self) -> int:
         n = max(len(self._tokens), 1)
@@ -960,7 +985,7 @@ class AttentionExplorer:
         # The selected row's outline and label: drawn over the map, which names it in words.
         parts = [
             self._layer_open(
-                g, f' data-query="{query}" aria-hidden="true"', height=top + g["grid"] + 3
+                g, f' data-query="{query}" aria-hidden="true"', height=top + g["grid"] + 5
             )
         ]
         if query % g["step"] == 0:
@@ -973,9 +998,17 @@ class AttentionExplorer:
                 f'font-size="{font}" text-anchor="end" dominant-baseline="middle" '
                 f'font-weight="bold" fill="{HIGHLIGHT}">{self._labels[query]}</text>'
             )
+        # The outline: 3 px of the highlight between 1 px of black outside and 1 px of white
+        # inside, so that one of them stands out on every colour (WCAG 1.4.11, 3:1), whatever
+        # the colour vision.
+        y, grid = top + query * cell, g["grid"]
         parts.append(
-            f'<rect x="{left - 1.5}" y="{top + query * cell - 1.5}" width="{g["grid"] + 3}" '
-            f'height="{cell + 3}" fill="none" stroke="{HIGHLIGHT}" stroke-width="3"/></svg>'
+            f'<rect x="{left - 3.5}" y="{y - 3.5}" width="{grid + 7}" height="{cell + 7}" '
+            'fill="none" stroke="#000" stroke-width="1"/>'
+            f'<rect x="{left - 1.5}" y="{y - 1.5}" width="{grid + 3}" height="{cell + 3}" '
+            f'fill="none" stroke="{HIGHLIGHT}" stroke-width="3"/>'
+            f'<rect x="{left + 0.5}" y="{y + 0.5}" width="{grid - 1}" height="{cell - 1}" '
+            'fill="none" stroke="#fff" stroke-width="1"/></svg>'
         )
         return "".join(parts)
 

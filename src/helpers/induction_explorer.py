@@ -40,6 +40,8 @@ class InductionExplorer(RealAttentionExplorer):
         Defaults to :func:`helpers.induction.load`.
     """
 
+    causal_model = True  # trained with the mask
+
     def __init__(
         self,
         sequence: str = "the cat sat. the cat sat.",
@@ -49,7 +51,6 @@ class InductionExplorer(RealAttentionExplorer):
         model: InductionModel | None = None,
     ):
         super().__init__(sequence, layer, head, query, model if model is not None else load())
-        self._causal = True
         self.widget.add_class("induction-explorer")
 
     def set_causal(self, causal: bool) -> None:

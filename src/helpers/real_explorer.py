@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import io
-import itertools
 
 import ipywidgets as widgets
 import numpy as np
@@ -33,13 +32,13 @@ from .explorer import (
     _colour_index,
     _palette_png,
 )
+from .explorer_front import GridPicker
 from .live import show as _show_live
 from .pretrained import MiniLM, load_minilm
 
 __all__ = ["AttentionGrid", "RealAttentionExplorer", "grid_mosaic", "plot_attention_grid"]
 
 SELECTED = "#f03b20"  # the explorer's highlight colour
-_ids = itertools.count()
 
 
 class RealAttentionExplorer(AttentionExplorer):
@@ -58,6 +57,8 @@ class RealAttentionExplorer(AttentionExplorer):
         Defaults to :func:`helpers.pretrained.load_minilm`.
     """
 
+    causal_model = False  # an encoder: every token sees every token
+
     def __init__(
         self,
         sentence: str = "the cat sat on the mat",
@@ -72,7 +73,11 @@ class RealAttentionExplorer(AttentionExplorer):
         self._png_caches: dict[int, dict] = {}
         self._listeners: list = []
         super().__init__(
-            sentence=sentence, n_heads=self.model.h, d_model=self.model.d_model, query=query
+            sentence=sentence,
+            n_heads=self.model.h,
+            d_model=self.model.d_model,
+            query=query,
+            causal=self.causal_model,
         )
         # No causal mask in an encoder, and the model was trained at temperature 1.
         self._causal_control.layout.display = "none"
@@ -233,6 +238,10 @@ class RealAttentionExplorer(AttentionExplorer):
     def _map_title(self) -> str:
         return f"layer {self._layer}, head {self._head}: rows = query, columns = key"
 
+    def _view_words(self) -> str:
+        mask = ", causal mask" if self._causal else ""
+        return f"layer {self._layer}, head {self._head}{mask}"
+
 
 # ---------------------------------------------------------------------- the grid of 72 maps
 
@@ -244,11 +253,13 @@ def _thumbnail_uri(weights: np.ndarray) -> str:
 
 
 class AttentionGrid:
-    """Every head of every layer for one sentence; click a map to open it in the explorer.
+    """Every head of every layer for one sentence; pick a map to open it in the explorer.
 
     ``grid.widget`` holds the 6 x 12 grid (rows = layers, columns = heads; each cell the
     (n, n) map, rows = query, columns = key, same colour scale 0..1) above a
-    :class:`RealAttentionExplorer` (``grid.explorer``).
+    :class:`RealAttentionExplorer` (``grid.explorer``). The grid is a keyboard grid
+    (:class:`helpers.explorer_front.GridPicker`): a click, or the arrow keys and Enter, picks a
+    map; the picked one is outlined at once, in the browser.
     """
 
     def __init__(
@@ -262,51 +273,26 @@ class AttentionGrid:
     ):
         self.explorer = RealAttentionExplorer(sentence, layer, head, query, model)
         self.n_layers, self.n_heads = self.explorer.n_layers, self.explorer.n_heads
-        self._uid = next(_ids)
-        self._style = widgets.HTML()  # the 72 thumbnails (changes with the sentence)
-        self._cells: list[list[widgets.Button]] = []
-        items: list[widgets.Widget] = [widgets.HTML("")]
-        items += [
-            widgets.HTML(f'<div style="text-align:center;font-size:11px">head {a}</div>')
-            for a in range(self.n_heads)
-        ]
-        for layer_index in range(self.n_layers):
-            items.append(
-                widgets.HTML(
-                    f'<div style="font-size:11px;line-height:{cell_px}px">layer {layer_index}</div>'
-                )
-            )
-            row = []
-            for a in range(self.n_heads):
-                cell = widgets.Button(
-                    description="",
-                    tooltip=f"layer {layer_index}, head {a}: open it in the explorer below",
-                    layout=widgets.Layout(width=f"{cell_px}px", height=f"{cell_px}px", padding="0"),
-                )
-                cell.add_class("grid-cell")
-                cell.add_class(self._cell_class(layer_index, a))
-                cell.on_click(lambda _b, k=layer_index, a=a: self.explorer._picked_in_browser(k, a))
-                row.append(cell)
-            items += row
-            self._cells.append(row)
-        self._grid = widgets.GridBox(
-            items,
-            layout=widgets.Layout(
-                grid_template_columns=f"56px repeat({self.n_heads}, {cell_px}px)",
-                grid_gap="3px",
-                width="max-content",
+        self._picker = GridPicker(
+            n_layers=self.n_layers,
+            n_heads=self.n_heads,
+            cell_px=cell_px,
+            label=(
+                f"attention maps: rows are layers 0 to {self.n_layers - 1}, columns are heads "
+                f"0 to {self.n_heads - 1}; arrow keys move, Enter opens a map in the explorer"
             ),
+            selected=[layer, head],
         )
-        self._grid.add_class("attention-grid")
+        self._picker.observe(self._picked, names="selected")
         self._caption = widgets.HTML()
         self._selected = (-1, -1)
         self.explorer.on_change(self._sync)
         self._sync()
-        self.widget = widgets.VBox([self._caption, self._style, self._grid, self.explorer.widget])
+        self.widget = widgets.VBox([self._caption, self._picker, self.explorer.widget])
         self.widget.add_class("real-model-grid")
 
     def select(self, layer: int, head: int) -> None:
-        """Open map (layer, head) in the explorer (what a click on that cell does)."""
+        """Open map (layer, head) in the explorer (what a pick in the grid does)."""
         self.explorer.select(layer, head)
 
     @property
@@ -331,42 +317,33 @@ class AttentionGrid:
 
     # ------------------------------------------------------------------ drawing
 
-    def _cell_class(self, layer: int, head: int) -> str:
-        return f"grid-{self._uid}-{layer}-{head}"
+    def _picked(self, change) -> None:
+        """A map was picked in the browser (which has outlined it already)."""
+        layer, head = change["new"]
+        if (layer, head) != (self.explorer.layer, self.explorer.head):
+            self.explorer._picked_in_browser(layer, head)
 
     def _sync(self) -> None:
         """Match the thumbnails to the explorer's sentence and the outline to its map.
 
-        A pick moves the class ``grid-selected`` from one cell to another (two small messages,
-        each restyling one button); the 72 thumbnails and the caption are sent again only when
-        the sentence changed. (Rewriting a <style> per pick instead restyles the whole page:
-        about 13 ms more per pick in the browser test.)
+        The 72 thumbnails and the caption are sent again only when the sentence changed; a pick
+        sends ``selected`` (nothing, when the browser picked it: it has that value already).
         """
         ex = self.explorer
         sentence_key = tuple(ex.tokens)
         if getattr(self, "_sentence_key", None) != sentence_key:
             self._sentence_key = sentence_key
-            rules = [
-                f".{self._cell_class(k, a)}{{background-image:url({_thumbnail_uri(A)})!important;"
-                "background-size:100% 100%!important;image-rendering:pixelated}"
-                for (k, a), A in _maps(ex.trace.attention)
-            ]
-            rules.append(
-                f".grid-cell.grid-selected{{outline:3px solid {SELECTED};outline-offset:1px}}"
-            )
-            self._style.value = "<style>" + "".join(rules) + "</style>"
+            self._picker.thumbnails = [_thumbnail_uri(A) for _, A in _maps(ex.trace.attention)]
             self._caption.value = (
                 f'<div style="font-family:sans-serif"><b>all {self.n_layers * self.n_heads} '
                 f"attention maps</b> of all-MiniLM-L6-v2 for {len(ex.tokens)} tokens (rows = "
                 "layers 0-5, columns = heads 0-11; in each map rows = query, columns = key, "
-                "colour 0 to 1 as below). Click one to open it in the explorer (outlined).</div>"
+                "colour 0 to 1 as below). Click one, or Tab to the grid, move with the arrow "
+                "keys and press Enter, to open it in the explorer (outlined).</div>"
             )
         selected = (ex.layer, ex.head)
         if selected != self._selected:
-            old_layer, old_head = self._selected
-            if old_layer >= 0:
-                self._cells[old_layer][old_head].remove_class("grid-selected")
-            self._cells[selected[0]][selected[1]].add_class("grid-selected")
+            self._picker.selected = list(selected)
             self._selected = selected
 
 

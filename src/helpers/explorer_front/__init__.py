@@ -1,0 +1,74 @@
+"""The explorer's front end: small browser modules (anywidget) where ipywidgets has no control.
+
+* :class:`TokenRow`: the token row (a radio group with arrow keys, Home and End) and the
+  message line (``role="status"``, ``aria-live="polite"``). Its ``index`` is linked in the
+  browser to the Stacks that hold each query's pictures, so a pick never waits for the kernel.
+* :class:`TableView`: a "table view" toggle and the weights as an HTML table.
+* :class:`GridPicker`: lesson 09's layer x head grid of maps, a keyboard grid (``role="grid"``).
+
+Each class is a few traits; the JavaScript beside this file (``*.js``, ``*.css``) draws them and
+handles the keys. The contract their DOM keeps (roles, names, keys) is what the browser tests
+check (``tests/browser``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anywidget
+import traitlets as t
+
+__all__ = ["GridPicker", "TableView", "TokenRow"]
+
+_HERE = Path(__file__).parent
+
+
+def _source(name: str) -> str:
+    return (_HERE / name).read_text(encoding="utf-8")
+
+
+class TokenRow(anywidget.AnyWidget):
+    """One button per token (``tokens``), ``index`` the selected one (None when empty), and the
+    message line: ``note`` then ``messages[index]``."""
+
+    _esm = _source("token_row.js")
+    _css = _source("token_row.css")
+    tokens = t.List(t.Unicode()).tag(sync=True)
+    index = t.Int(None, allow_none=True).tag(sync=True)
+    messages = t.List(t.Unicode()).tag(sync=True)
+    note = t.Unicode("").tag(sync=True)
+    label = t.Unicode("query token").tag(sync=True)
+
+    @property
+    def message(self) -> str:
+        """The message line's text, as the browser shows it."""
+        i = self.index
+        shown = self.messages[i] if i is not None and 0 <= i < len(self.messages) else ""
+        return " ".join(part for part in (self.note, shown) if part)
+
+
+class TableView(anywidget.AnyWidget):
+    """A toggle button (``label``, pressed when ``open``) over ``table`` (HTML); the row whose
+    ``data-query`` is ``index`` gets ``aria-current="true"`` in the browser."""
+
+    _esm = _source("table_view.js")
+    _css = _source("table_view.css")
+    table = t.Unicode("").tag(sync=True)
+    pressed = t.Bool(False).tag(sync=True)
+    index = t.Int(None, allow_none=True).tag(sync=True)
+    label = t.Unicode("table view").tag(sync=True)
+
+
+class GridPicker(anywidget.AnyWidget):
+    """A keyboard grid of ``n_layers`` x ``n_heads`` maps (``thumbnails``: image URIs, row by
+    row); ``selected`` = [layer, head] is the picked one, set by the browser on a click, Enter
+    or Space, and by the kernel when the explorer shows another map."""
+
+    _esm = _source("attention_grid.js")
+    _css = _source("attention_grid.css")
+    n_layers = t.Int(1).tag(sync=True)
+    n_heads = t.Int(1).tag(sync=True)
+    cell_px = t.Int(56).tag(sync=True)
+    thumbnails = t.List(t.Unicode()).tag(sync=True)
+    selected = t.List(t.Int(), default_value=[0, 0], minlen=2, maxlen=2).tag(sync=True)
+    label = t.Unicode("attention maps").tag(sync=True)

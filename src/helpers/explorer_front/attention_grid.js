@@ -1,0 +1,141 @@
+// Lesson 09's grid of attention maps (helpers.explorer_front.GridPicker): rows = layers,
+// columns = heads, each cell one map (a thumbnail). A keyboard grid (role=grid, roving
+// tabindex): the arrow keys move the focus (Left/Right the head, Up/Down the layer), Home and
+// End go to the first and last head of the row, Enter or Space (or a click) picks the cell:
+// `selected` = [layer, head] goes to the kernel, which opens that map in the explorer. The
+// picked cell has aria-selected=true and an outline.
+
+const MOVE = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
+
+function render({ model, el }) {
+  const grid = document.createElement("div");
+  grid.className = "attention-grid";
+  grid.setAttribute("role", "grid");
+  grid.setAttribute("data-lm-suppress-shortcuts", "true"); // JupyterLab's keys stay out
+  el.append(grid);
+  let cells = []; // cells[layer][head]
+  let focus = [0, 0];
+
+  const size = () => `${model.get("cell_px")}px`;
+
+  function header(role, text, width) {
+    const h = document.createElement("div");
+    h.setAttribute("role", role);
+    h.className = `grid-${role}`;
+    h.style.width = width;
+    h.textContent = text;
+    return h;
+  }
+
+  function build() {
+    const layers = model.get("n_layers");
+    const heads = model.get("n_heads");
+    grid.setAttribute("aria-label", model.get("label"));
+    const top = document.createElement("div");
+    top.setAttribute("role", "row");
+    top.className = "grid-row";
+    top.append(header("columnheader", "layer \\ head", "56px"));
+    for (let a = 0; a < heads; a++) top.append(header("columnheader", `head ${a}`, size()));
+    const rows = [top];
+    cells = [];
+    for (let k = 0; k < layers; k++) {
+      const row = document.createElement("div");
+      row.setAttribute("role", "row");
+      row.className = "grid-row";
+      row.append(header("rowheader", `layer ${k}`, "56px"));
+      const line = [];
+      for (let a = 0; a < heads; a++) {
+        const cell = document.createElement("div");
+        cell.setAttribute("role", "gridcell");
+        cell.className = "grid-cell";
+        cell.setAttribute("aria-label", `layer ${k}, head ${a}`);
+        cell.title = `layer ${k}, head ${a}: open it in the explorer below`;
+        cell.dataset.layer = String(k);
+        cell.dataset.head = String(a);
+        cell.style.width = cell.style.height = size();
+        cell.addEventListener("click", () => {
+          moveFocus(k, a, true);
+          pick(k, a);
+        });
+        row.append(cell);
+        line.push(cell);
+      }
+      cells.push(line);
+      rows.push(row);
+    }
+    grid.replaceChildren(...rows);
+    drawThumbnails();
+    const [k, a] = model.get("selected");
+    focus = cells[k] && cells[k][a] ? [k, a] : [0, 0];
+    drawSelection();
+  }
+
+  function drawThumbnails() {
+    const uris = model.get("thumbnails");
+    cells.flat().forEach((cell, i) => {
+      cell.style.backgroundImage = uris[i] ? `url(${uris[i]})` : "";
+    });
+  }
+
+  function drawSelection() {
+    const [k, a] = model.get("selected");
+    cells.forEach((line, kk) =>
+      line.forEach((cell, aa) => {
+        const picked = kk === k && aa === a;
+        cell.setAttribute("aria-selected", picked ? "true" : "false");
+        cell.classList.toggle("grid-selected", picked);
+        cell.tabIndex = kk === focus[0] && aa === focus[1] ? 0 : -1;
+      }),
+    );
+  }
+
+  function moveFocus(k, a, quiet) {
+    focus = [k, a];
+    cells.flat().forEach((cell) => {
+      cell.tabIndex = -1;
+    });
+    cells[k][a].tabIndex = 0;
+    if (!quiet) cells[k][a].focus();
+  }
+
+  function pick(k, a) {
+    const [sk, sa] = model.get("selected");
+    if (sk === k && sa === a) return;
+    model.set("selected", [k, a]); // the outline moves now, in the browser
+    model.save_changes(); // the kernel opens the map in the explorer
+  }
+
+  grid.addEventListener("keydown", (event) => {
+    const cell = event.target.closest && event.target.closest(".grid-cell");
+    if (!cell || event.altKey || event.ctrlKey || event.metaKey) return;
+    const k = Number(cell.dataset.layer);
+    const a = Number(cell.dataset.head);
+    const last = [cells.length - 1, cells[0].length - 1];
+    const clamp = (v, hi) => Math.min(Math.max(v, 0), hi);
+    if (event.key in MOVE) {
+      const [dk, da] = MOVE[event.key];
+      moveFocus(clamp(k + dk, last[0]), clamp(a + da, last[1]));
+    } else if (event.key === "Home") moveFocus(k, 0);
+    else if (event.key === "End") moveFocus(k, last[1]);
+    else if (event.key === "Enter" || event.key === " ") pick(k, a);
+    else return;
+    event.preventDefault();
+    event.stopPropagation();
+  });
+
+  const rebuild = () => build();
+  model.on("change:n_layers", rebuild);
+  model.on("change:n_heads", rebuild);
+  model.on("change:cell_px", rebuild);
+  model.on("change:label", rebuild);
+  model.on("change:thumbnails", drawThumbnails);
+  model.on("change:selected", drawSelection);
+  build();
+  return () => {
+    for (const name of ["n_layers", "n_heads", "cell_px", "label"]) model.off(`change:${name}`, rebuild);
+    model.off("change:thumbnails", drawThumbnails);
+    model.off("change:selected", drawSelection);
+  };
+}
+
+export default { render };
