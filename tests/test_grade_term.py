@@ -12,6 +12,7 @@ own grading step). About 9 notebook runs in all.
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
 import io
 import json
@@ -34,7 +35,7 @@ import term_class  # noqa: E402
 
 from helpers import checks  # noqa: E402
 from helpers.checks import Exercise, Prediction  # noqa: E402
-from helpers.grade import COLUMNS  # noqa: E402
+from helpers.grade import COLUMNS, main  # noqa: E402
 from helpers.grade._points import PointsError, default_points, load_points  # noqa: E402
 from helpers.grade._progress import Progress  # noqa: E402
 from helpers.grade._roster import RosterError, read_roster  # noqa: E402
@@ -45,10 +46,15 @@ PE, SS = "positional_encoding", "scaled_scores"
 
 
 def _grade(*args: str) -> subprocess.CompletedProcess:
-    run = subprocess.run(
-        [sys.executable, "-m", "helpers.grade", *LIMITS, *map(str, args)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    """``python -m helpers.grade`` with these arguments, run in this process (``main``, what
+    ``__main__`` calls): the same stages and files without a new interpreter importing numpy,
+    the checks and nbformat again for each of the fixture's runs (tests/test_grade.py runs the
+    command itself, in a process of its own)."""
+    argv = [*LIMITS, *map(str, args)]
+    stdout, stderr = io.StringIO(), io.StringIO()  # not terminals: one line per notebook
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(argv)
+    run = subprocess.CompletedProcess(argv, code, stdout.getvalue(), stderr.getvalue())
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
     return run
 
@@ -170,14 +176,11 @@ def test_scores_csv_has_one_row_per_student_and_lesson_and_one_for_all(term):
     assert rows[1:] == want
 
 
-def test_points_table_is_the_default_as_toml():
-    run = subprocess.run(
-        [sys.executable, "-m", "helpers.grade", "--points-table"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert run.returncode == 0
-    assert tomllib.loads(run.stdout)["points"] == default_points()
-    assert "★★★" in run.stdout and "prediction" in run.stdout
+def test_points_table_is_the_default_as_toml(capsys):
+    assert main(["--points-table"]) == 0
+    printed = capsys.readouterr().out
+    assert tomllib.loads(printed)["points"] == default_points()
+    assert "★★★" in printed and "prediction" in printed
 
 
 def test_a_points_file_naming_no_exercise_or_no_number_is_refused(tmp_path):
@@ -438,17 +441,16 @@ def test_one_prints_json_rows_and_exits_1_when_not_all_correct(term):
             for e in result["exercises"]] == [r[2:] for r in grades]  # fmt: skip
 
 
-def test_one_exits_2_on_bad_usage(tmp_path):
-    assert _one(tmp_path / "nothing.ipynb").returncode == 2
+def test_one_exits_2_on_bad_usage(tmp_path, capsys):
+    assert _one(tmp_path / "nothing.ipynb").returncode == 2  # the command's own exit status
+    # The rest in this process: main() returns what ``python -m helpers.grade`` exits with.
     foreign = tmp_path / "other.ipynb"
     nbformat.write(class_builder.notebook(None, ["print('hello')"]), foreign)
-    run = _one(foreign)
-    assert run.returncode == 2 and "no lesson of the course" in run.stderr
-    run = subprocess.run(
-        [sys.executable, "-m", "helpers.grade", "--one", str(foreign), "--out", "x"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert run.returncode == 2
+    assert main(["--one", str(foreign)]) == 2
+    assert "no lesson of the course" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:  # argparse's error: exit status 2
+        main(["--one", str(foreign), "--out", "x"])
+    assert usage.value.code == 2
 
 
 def _all_correct_lesson01(path: Path) -> None:
