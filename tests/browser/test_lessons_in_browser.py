@@ -29,6 +29,7 @@ import statistics
 import time
 from pathlib import Path
 
+import explorer_walks
 import nbformat
 import pytest
 from axe_playwright_python.sync_playwright import Axe
@@ -296,7 +297,7 @@ def screenshot(lab, path: str) -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     target = SCREENSHOTS / (path.replace("/", "__").removesuffix(".ipynb") + ".png")
     lab.page.evaluate(
-        """(panelSelector) => {
+        """async (panelSelector) => {
           const panel = document.querySelector(panelSelector);
           const el = panel.querySelector('.jp-OutputArea-output .jupyter-widgets')
                      || panel.querySelector('.jp-OutputArea-output');
@@ -305,10 +306,11 @@ def screenshot(lab, path: str) -> Path:
             const scroller = el.closest('.jp-WindowedPanel-outer');
             if (scroller) scroller.scrollTop -= 40;  // a little context above the widget
           }
+          // Two frames: the scrolled-to cells are laid out and painted (was a fixed 200 ms).
+          await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
         }""",
         PANEL,
     )
-    lab.page.wait_for_timeout(200)
     lab.page.screenshot(path=str(target))
     return target
 
@@ -393,6 +395,37 @@ def test_lesson_runs_in_jupyterlab(lab, notebook: Path):
         f"{path}: the browser console logged errors:\n" + "\n".join(unexpected_console_errors(lab))
     )
     assert not lab.writes, f"{path}: JupyterLab wrote to the checkout: {lab.writes}"
+
+    # The explorer and the grid with the keyboard alone, in Chromium's accessibility tree and
+    # at 200 % zoom (explorer_walks.py), on this page: no Run All of their own.
+    for walk in ACCESSIBILITY_WALKS.get(path, []):
+        start = time.perf_counter()
+        report = walk(lab)
+        print(f"  {path}: {walk.__name__} {time.perf_counter() - start:.1f} s: {report}")
+    assert not unexpected_console_errors(lab), "\n".join(unexpected_console_errors(lab))
+    assert not lab.writes, f"{path}: JupyterLab wrote to the checkout: {lab.writes}"
+
+
+def explorer_keyboard_and_tree(lab) -> dict:
+    return explorer_walks.walk_explorer(lab, "04")
+
+
+def explorer_at_200_percent(lab) -> dict:
+    return explorer_walks.zoom_walk(lab, ".attention-explorer", "04")
+
+
+def grid_keyboard(lab) -> dict:
+    return explorer_walks.walk_grid(lab, "09")
+
+
+def grid_at_200_percent(lab) -> dict:
+    return explorer_walks.zoom_walk(lab, explorer_walks.GRID_OUTPUT, "09")
+
+
+ACCESSIBILITY_WALKS = {
+    EXPLORER_LESSON: [explorer_keyboard_and_tree, explorer_at_200_percent],
+    REAL_LESSON: [grid_keyboard, grid_at_200_percent],
+}
 
 
 def test_lesson_py_file_opens_as_a_notebook(lab):

@@ -55,7 +55,7 @@ def open_grid(lab, path: str = REAL_LESSON) -> dict:
     grid = lab.page.locator(f"{PANEL} .real-model-grid").first
     grid.wait_for(timeout=30_000)
     grid.scroll_into_view_if_needed()
-    cells = grid.locator("button.grid-cell")
+    cells = grid.locator(".grid-cell")
     assert cells.count() == 6 * HEADS, f"expected 72 maps in the grid, found {cells.count()}"
     explorer = grid.locator(".real-attention-explorer").first
     heatmap = explorer.locator(".explorer-heatmap").first
