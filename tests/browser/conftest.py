@@ -311,6 +311,9 @@ class LabPage:
     def __init__(self, page, server: LabServer):
         self.page, self.server = page, server
         self.path: str | None = None  # the notebook this tab holds (or is loading)
+        # perf_counter() when Run All was started in this tab ahead of its test (see
+        # test_lessons_in_browser.run_ahead), None otherwise.
+        self.run_started: float | None = None
         self.console_errors: list[str] = []
         self.writes: list[str] = []
         page.on("console", self._on_console)
@@ -340,6 +343,7 @@ class LabPage:
         self.console_errors.clear()
         self.writes.clear()
         self.path = path
+        self.run_started = None
         if prestart:
             self.server.start_session(path)
         self.page.goto(f"{self.server.url}/lab/tree/{path}?reset", wait_until="commit")
@@ -348,7 +352,7 @@ class LabPage:
         """Leave the notebook (about:blank), then shut its kernels down."""
         if self.path is None:
             return
-        path, self.path = self.path, None
+        path, self.path, self.run_started = self.path, None, None
         try:
             self.page.goto("about:blank", timeout=15_000)
         finally:

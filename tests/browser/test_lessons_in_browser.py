@@ -266,19 +266,42 @@ def open_in_lab(lab, path: str, prestart: bool = True) -> tuple[float, float]:
     page = lab.page
     page.wait_for_selector(PANEL, timeout=OPEN_TIMEOUT)
     shown = time.perf_counter() - start
-    page.locator("#jp-main-statusbar").get_by_text(IDLE, exact=True).wait_for(timeout=OPEN_TIMEOUT)
+    if lab.current.run_started is None:  # (a notebook run ahead is busy: nothing to wait for)
+        status = page.locator("#jp-main-statusbar").get_by_text(IDLE, exact=True)
+        status.wait_for(timeout=OPEN_TIMEOUT)
     return shown, time.perf_counter() - start
 
 
-def run_all(lab, expected_cells: int, meanwhile=None) -> float:
-    """Run → Run All Cells, wait until the ``expected_cells`` non-empty code cells have run
-    (or one failed); returns the seconds it took. ``meanwhile()`` is called once the cells
-    are queued."""
-    page = lab.page
+def start_run_all(page) -> float:
+    """Run → Run All Cells in ``page`` (its kernel idle); returns when it was clicked."""
     page.evaluate(WATCH_QUEUED, PANEL)
     start = time.perf_counter()
     page.get_by_role("menuitem", name="Run", exact=True).click()
     page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+    return start
+
+
+def run_ahead(lab, path: str) -> None:
+    """Start Run All of ``path`` in the other tab (which preloaded it), so that it runs while
+    this tab's notebook is audited and checked: the two tabs are separate renderer processes
+    and kernels, one per core. Its own test then waits for the run to finish."""
+    other = next(t for t in lab.tabs if t is not lab.current)
+    if other.path != path or other.run_started is not None:
+        return
+    other.page.wait_for_selector(PANEL, timeout=OPEN_TIMEOUT)
+    status = other.page.locator("#jp-main-statusbar").get_by_text(IDLE, exact=True)
+    status.wait_for(timeout=OPEN_TIMEOUT)
+    other.run_started = start_run_all(other.page)
+
+
+def run_all(lab, expected_cells: int, meanwhile=None) -> float:
+    """Run → Run All Cells (unless a previous test started it: run_ahead), wait until the
+    ``expected_cells`` non-empty code cells have run (or one failed); returns the seconds since
+    it was started. ``meanwhile()`` is called once the cells are queued."""
+    page = lab.page
+    start = lab.current.run_started
+    if start is None:
+        start = start_run_all(page)
     if meanwhile is not None:
         meanwhile()
     page.wait_for_function(
@@ -347,14 +370,18 @@ def test_lesson_runs_in_jupyterlab(lab, notebook: Path):
     following = LESSONS.index(notebook) + 1
     after = rel(LESSONS[following]) if following < len(LESSONS) else explorer_copy()
     preload = lambda: lab.preload(after)  # noqa: E731
+    ahead = lab.current.run_started is not None
     seconds = run_all(lab, runnable_cells(notebook), meanwhile=preload)
+    if following < len(LESSONS):  # the next lesson runs while this one is audited
+        run_ahead(lab, after)
     state = lab.page.evaluate(NOTEBOOK_STATE, PANEL)
     start = time.perf_counter()
     violations = axe_audit(lab, path)
     audit = time.perf_counter() - start
     shot = screenshot(lab, path)
     print(
-        f"\n  {path}: shown {shown:.1f} s, kernel idle {idle:.1f} s, Run All {seconds:.1f} s, "
+        f"\n  {path}: shown {shown:.1f} s, kernel idle {idle:.1f} s, Run All {seconds:.1f} s"
+        f"{' (started ahead)' if ahead else ''}, "
         f"{state['widgetOutputs']} widget(s), axe {audit:.1f} s: {len(violations)} rule(s) "
         f"violated, {shot.relative_to(ROOT)}"
     )
