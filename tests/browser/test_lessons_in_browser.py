@@ -460,6 +460,9 @@ def test_lesson_py_file_opens_as_a_notebook(lab):
     sources = sorted(ROOT.glob("notebooks/[0-9][0-9]_*.py"))
     assert sources, "no notebooks/NN_*.py lesson source found"
     path = rel(sources[min(1, len(sources) - 1)])  # 01_input_Z.py when it exists
+    # The next test's notebook (preloaded in the other tab by the last lesson's test) runs
+    # meanwhile: nothing is timed here.
+    run_ahead(lab, explorer_copy())
     open_in_lab(lab, path, prestart=False)  # JupyterLab starts this kernel itself
     panel = lab.page.locator(PANEL)
     assert panel.locator(".jp-Cell").count() > 1, f"{path} did not open as a notebook"
