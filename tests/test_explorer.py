@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import helpers
 from helpers import explorer as explorer_module
+from helpers import explorer_weights
 from helpers.explorer import MAX_TOKENS, TEMPERATURE_RANGE, AttentionExplorer, _shown
 
 TOKENS = helpers.tokenize(helpers.RUNNING_SENTENCE)
@@ -306,9 +307,9 @@ def test_a_click_reuses_the_cached_projections_and_weights(monkeypatch):
     ex = AttentionExplorer()
     calls = []
     for name in ("build_Z", "scaled_dot_product_attention"):
-        original = getattr(explorer_module, name)
+        original = getattr(explorer_weights, name)
         monkeypatch.setattr(
-            explorer_module,
+            explorer_weights,
             name,
             lambda *a, _o=original, _n=name, **k: calls.append(_n) or _o(*a, **k),
         )
@@ -556,7 +557,7 @@ def test_a_token_click_in_the_browser_sends_no_picture_and_computes_nothing(monk
     sent = []
     for picture in pictures:
         picture.observe(lambda change: sent.append(change), names="value")
-    monkeypatch.setattr(explorer_module, "scaled_dot_product_attention", None)  # not called
+    monkeypatch.setattr(explorer_weights, "scaled_dot_product_attention", None)  # not called
     ex._token_control.index = 4  # what the browser sends after a click on "the" (the second)
     assert ex.query == 4 and sent == []
     assert [picture.value for picture in pictures] == before

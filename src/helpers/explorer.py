@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import functools
 import html
 import io
 import math
@@ -51,16 +50,15 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ._validate import ArgumentTypeError, whole_number
-from .attention import causal_mask, scaled_dot_product_attention
-from .embeddings import D_MODEL, RUNNING_SENTENCE, build_Z, tokenize, valid_text
+from .attention import causal_mask
+from .embeddings import D_MODEL, RUNNING_SENTENCE
 from .explorer_front import TableView, TokenRow
+from .explorer_weights import MAX_TOKENS, SeededWeights
 from .live import show as _show_live
 from .plots import MASKED_GREY, heatmap_alt, plot_heatmap
-from .projections import seeded_projections
 
 __all__ = ["AttentionExplorer", "MAX_TOKENS", "TEMPERATURE_RANGE"]
 
-MAX_TOKENS = 64  # longer sentences are truncated, and the message says so
 # Up to this many tokens the heatmap's cells are SVG squares, drawn with the rest of the SVG;
 # above it, one palette PNG. In Chromium a click on lesson 04's explorer took 28 ms to new
 # pixels with the PNG (its decode costs a frame) against 12 ms for a do-nothing widget.
@@ -162,6 +160,20 @@ def _esc(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+# What a weight source has (helpers.explorer_weights says what each means).
+_SOURCE_NEEDS = (
+    "n_layers", "n_heads", "d_k", "fixed_causal", "fixed_temperature", "load", "weights"
+)  # fmt: skip
+
+
+def _index(value, size: int, what: str) -> int:
+    """``value`` as a layer or head number in 0..size-1, or a clear error."""
+    value = whole_number(value, what)
+    if not 0 <= value < size:
+        raise ValueError(f"{what} {value} does not exist: this explorer has {what}s 0..{size - 1}")
+    return int(value)
+
+
 class AttentionExplorer:
     """Interactive heatmap + bar chart of one sentence's self-attention weights.
 
@@ -204,21 +216,40 @@ class AttentionExplorer:
         seed: int = 0,
         query: int = 1,
         d_model: int = D_MODEL,
+        *,
+        source=None,
+        layer: int = 0,
+        head: int = 0,
     ):
-        n_heads = whole_number(n_heads, "n_heads", minimum=1)
-        d_model = whole_number(d_model, "d_model", minimum=1)
-        seed = whole_number(seed, "seed")
-        if d_model % n_heads:
-            raise ValueError(
-                f"d_model={d_model} must be a positive multiple of n_heads={n_heads} "
-                "(each head gets d_k = d_model / h columns)"
-            )
+        if source is None:  # the course's own math on seeded projections
+            n_heads = whole_number(n_heads, "n_heads", minimum=1)
+            d_model = whole_number(d_model, "d_model", minimum=1)
+            seed = whole_number(seed, "seed")
+            if d_model % n_heads:
+                raise ValueError(
+                    f"d_model={d_model} must be a positive multiple of n_heads={n_heads} "
+                    "(each head gets d_k = d_model / h columns)"
+                )
+            source = SeededWeights(int(d_model), int(n_heads), int(seed))
         if not isinstance(causal, (bool, np.bool_)):
             raise ArgumentTypeError(f"causal must be True or False, got {causal!r}")
-        self.n_heads, self.d_model, self.seed = int(n_heads), int(d_model), int(seed)
-        self.d_k = self.d_model // self.n_heads
-        self._head, self._causal = 0, bool(causal)
-        self._temperature = self._valid_temperature(temperature)
+        missing = [name for name in _SOURCE_NEEDS if not hasattr(source, name)]
+        if missing:
+            raise ArgumentTypeError(
+                f"source must be a weight source (see helpers.explorer_weights): "
+                f"{type(source).__name__} has no {', '.join(missing)}"
+            )
+        self.source = source
+        self.n_layers, self.n_heads, self.d_k = source.n_layers, source.n_heads, source.d_k
+        self.d_model, self.seed = self.n_heads * self.d_k, getattr(source, "seed", None)
+        self._layer = _index(layer, self.n_layers, "layer")
+        self._head = _index(head, self.n_heads, "head")
+        fixed = source.fixed_causal
+        self._causal = bool(causal) if fixed is None else fixed
+        self._temperature = self._valid_temperature(
+            temperature if source.fixed_temperature is None else source.fixed_temperature
+        )
+        self._listeners: list = []
         self._query = 0
         self._holding = False  # True while the code (not the user) moves a control
         self._in_browser_event = False  # True while a control moved in the browser is handled
@@ -255,6 +286,11 @@ class AttentionExplorer:
         return self._head
 
     @property
+    def layer(self) -> int:
+        """The layer shown (always 0 for a one-layer source such as the seeded model's)."""
+        return self._layer
+
+    @property
     def causal(self) -> bool:
         return self._causal
 
@@ -281,19 +317,44 @@ class AttentionExplorer:
 
     def set_head(self, head: int) -> None:
         """Show head ``head`` (0 .. n_heads - 1; h = n_heads is the number of heads)."""
-        head = whole_number(head, "head")
-        if not 0 <= head < self.n_heads:
-            raise ValueError(
-                f"head {head} does not exist: this explorer has heads 0..{self.n_heads - 1}"
-            )
-        self._head = head
+        self._head = _index(head, self.n_heads, "head")
         self._move(self._head_control, "value", self._head)
         self._redraw()
+        self._notify()
+
+    def set_layer(self, layer: int) -> None:
+        """Show layer ``layer`` (0 .. n_layers - 1), same head."""
+        self._layer = _index(layer, self.n_layers, "layer")
+        if self._layer_control is not None:
+            self._move(self._layer_control, "value", self._layer)
+        self._redraw()
+        self._notify()
+
+    def select(self, layer: int, head: int) -> None:
+        """Show map (layer, head) with one redraw (what a pick in lesson 09's grid does).
+
+        After a pick in the browser, the pictures are sent at once and the layer and head
+        buttons (and the grid's outline) a moment later (:func:`_after_paint`), so the browser
+        draws the new map first.
+        """
+        self._layer = _index(layer, self.n_layers, "layer")
+        self._head = _index(head, self.n_heads, "head")
+        self._redraw()
+        if self._in_browser_event:
+            _after_paint(self._show_selection)
+        else:
+            self._show_selection()
+
+    def on_change(self, callback) -> None:
+        """Call ``callback()`` after the sentence, layer or head changed."""
+        self._listeners.append(callback)
 
     def set_causal(self, causal: bool) -> None:
         """Mask the future (True) or let every query see every key (False)."""
         if not isinstance(causal, (bool, np.bool_)):
             raise ArgumentTypeError(f"causal must be True or False, got {causal!r}"[:200])
+        if self.source.fixed_causal is not None and bool(causal) != self.source.fixed_causal:
+            raise ValueError(self.source.causal_error)
         self._causal = bool(causal)
         with self._causal_control.hold_sync():  # value, label and icon: one message
             self._move(self._causal_control, "value", self._causal)
@@ -303,6 +364,9 @@ class AttentionExplorer:
 
     def set_temperature(self, temperature: float) -> None:
         """Divide the scores by ``temperature`` too: below 1 sharper, above 1 flatter."""
+        fixed = self.source.fixed_temperature
+        if fixed is not None and float(temperature) != fixed:
+            raise ValueError(self.source.temperature_error)
         self._temperature = self._valid_temperature(temperature)
         self._move(self._temperature_control, "value", self._temperature)
         self._redraw()
@@ -314,6 +378,7 @@ class AttentionExplorer:
         self._move(self._text_control, "value", sentence)  # as loaded (valid Unicode)
         self._set_query(query, clip=True)
         self._redraw()
+        self._notify()
 
     def show(self) -> None:
         """Display the live widget, with a static PNG of the current state as its fallback."""
@@ -436,58 +501,35 @@ class AttentionExplorer:
             raise ValueError(f"temperature must be between {low} and {high}, got {t!r}")
         return t
 
-    @functools.cached_property
-    def _W(self) -> dict[str, np.ndarray]:
-        """The seeded W_Q, W_K, W_V, (h, d_model, d_k) each, made on first use (the real
-        model's explorer never uses them: 16-41 ms saved when lesson 09 opens its grid)."""
-        return seeded_projections(self.d_model, self.n_heads, self.seed)
-
     def _load_sentence(self, text: str) -> str:
-        """Tokenize, build Z and the per-head Q, K, V once (cached until the next sentence).
-
-        Everything is computed first and stored at the end, so an error leaves the previous
-        sentence in place, whole. Returns the text as loaded: lone surrogates (half an emoji,
-        which cannot be sent to the browser) removed.
-        """
-        if not isinstance(text, str):
-            raise ArgumentTypeError(f"sentence must be a string, got {type(text).__name__}")
-        text = valid_text(text)
-        all_tokens = tokenize(text)
-        tokens = all_tokens[:MAX_TOKENS]
-        n = len(tokens)
-        Z = build_Z(tokens, self.d_model, self.seed)  # (n, d_model)
-        # (h, n, d_k) each: one matmul per projection for all heads at once.
-        Q = np.einsum("nd,hdk->hnk", Z, self._W["W_Q"])
-        K = np.einsum("nd,hdk->hnk", Z, self._W["W_K"])
-        V = np.einsum("nd,hdk->hnk", Z, self._W["W_V"])
-        self._truncated_from = len(all_tokens) if len(all_tokens) > MAX_TOKENS else None
+        """Load the text into the weight source (its per-sentence work, once), then keep its
+        tokens. The source raises before changing anything, so an error leaves the previous
+        sentence in place, whole. Returns the text as loaded (for the sentence box)."""
+        loaded = self.source.load(text)
+        tokens = loaded.tokens
         self._tokens = tokens
+        self._text_note = loaded.note
         self._labels = [_axis_label(t) for t in tokens]  # escaped, shortened
         self._label_len = min(max((len(t) for t in tokens), default=0), LABEL_CHARS)
-        self._Q, self._K, self._V = Q, K, V
-        self._mask = causal_mask(n)
-        self._weights_cache: dict[tuple[int, bool, float], tuple[np.ndarray, np.ndarray]] = {}
-        self._png_cache: dict[tuple[int, bool, float], str] = {}
+        self._mask = causal_mask(len(tokens))
+        self._weights_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        self._png_cache: dict[tuple, str] = {}
         self._set_token_options()
-        return text
+        return loaded.text
+
+    @property
+    def _map_key(self) -> tuple:
+        """Which map is shown: (layer, head, causal, temperature)."""
+        return (self._layer, self._head, self._causal, self._temperature)
 
     def _compute_weights(self) -> None:
-        key = (self._head, self._causal, self._temperature)
-        n = len(self._tokens)
-        if n == 0:
+        if not self._tokens:
             self._output, self._weights = np.zeros((0, self.d_k)), np.zeros((0, 0))
             return
+        key = self._map_key
         if key not in self._weights_cache:
-            head = self._head
-            self._weights_cache[key] = scaled_dot_product_attention(
-                self._Q[head],
-                self._K[head],
-                self._V[head],
-                mask=self._mask if self._causal else None,
-                scale=self.scale,
-            )
+            self._weights_cache[key] = self.source.weights(*key)
         self._output, self._weights = self._weights_cache[key]
-        self._state_key = key
 
     def _set_query(self, i, clip: bool = False) -> None:
         n = len(self._tokens)
@@ -549,16 +591,32 @@ class AttentionExplorer:
         # a new sentence reuses them; they share one layout and one style (fewer widgets).
         self._pools: list[list[widgets.HTML]] = [[] for _ in self._stacks]
         self._child_look = {"layout": widgets.Layout(), "style": HTMLStyle()}
+        # Many heads, or layers too: short labels ("head 10" does not fit 12 in a row).
+        short = self.n_layers > 1 or self.n_heads > 4
         self._head_control = widgets.ToggleButtons(
-            options=[(f"head {head}", head) for head in range(self.n_heads)],
+            options=[(str(a) if short else f"head {a}", a) for a in range(self.n_heads)],
             value=self._head,
+            description="head" if short else "",
             tooltips=[
-                f"head {head} of h = {self.n_heads}: its own W_Q, W_K, W_V"
-                for head in range(self.n_heads)
+                f"head {a} of h = {self.n_heads}: its own W_Q, W_K, W_V"
+                for a in range(self.n_heads)
             ],
-            style={"button_width": "72px"},
+            style={"button_width": "40px" if short else "72px", "description_width": "40px"}
+            if short
+            else {"button_width": "72px"},
         )
         self._head_control.add_class("explorer-head")
+        self._layer_control = None
+        if self.n_layers > 1:
+            self._layer_control = widgets.ToggleButtons(
+                options=[(str(k), k) for k in range(self.n_layers)],
+                value=self._layer,
+                description="layer",
+                tooltips=[f"layer {k} of 0..{self.n_layers - 1}" for k in range(self.n_layers)],
+                style={"button_width": "40px", "description_width": "40px"},
+            )
+            self._layer_control.add_class("explorer-layer")
+            self._layer_control.observe(self._from_browser(self.set_layer), names="value")
         self._causal_control = widgets.ToggleButton(
             value=self._causal, layout=widgets.Layout(width="156px"), **_causal_look(self._causal)
         )
@@ -616,8 +674,18 @@ class AttentionExplorer:
         self._temperature_control.observe(self._from_browser(self.set_temperature), names="value")
         self._text_control.observe(self._from_browser(self.set_sentence), names="value")
 
+        # What the source fixes (an encoder's mask, a trained model's scale) is not a control.
+        if self.source.fixed_causal is not None:
+            self._causal_control.layout.display = "none"
+        if self.source.fixed_temperature is not None:
+            self._temperature_control.layout.display = "none"
         self._controls_box = widgets.HBox(
-            [self._head_control, self._causal_control, self._temperature_control],
+            [
+                *([self._layer_control] if self._layer_control is not None else []),
+                self._head_control,
+                self._causal_control,
+                self._temperature_control,
+            ],
             layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
         )
         self.widget = widgets.VBox(
@@ -648,6 +716,22 @@ class AttentionExplorer:
         if index is not None:
             self._set_query(index)
             self._show_query()
+
+    def _picked_in_browser(self, layer: int, head: int) -> None:
+        """A map was picked in lesson 09's grid (in the browser)."""
+        with self._browser_event():
+            self.select(layer, head)
+
+    def _show_selection(self) -> None:
+        """Move the layer and head buttons to the map shown, and tell the listeners."""
+        if self._layer_control is not None:
+            self._move(self._layer_control, "value", self._layer)
+        self._move(self._head_control, "value", self._head)
+        self._notify()
+
+    def _notify(self) -> None:
+        for callback in self._listeners:
+            callback()
 
     def _from_browser(self, setter):
         """An observer that calls ``setter(new value)`` when a control moved in the browser
@@ -728,12 +812,7 @@ class AttentionExplorer:
         """What the message says of the sentence as a whole ("" when nothing)."""
         if not self._tokens:
             return "The sentence is empty: type one (for example 'the cat sat on the mat')."
-        if self._truncated_from:
-            return (
-                f"Your text has {self._truncated_from} tokens; the explorer shows the first "
-                f"{MAX_TOKENS}."
-            )
-        return ""
+        return self._text_note
 
     def _describe(self, query: int) -> str:
         """What the message says of query ``query``: where it looks, its largest weight, and
@@ -757,9 +836,17 @@ class AttentionExplorer:
         )
 
     def _view_words(self) -> str:
-        """Which map is shown, in words: "head 0, no mask, temperature 1"."""
-        mask = "causal mask" if self._causal else "no mask"
-        return f"head {self._head}, {mask}, temperature {self._temperature:g}"
+        """Which map is shown, in words: "head 0, no mask, temperature 1", "layer 2, head 5",
+        "layer 1, head 0, causal mask" (what the source fixes is not said, unless a mask)."""
+        parts = [f"layer {self._layer}"] if self.n_layers > 1 else []
+        parts.append(f"head {self._head}")
+        if self.source.fixed_causal is None:
+            parts.append("causal mask" if self._causal else "no mask")
+        elif self._causal:
+            parts.append("causal mask")
+        if self.source.fixed_temperature is None:
+            parts.append(f"temperature {self._temperature:g}")
+        return ", ".join(parts)
 
     def table_html(self) -> str:
         """The weights as an HTML table (the table view): a caption, one column header per
@@ -791,16 +878,16 @@ class AttentionExplorer:
         n = max(len(self._tokens), 1)
         return int(min(44, max(6, 300 // n)))
 
-    def _cells_uri(self, cell: int) -> str:
-        """The heatmap's cells as a palette PNG data URI, cached per weight matrix."""
-        key = (self._head, self._causal, self._temperature)
+    def _cells_uri(self) -> str:
+        """The heatmap's cells as an n x n palette PNG data URI (one pixel per weight; the SVG
+        scales it up, pixelated), cached per map."""
+        key = ("png", *self._map_key)
         uri = self._png_cache.get(key)
         if uri is None:
             indices = _colour_index(self._weights)  # (n, n)
             if self._causal:
                 indices[~self._mask] = _MASKED_INDEX
-            big = np.repeat(np.repeat(indices, cell, axis=0), cell, axis=1)
-            uri = "data:image/png;base64," + base64.b64encode(_palette_png(big)).decode("ascii")
+            uri = "data:image/png;base64," + base64.b64encode(_palette_png(indices)).decode("ascii")
             self._png_cache[key] = uri
         return uri
 
@@ -810,9 +897,9 @@ class AttentionExplorer:
         if n > RECT_TOKENS:
             return (
                 f'<image x="{left}" y="{top}" width="{n * cell}" height="{n * cell}" '
-                f'style="image-rendering:pixelated" href="{self._cells_uri(cell)}"/>'
+                f'style="image-rendering:pixelated" href="{self._cells_uri()}"/>'
             )
-        key = ("squares", self._head, self._causal, self._temperature, left, top, cell)
+        key = ("squares", *self._map_key, left, top, cell)
         cells = self._png_cache.get(key)
         if cells is None:
             indices = _colour_index(self._weights)  # (n, n)
@@ -919,7 +1006,8 @@ class AttentionExplorer:
         parts = [
             self._layer_open(
                 g,
-                f' data-head="{self._head}" data-causal="{int(self._causal)}" '
+                f'{self._layer_attribute} data-head="{self._head}" '
+                f'data-causal="{int(self._causal)}" '
                 f'data-temperature="{self._temperature:g}" data-n="{g["n"]}" role="img" '
                 f'aria-label="{html.escape(self._map_label())}"',
             ),
@@ -949,8 +1037,13 @@ class AttentionExplorer:
         parts.append("</svg>")
         return "".join(parts)
 
+    @property
+    def _layer_attribute(self) -> str:
+        return f' data-layer="{self._layer}"' if self.n_layers > 1 else ""
+
     def _map_title(self) -> str:
-        return f"head {self._head}: rows = query, columns = key"
+        layer = f"layer {self._layer}, " if self.n_layers > 1 else ""
+        return f"{layer}head {self._head}: rows = query, columns = key"
 
     def _axes_svg(self, g: dict | None) -> str:
         """The middle layer: the keys' labels, the axis titles and the colour bar."""

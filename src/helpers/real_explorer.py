@@ -23,16 +23,9 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .embeddings import valid_text
-from .explorer import (
-    MAX_TOKENS,
-    AttentionExplorer,
-    _after_paint,
-    _axis_label,
-    _colour_index,
-    _palette_png,
-)
+from .explorer import AttentionExplorer, _colour_index, _palette_png
 from .explorer_front import GridPicker
+from .explorer_weights import MiniLMWeights
 from .live import show as _show_live
 from .pretrained import MiniLM, load_minilm
 
@@ -43,6 +36,10 @@ SELECTED = "#f03b20"  # the explorer's highlight colour
 
 class RealAttentionExplorer(AttentionExplorer):
     """The attention explorer on all-MiniLM-L6-v2: one (layer, head) map at a time.
+
+    Lesson 04's explorer with the model's weights (:class:`helpers.explorer_weights.
+    MiniLMWeights`): the same drawing, a layer selector beside the head selector, no causal or
+    temperature control (the source fixes both).
 
     Parameters
     ----------
@@ -57,8 +54,6 @@ class RealAttentionExplorer(AttentionExplorer):
         Defaults to :func:`helpers.pretrained.load_minilm`.
     """
 
-    causal_model = False  # an encoder: every token sees every token
-
     def __init__(
         self,
         sentence: str = "the cat sat on the mat",
@@ -68,112 +63,14 @@ class RealAttentionExplorer(AttentionExplorer):
         model: MiniLM | None = None,
     ):
         self.model = model if model is not None else load_minilm()
-        self.n_layers = self.model.n_layers
-        self._layer = self._valid_index(layer, self.n_layers, "layer")
-        self._png_caches: dict[int, dict] = {}
-        self._listeners: list = []
-        super().__init__(
-            sentence=sentence,
-            n_heads=self.model.h,
-            d_model=self.model.d_model,
-            query=query,
-            causal=self.causal_model,
-        )
-        # No causal mask in an encoder, and the model was trained at temperature 1.
-        self._causal_control.layout.display = "none"
-        self._temperature_control.layout.display = "none"
-        self._layer_control = widgets.ToggleButtons(
-            options=[(str(k), k) for k in range(self.n_layers)],
-            value=self._layer,
-            description="layer",
-            tooltips=[f"layer {k} of 0..{self.n_layers - 1}" for k in range(self.n_layers)],
-            style={"button_width": "40px", "description_width": "40px"},
-        )
-        self._layer_control.add_class("explorer-layer")
-        self._layer_control.observe(self._from_browser(self.set_layer), names="value")
-        with self._holding_events():  # short labels: "head 10" does not fit 12 buttons in a row
-            self._head_control.options = [(str(a), a) for a in range(self.n_heads)]
-            self._head_control.value = self._head
-            self._head_control.description = "head"
-            self._head_control.tooltips = [
-                f"head {a} of 0..{self.n_heads - 1}" for a in range(self.n_heads)
-            ]
-        self._head_control.style.button_width = "40px"
-        self._head_control.style.description_width = "40px"
-        controls = self._controls_box
-        controls.children = (self._layer_control, *controls.children)
+        source = MiniLMWeights(self.model)
+        super().__init__(sentence, query=query, source=source, layer=layer, head=head)
         self.widget.add_class("real-attention-explorer")
-        if head:
-            self.set_head(head)
-
-    # ------------------------------------------------------------------ public API
-
-    @property
-    def layer(self) -> int:
-        return self._layer
 
     @property
     def trace(self):
         """The forward pass of the sentence shown (:class:`helpers.pretrained.Trace`)."""
-        return self._trace
-
-    def set_layer(self, layer: int) -> None:
-        """Show layer ``layer`` (0..5), same head."""
-        self._layer = self._valid_index(layer, self.n_layers, "layer")
-        self._move(self._layer_control, "value", self._layer)
-        self._png_cache = self._png_caches.setdefault(self._layer, {})
-        self._redraw()
-        self._notify()
-
-    def set_head(self, head: int) -> None:
-        super().set_head(head)
-        self._notify()
-
-    def select(self, layer: int, head: int) -> None:
-        """Show map (layer, head) with one redraw (what a click on the grid does).
-
-        After a click in the browser, the pictures are sent at once and the layer and head
-        buttons and the grid's outline a moment later (:func:`_after_paint`), so the browser
-        draws the new map first.
-        """
-        self._layer = self._valid_index(layer, self.n_layers, "layer")
-        self._head = self._valid_index(head, self.n_heads, "head")
-        self._png_cache = self._png_caches.setdefault(self._layer, {})
-        self._redraw()
-        if self._in_browser_event:
-            _after_paint(self._show_selection)
-        else:
-            self._show_selection()
-
-    def _picked_in_browser(self, layer: int, head: int) -> None:
-        """A map of the grid was clicked."""
-        with self._browser_event():
-            self.select(layer, head)
-
-    def _show_selection(self) -> None:
-        """Move the layer and head buttons to the map shown, and tell the grid."""
-        self._move(self._layer_control, "value", self._layer)
-        self._move(self._head_control, "value", self._head)
-        self._notify()
-
-    def set_sentence(self, sentence: str) -> None:
-        super().set_sentence(sentence)
-        self._notify()
-
-    def set_causal(self, causal: bool) -> None:
-        if causal:
-            raise ValueError(
-                "all-MiniLM-L6-v2 is an encoder: it was trained without a causal mask, every "
-                "token sees every token (lesson 05's mask belongs to decoders such as GPT)"
-            )
-
-    def set_temperature(self, temperature: float) -> None:
-        if float(temperature) != 1.0:
-            raise ValueError("the real model's scale is fixed at 1/sqrt(d_k) = 1/sqrt(32)")
-
-    def on_change(self, callback) -> None:
-        """Call ``callback()`` after the sentence, layer or head changed."""
-        self._listeners.append(callback)
+        return self.source.trace
 
     def alt_text(self) -> str:
         """A one-sentence description of the current picture."""
@@ -183,64 +80,6 @@ class RealAttentionExplorer(AttentionExplorer):
             f"weights of query {self._tokens[self._query]!r} (position {self._query}) as bars"
             f"{self._top_key_text()}."
         )
-
-    # ------------------------------------------------------------------ overrides
-
-    def _notify(self) -> None:
-        for callback in self._listeners:
-            callback()
-
-    @staticmethod
-    def _valid_index(value, size: int, what: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise ValueError(f"{what} must be a whole number, got {value!r}")
-        if not 0 <= value < size:
-            raise ValueError(f"{what} {value} does not exist: the model has {what}s 0..{size - 1}")
-        return int(value)
-
-    def _load_sentence(self, text: str) -> str:
-        """Run the model once on the sentence; every map of every layer comes from it.
-
-        Overrides the base class's (which builds seeded Q, K, V); returns the text as loaded.
-        """
-        if not isinstance(text, str):
-            raise ValueError(f"the sentence must be a string, got {type(text).__name__}")
-        # Lone surrogates (half an emoji) cannot go to the browser or the tokenizer.
-        text = valid_text(text)
-        full = len(self.model.tokenize(text))
-        self._truncated_from = full if full > MAX_TOKENS else None
-        self._trace = self.model.trace(text, max_tokens=MAX_TOKENS)
-        self._tokens = list(self._trace.tokens)
-        self._labels = [_axis_label(t) for t in self._tokens]
-        self._label_len = min(max(len(t) for t in self._tokens), 12)
-        self._mask = np.ones((len(self._tokens),) * 2, dtype=bool)
-        self._png_caches = {}
-        self._png_cache = self._png_caches.setdefault(self._layer, {})
-        self._set_token_options()
-        return text
-
-    def _compute_weights(self) -> None:
-        self._weights = self._trace.attention[self._layer, self._head].astype(float)
-        self._output = self._trace.head_outputs[self._layer, self._head].astype(float)
-
-    def _cells_uri(self, cell: int) -> str:
-        """The map's cells as an n x n palette PNG (one pixel per weight), cached per
-        (layer, head); the SVG scales it up with ``image-rendering:pixelated``. Smaller to send
-        and to decode than the base class's picture at full size."""
-        uri = self._png_cache.get(self._head)
-        if uri is None:
-            uri = self._png_cache[self._head] = _thumbnail_uri(self._weights)
-        return uri
-
-    def _map_svg(self, geometry: dict | None) -> str:
-        return super()._map_svg(geometry).replace("<svg ", f'<svg data-layer="{self._layer}" ', 1)
-
-    def _map_title(self) -> str:
-        return f"layer {self._layer}, head {self._head}: rows = query, columns = key"
-
-    def _view_words(self) -> str:
-        mask = ", causal mask" if self._causal else ""
-        return f"layer {self._layer}, head {self._head}{mask}"
 
 
 # ---------------------------------------------------------------------- the grid of 72 maps
