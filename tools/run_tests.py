@@ -25,8 +25,11 @@ def find_chromium() -> str | None:
     return next(filter(None, map(shutil.which, CHROMIUM_CANDIDATES)), None)
 
 
-# One kernel per core; every cell of a notebook runs in the same worker (--dist loadfile).
-PARALLEL = ["-n", str(min(4, os.cpu_count() or 1)), "--dist", "loadfile"]
+# One worker per core. One pytest session runs the tests and both copies of every lesson, so
+# the workers start and import once and none waits idle at the end of a step for the other;
+# --dist loadfile keeps each test file and each notebook on one worker (a notebook's cells share
+# its kernel); conftest.py starts the longest first and runs notebooks/ as --nbval-lax does.
+PARALLEL = ["-n", str(min(4, os.cpu_count() or 1)), "--dist", "loadfile", "--no-loadscope-reorder"]
 
 LINTED = [
     "conftest.py",
@@ -38,28 +41,24 @@ LINTED = [
 ]
 STEPS = {
     "lint (ruff)": [PY, "-m", "ruff", "check", *LINTED],
-    # Includes tests/test_build_lessons.py, which fails when a generated lesson file is stale.
-    "helpers and course tests": [PY, "-m", "pytest", "-q", *PARALLEL, "-m", "not browser"],
-    # Solutions: every stored output must reproduce (only cells tagged as unreproducible skip).
-    "solutions reproduce (nbval)": [
+    # tests/: includes tests/test_build_lessons.py, which fails when a generated lesson file is
+    # stale. solutions/: every stored output must reproduce (only cells tagged as unreproducible
+    # skip). notebooks/ (learner copies, no stored outputs): every cell runs without an error.
+    "tests, solutions reproduce (nbval), learner notebooks run (nbval-lax)": [
         PY,
         "-m",
         "pytest",
         "-q",
+        # First, before nbval's import of jsonschema: see tests/pytest_lazy_imports.py.
+        "-p",
+        "tests.pytest_lazy_imports",
         *PARALLEL,
+        "-m",
+        "not browser",
         "--nbval",
         "--nbval-current-env",
+        "tests",
         "solutions",
-    ],
-    # Learner copies: no stored outputs; they must run top to bottom without an error.
-    "learner notebooks run (nbval-lax)": [
-        PY,
-        "-m",
-        "pytest",
-        "-q",
-        *PARALLEL,
-        "--nbval-lax",
-        "--nbval-current-env",
         "notebooks",
     ],
 }
