@@ -252,8 +252,9 @@ print("12 heads concatenated:", concat.shape, "-> times W^O", layer0["W_O"].shap
 # 6 layers × 12 heads = 72 maps for one sentence: the grid below, which your prediction of
 # section 2 was about. Each small map is one head: rows = query, columns = key, brighter = more
 # weight, the same 0-to-1 scale for all. **Click a map** to open it in the explorer underneath
-# (the layer and head buttons there move the grid's highlight too); click a token to see its
-# row as bars, or type your own sentence.
+# (from the keyboard: Tab into the grid, move with the arrow keys, press Enter); the layer and
+# head buttons there move the grid's highlight too. Click a token (or use the arrow keys in
+# the token row) to see its row as bars, or type your own sentence.
 
 # %%
 grid = AttentionGrid(helpers.RUNNING_SENTENCE, layer=0, head=2, query=2, model=model)
