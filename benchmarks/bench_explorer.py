@@ -116,7 +116,7 @@ def measure(repeats: int) -> None:
     updates = {
         # What the browser sends after a click: the index. It already shows that query's
         # pictures (jslink), so the kernel only records it.
-        "click a token": lambda k: setattr(ex._token_control, "index", k % n),
+        "click a token": lambda k: setattr(ex.parts.tokens, "index", k % n),
         "head selector": lambda k: ex.set_head(k % ex.n_heads),
         "causal toggle": lambda k: ex.set_causal(k % 2 == 0),
         "temperature slider": lambda k: ex.set_temperature(float(temperatures[k])),
@@ -165,7 +165,7 @@ def measure(repeats: int) -> None:
     long_ex = AttentionExplorer(" ".join(["the cat sat on the mat"] * 11), n_heads=2)
     n_long = len(long_ex.tokens)
     long_ms = median_ms(lambda k: long_ex.set_temperature(float(temperatures[-1 - k])), repeats)
-    long_click = median_ms(lambda k: setattr(long_ex._token_control, "index", k % n_long), repeats)
+    long_click = median_ms(lambda k: setattr(long_ex.parts.tokens, "index", k % n_long), repeats)
     print(f"  at n = {n_long} tokens: click {long_click:.2f} ms, temperature {long_ms:.2f} ms")
     png_encoders()
     start = time.perf_counter()

@@ -64,7 +64,7 @@ def shown_cell_colours(ex: AttentionExplorer) -> np.ndarray:
     """The RGB colour at the centre of each heatmap cell, as the browser would paint it: the
     fills of the cell rectangles (short sentences) or the pixels of the cell PNG (long ones)."""
     n = len(ex.tokens)
-    cells = re.search(r'<g class="explorer-cells"[^>]*>(.*?)</g>', ex._heatmap_html)
+    cells = re.search(r'<g class="explorer-cells"[^>]*>(.*?)</g>', ex.heatmap_svg)
     if cells:  # one path per colour, one square "M<x> <y>h..." per cell
         squares = [
             (float(x), float(y), fill)
@@ -78,7 +78,7 @@ def shown_cell_colours(ex: AttentionExplorer) -> np.ndarray:
         for x, y, fill in squares:
             rgb[ys.index(y), xs.index(x)] = [int(fill[k : k + 2], 16) for k in (0, 2, 4)]
         return rgb
-    indices, palette, _, _ = decode_heatmap_png(ex._heatmap_html)
+    indices, palette, _, _ = decode_heatmap_png(ex.heatmap_svg)
     cell = indices.shape[0] / n
     centres = ((np.arange(n) + 0.5) * cell).astype(int)
     return palette[indices[np.ix_(centres, centres)]]
@@ -122,22 +122,22 @@ def test_every_control_combination_shows_scaled_dot_product_attention(head, caus
         # The pixels shown are the weights' colours, masked cells grey.
         np.testing.assert_allclose(shown_cell_colours(ex), expected_cell_colours(expected, causal))
         # The bar chart and the message follow the query.
-        assert f'data-query="{i}"' in ex._bars_html
-        assert f'query "{token}" (position {i})' in ex._bars_html
+        assert f'data-query="{i}"' in ex.bars_svg
+        assert f'query "{token}" (position {i})' in ex.bars_svg
         assert f'"{token}" (position {i})' in ex.message
-        assert f'data-head="{head}"' in ex._heatmap_html
-        assert f'data-causal="{int(causal)}"' in ex._heatmap_html
+        assert f'data-head="{head}"' in ex.heatmap_svg
+        assert f'data-causal="{int(causal)}"' in ex.heatmap_svg
 
 
 def test_the_widget_controls_drive_the_same_state_as_the_methods():
     ex = AttentionExplorer()
-    ex._head_control.value = 1
-    ex._causal_control.value = True
-    ex._temperature_control.value = 0.5
-    ex._token_control.index = 4  # a click on the fifth token button, as the browser sends it
+    ex.parts.head.value = 1
+    ex.parts.causal.value = True
+    ex.parts.temperature.value = 0.5
+    ex.parts.tokens.index = 4  # a click on the fifth token button, as the browser sends it
     assert (ex.head, ex.causal, ex.temperature, ex.query) == (1, True, 0.5, 4)
     np.testing.assert_allclose(ex.weights, reference_weights(TOKENS, 1, True, 0.5), atol=1e-12)
-    ex._text_control.value = "a dog ran"
+    ex.parts.text.value = "a dog ran"
     assert ex.tokens == ["a", "dog", "ran"]
     assert ex.query == 2  # clipped to the last token of the shorter sentence
     np.testing.assert_allclose(
@@ -152,13 +152,13 @@ def test_the_methods_move_the_controls():
     ex.set_temperature(2.0)
     ex.set_sentence("the dog sat")
     ex.select_query(2)
-    assert ex._head_control.value == 1
-    assert ex._causal_control.value is True
-    assert ex._temperature_control.value == 2.0
-    assert ex._text_control.value == "the dog sat"
-    assert ex._token_control.index == 2
-    assert [stack.selected_index for stack in ex._stacks] == [2, 2]
-    assert ex._table_control.index == 2
+    assert ex.parts.head.value == 1
+    assert ex.parts.causal.value is True
+    assert ex.parts.temperature.value == 2.0
+    assert ex.parts.text.value == "the dog sat"
+    assert ex.parts.tokens.index == 2
+    assert [stack.selected_index for stack in ex.parts.stacks] == [2, 2]
+    assert ex.parts.table.index == 2
 
 
 def test_rows_sum_to_one_and_masked_weights_are_exactly_zero():
@@ -205,11 +205,11 @@ def test_empty_sentence_shows_a_message_not_a_traceback():
     ex.set_sentence("   ")
     assert ex.tokens == [] and ex.weights.shape == (0, 0)
     assert "empty" in ex.message
-    assert "no tokens" in ex._heatmap_html
-    assert ex._token_control.tokens == [] and ex._token_control.index is None
-    assert [len(stack.children) for stack in ex._stacks] == [0, 0]
-    assert "empty" in ex._token_control.note and ex._token_control.messages == []
-    assert ex._token_control.message == ex.message
+    assert "no tokens" in ex.heatmap_svg
+    assert ex.parts.tokens.tokens == [] and ex.parts.tokens.index is None
+    assert [len(stack.children) for stack in ex.parts.stacks] == [0, 0]
+    assert "empty" in ex.parts.tokens.note and ex.parts.tokens.messages == []
+    assert ex.parts.tokens.message == ex.message
     for action in (lambda: ex.set_head(1), lambda: ex.set_causal(True)):
         action()
     ex.set_temperature(3.0)
@@ -229,9 +229,9 @@ def test_long_sentence_is_truncated_to_64_tokens_and_says_so():
     assert "80 tokens" in ex.message and "first 64" in ex.message
     np.testing.assert_allclose(ex.weights, reference_weights(ex.tokens, 0, False, 1.0))
     np.testing.assert_allclose(shown_cell_colours(ex), expected_cell_colours(ex.weights, False))
-    assert len(ex._token_control.tokens) == len(ex._token_control.messages) == 64
-    assert [len(stack.children) for stack in ex._stacks] == [64, 64]
-    assert "first 64" in ex._token_control.note
+    assert len(ex.parts.tokens.tokens) == len(ex.parts.tokens.messages) == 64
+    assert [len(stack.children) for stack in ex.parts.stacks] == [64, 64]
+    assert "first 64" in ex.parts.tokens.note
     ex.set_causal(True)
     np.testing.assert_allclose(shown_cell_colours(ex), expected_cell_colours(ex.weights, True))
     assert ex.static_png(dpi=30).startswith(b"\x89PNG")
@@ -255,14 +255,14 @@ def test_bad_values_raise_errors_that_teach():
 
 def test_the_causal_toggle_says_whether_the_mask_is_on():
     ex = AttentionExplorer()
-    toggle = ex._causal_control
+    toggle = ex.parts.causal
     assert (toggle.description, toggle.icon) == ("causal mask: off", "eye")
     toggle.value = True  # a click in the browser
     assert ex.causal and (toggle.description, toggle.icon) == ("causal mask: on", "eye-slash")
     assert "earlier tokens only" in toggle.tooltip
     ex.set_causal(False)  # from code
     assert not toggle.value and toggle.description == "causal mask: off"
-    assert AttentionExplorer(causal=True)._causal_control.description == "causal mask: on"
+    assert AttentionExplorer(causal=True).parts.causal.description == "causal mask: on"
 
 
 def rotated_labels(svg: str) -> list[tuple[float, int, str]]:
@@ -280,7 +280,7 @@ def rotated_labels(svg: str) -> list[tuple[float, int, str]]:
 def test_long_words_are_shortened_on_the_axes_and_fit_in_the_bar_chart():
     long_word = "supercalifragilisticexpialidocious"
     ex = AttentionExplorer(f"{long_word} antidisestablishmentarianism is long")
-    labels = rotated_labels(ex._bars_html)
+    labels = rotated_labels(ex.bars_svg)
     assert labels, "with words this long the key labels are rotated"
     first = labels[0][2]
     assert first == f"<title>{long_word}</title>supercalifr…"  # 12 characters, full on hover
@@ -289,15 +289,15 @@ def test_long_words_are_shortened_on_the_axes_and_fit_in_the_bar_chart():
         assert len(shown) <= explorer_module.LABEL_CHARS
         # A label rotated by 60 degrees reaches half its length left of its anchor: inside.
         assert x - 0.5 * 0.62 * font * len(shown) >= 0, f"{shown!r} is cut off on the left"
-    assert ">supercalifr…</text>" in ex._heatmap_html  # the heatmap's rows too
+    assert ">supercalifr…</text>" in ex.heatmap_svg  # the heatmap's rows too
     assert ex.tokens[0] == long_word  # the buttons and the math keep the whole word
-    assert ex._token_control.tokens[0] == long_word
+    assert ex.parts.tokens.tokens[0] == long_word
 
 
 def test_html_escapes_tokens():
     ex = AttentionExplorer("a < b & c")
-    assert "<text" in ex._heatmap_html and ">&lt;<" in ex._heatmap_html
-    assert ">&amp;<" in ex._bars_html
+    assert "<text" in ex.heatmap_svg and ">&lt;<" in ex.heatmap_svg
+    assert ">&amp;<" in ex.bars_svg
 
 
 # ------------------------------------------------------------------ speed and structure
@@ -316,24 +316,24 @@ def test_a_click_reuses_the_cached_projections_and_weights(monkeypatch):
     for i in range(len(TOKENS)):
         ex.select_query(i)
     assert calls == []
-    cells_of_head_0 = ex._heatmap_html
+    cells_of_head_0 = ex.heatmap_svg
     ex.set_head(1)
     assert calls == ["scaled_dot_product_attention"]  # no new Z, no projection
     ex.set_head(0)  # seen before: weights and cell rectangles served from the cache
     assert calls == ["scaled_dot_product_attention"]
-    assert ex._heatmap_html == cells_of_head_0
+    assert ex.heatmap_svg == cells_of_head_0
 
 
 def test_css_classes_the_browser_tests_rely_on():
     ex = AttentionExplorer()
     assert "attention-explorer" in ex.widget._dom_classes
     for control, css in [
-        (ex._heatmap, "explorer-heatmap"),
-        (ex._bars, "explorer-bars"),
-        (ex._causal_control, "explorer-causal"),
-        (ex._head_control, "explorer-head"),
-        (ex._temperature_control, "explorer-temperature"),
-        (ex._text_control, "explorer-text"),
+        (ex.parts.heatmap, "explorer-heatmap"),
+        (ex.parts.bars, "explorer-bars"),
+        (ex.parts.causal, "explorer-causal"),
+        (ex.parts.head, "explorer-head"),
+        (ex.parts.temperature, "explorer-temperature"),
+        (ex.parts.text, "explorer-text"),
     ]:
         assert css in control._dom_classes
 
@@ -343,7 +343,8 @@ def test_css_classes_the_browser_tests_rely_on():
             yield from descendants(child)
 
     inside = set(map(id, descendants(ex.widget)))
-    assert {id(ex._heatmap), id(ex._bars), id(ex._token_control), id(ex._text_control)} <= inside
+    parts = ex.parts
+    assert {id(parts.heatmap), id(parts.bars), id(parts.tokens), id(parts.text)} <= inside
 
 
 def test_show_displays_the_widget_with_a_static_png(monkeypatch):
@@ -402,7 +403,7 @@ def test_any_sequence_of_actions_shows_the_math(words, actions):
     np.testing.assert_allclose(ex.weights, expected, atol=1e-12)
     np.testing.assert_allclose(ex.weights.sum(axis=1), 1.0)
     np.testing.assert_allclose(shown_cell_colours(ex), expected_cell_colours(expected, ex.causal))
-    assert f'data-query="{ex.query}"' in ex._bars_html
+    assert f'data-query="{ex.query}"' in ex.bars_svg
 
 
 # ------------------------------------------------------------ issue 12: masked keys and text
@@ -427,7 +428,7 @@ def bar_rects(svg: str) -> list[tuple[float, float]]:
 @pytest.mark.parametrize("query", [0, 2, 5])
 def test_masked_keys_are_drawn_at_zero_with_a_marker_not_as_full_bars(query):
     ex = AttentionExplorer(causal=True, query=query)
-    svg = ex._bars_html
+    svg = ex.bars_svg
     n = len(TOKENS)
     assert masked_marks(svg) == list(range(query + 1, n))  # one cross per future key
     assert len(bar_rects(svg)) == query + 1  # bars only for the keys that take part
@@ -438,12 +439,12 @@ def test_masked_keys_are_drawn_at_zero_with_a_marker_not_as_full_bars(query):
         path = re.search(rf'data-key="{j}"><path d="M([\d.]+) ([\d.]+)L[\d.]+ ([\d.]+)', svg)
         assert abs((float(path.group(2)) + float(path.group(3))) / 2 - zero_line) < 0.2
     ex.set_causal(False)
-    assert masked_marks(ex._bars_html) == [] and len(bar_rects(ex._bars_html)) == n
+    assert masked_marks(ex.bars_svg) == [] and len(bar_rects(ex.bars_svg)) == n
 
 
 def test_the_static_figure_draws_masked_keys_at_zero_with_a_marker():
     ex = AttentionExplorer(causal=True, query=2)
-    bar_ax = ex._static_figure(dpi=40).axes[1]
+    bar_ax = ex.static_figure(dpi=40).axes[1]
     heights = [patch.get_height() for patch in bar_ax.patches]
     np.testing.assert_allclose(heights, ex.weights[2, :3])  # bars for keys 0..2 only
     (marks,) = [line for line in bar_ax.lines if line.get_marker() == "x"]
@@ -451,7 +452,7 @@ def test_the_static_figure_draws_masked_keys_at_zero_with_a_marker():
     np.testing.assert_array_equal(marks.get_ydata(), [0, 0, 0])
     assert "weight exactly 0" in bar_ax.get_legend().get_texts()[0].get_text()
     np.testing.assert_array_equal(ex.weights[2, 3:], 0.0)  # what the marker claims
-    no_mask = AttentionExplorer(causal=False, query=2)._static_figure(dpi=40).axes[1]
+    no_mask = AttentionExplorer(causal=False, query=2).static_figure(dpi=40).axes[1]
     assert len(no_mask.patches) == 6 and no_mask.get_legend() is None
 
 
@@ -459,9 +460,9 @@ def test_a_lone_surrogate_is_dropped_and_leaves_the_explorer_consistent():
     ex = AttentionExplorer()
     ex.set_sentence("the cat \ud83d sat")
     assert ex.tokens == ["the", "cat", "sat"]
-    assert ex.weights.shape == (3, 3) and len(ex._token_control.tokens) == 3
-    assert ex._text_control.value == "the cat  sat"  # what the browser gets: valid Unicode
-    ex._text_control.value.encode("utf-8")
+    assert ex.weights.shape == (3, 3) and len(ex.parts.tokens.tokens) == 3
+    assert ex.parts.text.value == "the cat  sat"  # what the browser gets: valid Unicode
+    ex.parts.text.value.encode("utf-8")
     ex.static_png(dpi=30)
     ex2 = AttentionExplorer("a \ud83d\ude00 b")  # a surrogate *pair* is one character
     assert ex2.tokens == ["a", "😀", "b"]
@@ -469,9 +470,9 @@ def test_a_lone_surrogate_is_dropped_and_leaves_the_explorer_consistent():
 
 def test_the_text_box_with_a_lone_surrogate_updates_everything():
     ex = AttentionExplorer()
-    ex._text_control.value = "x \udc00 y z"  # as if typed in the browser
+    ex.parts.text.value = "x \udc00 y z"  # as if typed in the browser
     assert ex.tokens == ["x", "y", "z"] and ex.weights.shape == (3, 3)
-    assert 'data-n="3"' in ex._heatmap_html
+    assert 'data-n="3"' in ex.heatmap_svg
 
 
 def test_a_failed_sentence_change_leaves_the_previous_sentence_whole():
@@ -479,7 +480,7 @@ def test_a_failed_sentence_change_leaves_the_previous_sentence_whole():
     with pytest.raises(TypeError, match="sentence must be a string"):
         ex.set_sentence(123)
     assert ex.tokens == TOKENS and ex.weights.shape == (6, 6)
-    assert ex._text_control.value == helpers.RUNNING_SENTENCE
+    assert ex.parts.text.value == helpers.RUNNING_SENTENCE
 
 
 def test_a_huge_word_is_capped_in_titles_buttons_and_alt_text_and_stays_fast():
@@ -491,11 +492,11 @@ def test_a_huge_word_is_capped_in_titles_buttons_and_alt_text_and_stays_fast():
     cap = explorer_module.WORD_CHARS
     assert len(ex.alt_text()) < 300 and "a" * cap not in ex.alt_text()
     assert len(ex.message) < 300
-    assert len(ex._token_control.tokens[1]) == cap
-    assert all(len(message) < 300 for message in ex._token_control.messages)
-    assert len(ex._heatmap_html) + len(ex._bars_html) < 20_000
+    assert len(ex.parts.tokens.tokens[1]) == cap
+    assert all(len(message) < 300 for message in ex.parts.tokens.messages)
+    assert len(ex.heatmap_svg) + len(ex.bars_svg) < 20_000
     start = time.perf_counter()
-    fig = ex._static_figure(dpi=40)
+    fig = ex.static_figure(dpi=40)
     png = ex.static_png(dpi=40)
     assert time.perf_counter() - start < 5  # was 10-19 s: the whole word in the title
     assert len(fig.axes[1].get_title()) < 80 and png.startswith(b"\x89PNG")
@@ -504,16 +505,16 @@ def test_a_huge_word_is_capped_in_titles_buttons_and_alt_text_and_stays_fast():
 def test_accented_words_are_one_token():
     ex = AttentionExplorer("le café est prêt")
     assert ex.tokens == ["le", "café", "est", "prêt"]
-    assert ">café<" in ex._heatmap_html
+    assert ">café<" in ex.heatmap_svg
 
 
 def test_the_token_row_shows_the_words_as_they_are():
     """The token row (a radio group drawn in the browser) gets the words; the browser names
     each button by its word and position, so a repeated word needs no mark."""
     ex = AttentionExplorer("the cat saw the dog and the bird")
-    assert ex._token_control.tokens == ex.tokens
-    assert ex._token_control.label == "query token"
-    assert ex._token_control.index == ex.query == 1
+    assert ex.parts.tokens.tokens == ex.tokens
+    assert ex.parts.tokens.label == "query token"
+    assert ex.parts.tokens.index == ex.query == 1
 
 
 def test_every_query_has_its_pictures_in_the_stacks_and_the_browser_links_them():
@@ -521,49 +522,49 @@ def test_every_query_has_its_pictures_in_the_stacks_and_the_browser_links_them()
     the three Stacks' selected_index (jslink), and child i of each Stack is query i's."""
     ex = AttentionExplorer(causal=True)
     ex.set_head(1)
-    for link in ex._links:
-        assert link.source == (ex._token_control, "index")
-    targets = [(stack, "selected_index") for stack in ex._stacks]
-    targets.append((ex._table_control, "index"))
-    assert [link.target for link in ex._links] == targets
+    for link in ex.parts.links:
+        assert link.source == (ex.parts.tokens, "index")
+    targets = [(stack, "selected_index") for stack in ex.parts.stacks]
+    targets.append((ex.parts.table, "index"))
+    assert [link.target for link in ex.parts.links] == targets
     for i, token in enumerate(ex.tokens):
-        assert f'"{token}" (position {i})' in ex._token_control.messages[i]
-        for stack in (ex._query_layers, ex._bar_values):
+        assert f'"{token}" (position {i})' in ex.parts.tokens.messages[i]
+        for stack in (ex.parts.query_layers, ex.parts.bar_values):
             assert f'data-query="{i}"' in stack.children[i].value
         ex.select_query(i)
         assert f'"{token}" (position {i})' in ex.message
-        assert ex.message == ex._token_control.message  # what the browser shows
-        assert ex._bar_values.children[i].value in ex._bars_html
+        assert ex.message == ex.parts.tokens.message  # what the browser shows
+        assert ex.parts.bar_values.children[i].value in ex.bars_svg
     # One Layout and one Style for all the children: fewer widgets in a saved notebook.
-    children = [child for stack in ex._stacks for child in stack.children]
+    children = [child for stack in ex.parts.stacks for child in stack.children]
     assert len({id(child.layout) for child in children}) == 1
     assert len({id(child.style) for child in children}) == 1
 
 
 def test_a_new_sentence_reuses_the_stacks_children():
     ex = AttentionExplorer("a b c d e f g h")
-    first = [list(stack.children) for stack in ex._stacks]
+    first = [list(stack.children) for stack in ex.parts.stacks]
     ex.set_sentence("a b c")
     ex.set_sentence("one two three four five six seven eight")
-    assert [list(stack.children) for stack in ex._stacks] == first  # the same widgets
+    assert [list(stack.children) for stack in ex.parts.stacks] == first  # the same widgets
 
 
 def test_a_token_click_in_the_browser_sends_no_picture_and_computes_nothing(monkeypatch):
     ex = AttentionExplorer()
-    pictures = [ex._heatmap_map, ex._heatmap_axes, ex._bars_axes] + [
-        child for stack in ex._stacks for child in stack.children
+    pictures = [ex.parts.heatmap_map, ex.parts.heatmap_axes, ex.parts.bars_axes] + [
+        child for stack in ex.parts.stacks for child in stack.children
     ]
     before = [picture.value for picture in pictures]
     sent = []
     for picture in pictures:
         picture.observe(lambda change: sent.append(change), names="value")
     monkeypatch.setattr(explorer_weights, "scaled_dot_product_attention", None)  # not called
-    ex._token_control.index = 4  # what the browser sends after a click on "the" (the second)
+    ex.parts.tokens.index = 4  # what the browser sends after a click on "the" (the second)
     assert ex.query == 4 and sent == []
     assert [picture.value for picture in pictures] == before
-    assert [stack.selected_index for stack in ex._stacks] == [4, 4]
-    assert ex._token_control.message == ex.message and '"the" (position 4)' in ex.message
-    assert 'data-query="4"' in ex._heatmap_html
+    assert [stack.selected_index for stack in ex.parts.stacks] == [4, 4]
+    assert ex.parts.tokens.message == ex.message and '"the" (position 4)' in ex.message
+    assert 'data-query="4"' in ex.heatmap_svg
 
 
 def test_a_change_in_the_browser_draws_the_query_on_screen_first_and_the_others_later():
@@ -575,12 +576,12 @@ def test_a_change_in_the_browser_draws_the_query_on_screen_first_and_the_others_
     from helpers.explorer import AFTER_PAINT_S
 
     ex = AttentionExplorer(query=3)
-    other = ex._bar_values.children[5]
+    other = ex.parts.bar_values.children[5]
     before = other.value
 
     async def pick_head_1_in_the_browser() -> tuple:
-        ex._head_control.value = 1
-        at_once = ('data-head="1"' in ex._heatmap_html, ex._bars_html, other.value)
+        ex.parts.head.value = 1
+        at_once = ('data-head="1"' in ex.heatmap_svg, ex.bars_svg, other.value)
         await asyncio.sleep(2 * AFTER_PAINT_S)
         return at_once, other.value
 
@@ -588,19 +589,19 @@ def test_a_change_in_the_browser_draws_the_query_on_screen_first_and_the_others_
         pick_head_1_in_the_browser()
     )
     assert map_moved and other_at_once == before and other_later != before
-    assert bars_at_once == ex._bars_html  # the query on screen was drawn at once
+    assert bars_at_once == ex.bars_svg  # the query on screen was drawn at once
     twin = AttentionExplorer(query=3)
     twin.set_head(1)  # from code, inside a loop or not: at once
-    assert twin._bar_values.children[5].value == other_later
+    assert twin.parts.bar_values.children[5].value == other_later
 
 
 def test_the_heatmap_is_three_stacked_layers_each_sent_only_when_it_changed():
     """A new head changes the map; only a new sentence changes the axes; the query layer on
     top (the selected row's outline and label) is only as tall as the rows."""
     ex = AttentionExplorer()
-    map_, axes, query = ex._heatmap.children
-    assert query is ex._query_layers
-    assert ex._heatmap.layout.grid_template_areas == '"heatmap"'
+    map_, axes, query = ex.parts.heatmap.children
+    assert query is ex.parts.query_layers
+    assert ex.parts.heatmap.layout.grid_template_areas == '"heatmap"'
     assert {layer.layout.grid_area for layer in (map_, axes, query)} == {"heatmap"}
     before = [map_.value, axes.value]
     ex.set_head(1)
@@ -620,18 +621,18 @@ def test_heatmap_and_bars_are_named_for_screen_readers():
     the decorative layers (axes, the selected row's outline) are hidden from the tree."""
     ex = AttentionExplorer(sentence="the cat sat on the mat", n_heads=2, seed=0, query=1)
     ex.set_causal(True)
-    label = re.search(r'<svg[^>]*role="img"[^>]*aria-label="([^"]*)"', ex._heatmap_map.value)
+    label = re.search(r'<svg[^>]*role="img"[^>]*aria-label="([^"]*)"', ex.parts.heatmap_map.value)
     assert label, "the heatmap's SVG has no role and label"
     text = html.unescape(label.group(1))
     w = ex.weights
     i, j = np.unravel_index(np.argmax(np.where(w > 0, w, -1)), w.shape)
     assert "head 0, causal mask on" in text and f"largest {w[i, j]:.2f}" in text
     assert "15 cells masked" in text
-    bars = [child.value for child in ex._bar_values.children[: len(ex.tokens)]]
+    bars = [child.value for child in ex.parts.bar_values.children[: len(ex.tokens)]]
     query_label = html.unescape(re.search(r'aria-label="([^"]*)"', bars[1]).group(1))
     assert query_label.startswith("Weights of query 'cat' (position 1) over the keys: the ")
     assert f"cat {w[1, 1]:.2f}" in query_label
-    assert 'aria-hidden="true"' in ex._heatmap_axes.value
+    assert 'aria-hidden="true"' in ex.parts.heatmap_axes.value
 
 
 # ---------------------------------------------------------------------- the accessible surface
@@ -646,7 +647,7 @@ def test_the_message_changes_with_the_query_head_mask_temperature_and_sentence()
     def changed(action):
         action()
         assert ex.message not in seen, f"the message did not change: {ex.message}"
-        assert ex.message == ex._token_control.message
+        assert ex.message == ex.parts.tokens.message
         seen.add(ex.message)
 
     changed(lambda: ex.select_query(2))
@@ -664,7 +665,7 @@ def test_the_message_changes_with_the_query_head_mask_temperature_and_sentence()
 @pytest.mark.parametrize("causal", [False, True])
 def test_one_message_per_query_each_naming_its_token_and_largest_weight(causal):
     ex = AttentionExplorer("the cat sat on the mat", causal=causal)
-    messages = ex._token_control.messages
+    messages = ex.parts.tokens.messages
     assert len(messages) == len(ex.tokens)
     for i, message in enumerate(messages):
         row = ex.weights[i]
@@ -694,9 +695,9 @@ def test_the_table_view_holds_every_weight_with_row_and_column_headers(
     sentence, causal, temperature
 ):
     ex = AttentionExplorer(sentence, causal=causal, temperature=temperature, query=1)
-    assert ex._table_control.table == ""  # closed: nothing sent
-    ex._table_control.pressed = True  # what the "table view" button does in the browser
-    table = ex._table_control.table
+    assert ex.parts.table.table == ""  # closed: nothing sent
+    ex.parts.table.pressed = True  # what the "table view" button does in the browser
+    table = ex.parts.table.table
     assert table == ex.table_html()
     n = len(ex.tokens)
     caption = re.search(r"<caption>(.*?)</caption>", table).group(1)
@@ -716,9 +717,9 @@ def test_the_table_view_holds_every_weight_with_row_and_column_headers(
     current = re.findall(r'<tr data-query="(\d+)" aria-current="true">', table)
     assert current == [str(ex.query)]
     ex.set_head(1)  # open: the table follows the map
-    assert "head 1" in ex._table_control.table and ex._table_control.table == ex.table_html()
-    ex._table_control.pressed = False
-    assert ex._table_control.table == ""
+    assert "head 1" in ex.parts.table.table and ex.parts.table.table == ex.table_html()
+    ex.parts.table.pressed = False
+    assert ex.parts.table.table == ""
 
 
 def test_the_table_escapes_the_words_and_an_empty_sentence_has_none():
@@ -740,9 +741,9 @@ def test_the_front_end_modules_are_shipped_with_the_package():
 
     ex = AttentionExplorer()
     files = resources.files(explorer_front)
-    for widget, name in [(ex._token_control, "token_row"), (ex._table_control, "table_view")]:
+    for widget, name in [(ex.parts.tokens, "token_row"), (ex.parts.table, "table_view")]:
         assert widget._esm == files.joinpath(f"{name}.js").read_text(encoding="utf-8")
         assert widget._css == files.joinpath(f"{name}.css").read_text(encoding="utf-8")
         assert "export default" in widget._esm
-    assert 'role", "radiogroup"' in ex._token_control._esm
-    assert 'aria-live", "polite"' in ex._token_control._esm
+    assert 'role", "radiogroup"' in ex.parts.tokens._esm
+    assert 'aria-live", "polite"' in ex.parts.tokens._esm

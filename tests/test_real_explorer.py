@@ -22,7 +22,7 @@ def grid() -> AttentionGrid:
 
 
 def test_the_grid_has_one_cell_per_layer_and_head(grid):
-    picker = grid._picker
+    picker = grid.picker
     assert (picker.n_layers, picker.n_heads) == (6, 12) and len(picker.thumbnails) == 72
     assert all(uri.startswith("data:image/png;base64,") for uri in picker.thumbnails)
     assert grid.selected == (0, 2) and picker.selected == [0, 2]
@@ -36,30 +36,30 @@ def test_picking_a_map_opens_it_in_the_explorer(grid):
     assert (ex.layer, ex.head, grid.selected) == (3, 1, (3, 1))
     _, _, attention = load_minilm().forward("the cat sat on the mat")
     np.testing.assert_allclose(ex.weights, attention[3, 1], atol=1e-6)
-    assert 'data-layer="3"' in ex._heatmap_html and "layer 3, head 1" in ex._heatmap_html
-    assert grid._picker.selected == [3, 1]  # the browser moves the outline to it
+    assert 'data-layer="3"' in ex.heatmap_svg and "layer 3, head 1" in ex.heatmap_svg
+    assert grid.picker.selected == [3, 1]  # the browser moves the outline to it
 
 
 def test_the_explorers_own_controls_move_the_grid(grid):
     grid.explorer.set_layer(5)
     grid.explorer.set_head(11)
     assert grid.selected == (5, 11)
-    assert grid.explorer._layer_control.value == 5
+    assert grid.explorer.parts.layer.value == 5
 
 
 def test_a_click_on_the_layer_and_head_buttons_moves_the_grid(grid):
-    grid.explorer._layer_control.value = 2  # what a click in the browser does
-    grid.explorer._head_control.value = 7
+    grid.explorer.parts.layer.value = 2  # what a click in the browser does
+    grid.explorer.parts.head.value = 7
     assert grid.selected == (2, 7) and (grid.explorer.layer, grid.explorer.head) == (2, 7)
-    assert [label for label, _ in grid.explorer._head_control.options][:3] == ["0", "1", "2"]
-    row = grid.explorer._controls_box.children  # the layer buttons beside the head buttons
-    assert row[:2] == (grid.explorer._layer_control, grid.explorer._head_control)
+    assert [label for label, _ in grid.explorer.parts.head.options][:3] == ["0", "1", "2"]
+    row = grid.explorer.parts.controls_box.children  # the layer buttons beside the head buttons
+    assert row[:2] == (grid.explorer.parts.layer, grid.explorer.parts.head)
 
 
 def test_a_new_sentence_redraws_every_thumbnail(grid):
-    before = list(grid._picker.thumbnails)
+    before = list(grid.picker.thumbnails)
     grid.explorer.set_sentence("The animal didn't cross the street because it was too tired.")
-    after = grid._picker.thumbnails
+    after = grid.picker.thumbnails
     assert len(after) == 72 and all(new != old for new, old in zip(after, before))
     assert grid.explorer.tokens[0] == "[CLS]" and grid.explorer.tokens[-1] == "[SEP]"
     grid.explorer.set_sentence("the cat sat on the mat")
@@ -80,7 +80,7 @@ def test_no_causal_mask_and_no_temperature_on_the_encoder():
         ex.set_temperature(2.0)
     with pytest.raises(ValueError, match="layer 6 does not exist"):
         ex.set_layer(6)
-    assert ex._causal_control.layout.display == "none"
+    assert ex.parts.causal.layout.display == "none"
 
 
 def test_static_grid_figure():
@@ -103,12 +103,12 @@ def test_in_a_kernel_a_click_on_the_grid_moves_the_buttons_a_moment_after_the_ma
     grid = AttentionGrid(model=load_minilm())
 
     async def pick() -> tuple:
-        grid._picker.selected = [4, 5]  # what a click (or Enter) in the browser sends
-        at_once = (grid.explorer.head, grid.explorer._head_control.value, grid.selected)
+        grid.picker.selected = [4, 5]  # what a click (or Enter) in the browser sends
+        at_once = (grid.explorer.head, grid.explorer.parts.head.value, grid.selected)
         await asyncio.sleep(2 * AFTER_PAINT_S)
-        later = (grid.explorer._head_control.value, grid.selected)
+        later = (grid.explorer.parts.head.value, grid.selected)
         grid.select(1, 3)
-        return at_once, later, (grid.explorer._head_control.value, grid.selected)
+        return at_once, later, (grid.explorer.parts.head.value, grid.selected)
 
     at_once, later, from_code = asyncio.run(pick())
     assert at_once == (5, 0, (0, 0))  # the map moved, the buttons not yet
@@ -118,20 +118,20 @@ def test_in_a_kernel_a_click_on_the_grid_moves_the_buttons_a_moment_after_the_ma
 
 def test_short_sentences_draw_cells_as_squares_long_ones_as_a_picture():
     ex = RealAttentionExplorer("the cat sat on the mat", model=load_minilm())
-    svg = ex._heatmap_html
+    svg = ex.heatmap_svg
     assert "<image" not in svg and len(re.findall(r"M[\d.]+ [\d.]+h", svg)) == 8 * 8
     ex.set_sentence("word " * 30)  # 32 tokens: more than RECT_TOKENS
-    assert "<image" in ex._heatmap_html
+    assert "<image" in ex.heatmap_svg
 
 
 def test_the_message_and_the_table_name_the_layer_and_head(grid):
     ex = grid.explorer
     grid.select(2, 5)
-    assert "layer 2, head 5" in ex.message and ex.message == ex._token_control.message
+    assert "layer 2, head 5" in ex.message and ex.message == ex.parts.tokens.message
     before = ex.message
     grid.select(4, 5)
     assert ex.message != before and "layer 4, head 5" in ex.message
-    assert all("layer 4, head 5" in m for m in ex._token_control.messages)
+    assert all("layer 4, head 5" in m for m in ex.parts.tokens.messages)
     table = ex.table_html()
     assert "<caption>Attention weights, layer 4, head 5:" in table and "masked" not in table
     assert table.count('<th scope="row">') == len(ex.tokens)
@@ -139,7 +139,7 @@ def test_the_message_and_the_table_name_the_layer_and_head(grid):
 
 def test_the_static_figure_names_the_layer_and_head(grid):
     grid.select(1, 7)
-    fig = grid.explorer._static_figure(dpi=40)
+    fig = grid.explorer.static_figure(dpi=40)
     assert fig.axes[0].get_title() == "layer 1, head 7: rows = query, columns = key"
 
 
@@ -150,8 +150,8 @@ def test_lesson_10s_explorer_is_causal_from_its_first_picture_and_names_its_laye
     untrained = induction.InductionModel(induction.init_params(64, 64, 4, 32, seed=3), n_heads=4)
     ex = InductionExplorer("ab ab", layer=1, head=2, query=0, model=untrained)
     assert ex.causal and "only to itself" in ex.message and "layer 1, head 2, causal" in ex.message
-    assert 'data-causal="1"' in ex._heatmap_html
+    assert 'data-causal="1"' in ex.heatmap_svg
     table = ex.table_html()
     assert "layer 1, head 2, causal mask" in table and table.count("<td>masked</td>") == 10
-    title = ex._static_figure(dpi=40).axes[0].get_title()
+    title = ex.static_figure(dpi=40).axes[0].get_title()
     assert title == "layer 1, head 2: rows = query, columns = key"

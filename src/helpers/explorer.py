@@ -40,6 +40,7 @@ import struct
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import matplotlib
@@ -57,7 +58,7 @@ from .explorer_weights import MAX_TOKENS, SeededWeights
 from .live import show as _show_live
 from .plots import MASKED_GREY, heatmap_alt, plot_heatmap
 
-__all__ = ["AttentionExplorer", "MAX_TOKENS", "TEMPERATURE_RANGE"]
+__all__ = ["AttentionExplorer", "ExplorerParts", "MAX_TOKENS", "TEMPERATURE_RANGE"]
 
 # Up to this many tokens the heatmap's cells are SVG squares, drawn with the rest of the SVG;
 # above it, one palette PNG. In Chromium a click on lesson 04's explorer took 28 ms to new
@@ -172,6 +173,41 @@ def _index(value, size: int, what: str) -> int:
     if not 0 <= value < size:
         raise ValueError(f"{what} {value} does not exist: this explorer has {what}s 0..{size - 1}")
     return int(value)
+
+
+@dataclass(frozen=True)
+class ExplorerParts:
+    """An explorer's widgets (:attr:`AttentionExplorer.parts`). Controls: ``text`` (the
+    sentence box), ``tokens`` (the token row and message, a
+    :class:`~helpers.explorer_front.TokenRow`), ``layer`` (None with one layer), ``head``,
+    ``causal``, ``temperature``, ``table`` (the table view, a
+    :class:`~helpers.explorer_front.TableView`) and ``controls_box`` (the row of layer, head,
+    causal and temperature). Pictures: ``heatmap`` (a grid of three stacked layers:
+    ``heatmap_map``, ``heatmap_axes`` and ``query_layers``, a Stack with one child per query),
+    ``bars`` (``bars_axes`` under ``bar_values``, a Stack). ``links``: the browser-side links
+    from the token row's index to the Stacks and the table."""
+
+    text: widgets.Text
+    tokens: TokenRow
+    layer: widgets.ToggleButtons | None
+    head: widgets.ToggleButtons
+    causal: widgets.ToggleButton
+    temperature: widgets.BoundedFloatText
+    table: TableView
+    controls_box: widgets.HBox
+    heatmap: widgets.GridBox
+    heatmap_map: widgets.HTML
+    heatmap_axes: widgets.HTML
+    query_layers: widgets.Stack
+    bars: widgets.GridBox
+    bars_axes: widgets.HTML
+    bar_values: widgets.Stack
+    links: tuple
+
+    @property
+    def stacks(self) -> tuple[widgets.Stack, widgets.Stack]:
+        """The Stacks that switch with the query in the browser."""
+        return (self.query_layers, self.bar_values)
 
 
 class AttentionExplorer:
@@ -299,6 +335,29 @@ class AttentionExplorer:
         return self._temperature
 
     @property
+    def parts(self) -> ExplorerParts:
+        """The explorer's widgets by name (its controls and its pictures' layers): what tests,
+        benchmarks and a new view (docs/CONTRIBUTING.md) may read; ``widget`` holds them."""
+        return ExplorerParts(
+            text=self._text_control,
+            tokens=self._token_control,
+            layer=self._layer_control,
+            head=self._head_control,
+            causal=self._causal_control,
+            temperature=self._temperature_control,
+            table=self._table_control,
+            controls_box=self._controls_box,
+            heatmap=self._heatmap,
+            heatmap_map=self._heatmap_map,
+            heatmap_axes=self._heatmap_axes,
+            query_layers=self._query_layers,
+            bars=self._bars,
+            bars_axes=self._bars_axes,
+            bar_values=self._bar_values,
+            links=tuple(self._links),
+        )
+
+    @property
     def scale(self) -> float:
         """The factor on the scores: ``1 / (sqrt(d_k) * temperature)``."""
         return 1.0 / (math.sqrt(self.d_k) * self._temperature)
@@ -412,10 +471,10 @@ class AttentionExplorer:
     def static_png(self, dpi: int = 90) -> bytes:
         """The current state drawn by matplotlib (labels, colour bar, bars), as PNG bytes."""
         buffer = io.BytesIO()
-        self._static_figure(dpi).savefig(buffer, format="png")
+        self.static_figure(dpi).savefig(buffer, format="png")
         return buffer.getvalue()
 
-    def _static_figure(self, dpi: int = 90) -> Figure:
+    def static_figure(self, dpi: int = 90) -> Figure:
         """The figure :meth:`static_png` saves: heatmap on the left, the query's bars right."""
         n = len(self._tokens)
         size = min(max(0.5 * n + 1.5, 3.5), 9.0)
@@ -923,13 +982,15 @@ class AttentionExplorer:
         return max(1, math.ceil((font + 2) / cell))
 
     @property
-    def _heatmap_html(self) -> str:
-        """The heatmap's three layers as one string, as shown (what the tests read)."""
+    def heatmap_svg(self) -> str:
+        """The heatmap's three SVG layers (map, axes, selected query) as one string, as the
+        browser shows them now."""
         return self._heatmap_map.value + self._heatmap_axes.value + _shown(self._query_layers)
 
     @property
-    def _bars_html(self) -> str:
-        """The bar chart's two layers as one string, as shown (what the tests read)."""
+    def bars_svg(self) -> str:
+        """The bar chart's two SVG layers (axes, the selected query's bars) as one string, as
+        the browser shows them now."""
         return self._bars_axes.value + _shown(self._bar_values)
 
     def _key_geometry(self) -> dict | None:

@@ -112,7 +112,8 @@ class AttentionGrid:
     ):
         self.explorer = RealAttentionExplorer(sentence, layer, head, query, model)
         self.n_layers, self.n_heads = self.explorer.n_layers, self.explorer.n_heads
-        self._picker = GridPicker(
+        # The grid (public: tests and benchmarks read it; a pick in the browser sets selected).
+        self.picker = GridPicker(
             n_layers=self.n_layers,
             n_heads=self.n_heads,
             cell_px=cell_px,
@@ -122,12 +123,12 @@ class AttentionGrid:
             ),
             selected=[layer, head],
         )
-        self._picker.observe(self._picked, names="selected")
+        self.picker.observe(self._picked, names="selected")
         self._caption = widgets.HTML()
         self._selected = (-1, -1)
         self.explorer.on_change(self._sync)
         self._sync()
-        self.widget = widgets.VBox([self._caption, self._picker, self.explorer.widget])
+        self.widget = widgets.VBox([self._caption, self.picker, self.explorer.widget])
         self.widget.add_class("real-model-grid")
 
     def select(self, layer: int, head: int) -> None:
@@ -172,7 +173,7 @@ class AttentionGrid:
         sentence_key = tuple(ex.tokens)
         if getattr(self, "_sentence_key", None) != sentence_key:
             self._sentence_key = sentence_key
-            self._picker.thumbnails = [_thumbnail_uri(A) for _, A in _maps(ex.trace.attention)]
+            self.picker.thumbnails = [_thumbnail_uri(A) for _, A in _maps(ex.trace.attention)]
             self._caption.value = (
                 f'<div style="font-family:sans-serif"><b>all {self.n_layers * self.n_heads} '
                 f"attention maps</b> of all-MiniLM-L6-v2 for {len(ex.tokens)} tokens (rows = "
@@ -182,7 +183,7 @@ class AttentionGrid:
             )
         selected = (ex.layer, ex.head)
         if selected != self._selected:
-            self._picker.selected = list(selected)
+            self.picker.selected = list(selected)
             self._selected = selected
 
 
