@@ -223,9 +223,16 @@ unscaled_softmax_trend = Prediction(
 ENTROPY_TOL = 1e-3  # nats
 
 
-def _mean_entropy(scores, c, axis=-1, log=np.log):
+def _mean_entropy(scores, c, axis=-1, log=np.log, softmax=softmax):
     p = softmax(c * scores, axis=axis)
     return float(np.mean(-np.sum(p * log(np.where(p > 0, p, 1.0)), axis=axis)))
+
+
+def _softmax_of_finite(x, axis=-1):
+    """helpers.softmax's arithmetic without its input checks, for the check's own searches
+    (finite scores times a finite c, hundreds of calls per check): the same bits."""
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def _reference_entropy_scale(scores, target):
@@ -259,18 +266,19 @@ def _solve(fn, target):
 
 def _wrong_scales(scores, target, right):
     """What each named slip returns on these scores: {id: (c or None, why)}."""
+    fast = _softmax_of_finite
     return {
         "bits": (
-            _solve(lambda x: _mean_entropy(scores, x, log=np.log2), target),
+            _solve(lambda x: _mean_entropy(scores, x, log=np.log2, softmax=fast), target),
             "you measured the entropy in bits (log2); the target is in nats: use np.log.",
         ),
         "columns": (
-            _solve(lambda x: _mean_entropy(scores, x, axis=0), target),
+            _solve(lambda x: _mean_entropy(scores, x, axis=0, softmax=fast), target),
             "you took the softmax (or the entropy) down the columns. Each row is one "
             "query's distribution over the keys: axis=-1.",
         ),
         "first_row": (
-            _solve(lambda x: _mean_entropy(scores[:1], x), target),
+            _solve(lambda x: _mean_entropy(scores[:1], x, softmax=fast), target),
             "the first row alone hits the target. Average the entropy over all rows.",
         ),
         "returned_target": (target, "you returned the target itself; return the scale c."),
@@ -302,8 +310,8 @@ def _bracket_end(c: float) -> bool:
     )
 
 
-def _grade_entropy(call):
-    rng = fresh_rng()
+def _draw_entropy_cases(rng):
+    """Four (scores, target) cases on which the right scale and every slip's scale differ."""
     cases = []
     # (fraction of log n_k, spread of the scores): the last case has small scores, so its c is
     # well above 10 (checked below), and a search over a fixed bracket such as [0, 10] fails.
@@ -322,6 +330,23 @@ def _grade_entropy(call):
             if n_q != n_k and _slips_apart(scores, target):
                 break
         cases.append((scores, target))
+    return cases
+
+
+# The cases drawn from a generator's state: within seeded_draws (the sweep, the tests) every
+# answer checked meets the same draws, so they are searched for once. Fresh draws (a learner's
+# check) never repeat a state. Each check gets its own copy of the scores.
+_CASES: dict[str, list] = {}
+
+
+def _grade_entropy(call):
+    rng = fresh_rng()
+    key = repr(rng.bit_generator.state)
+    if key not in _CASES:
+        if len(_CASES) >= 32:
+            _CASES.pop(next(iter(_CASES)))
+        _CASES[key] = _draw_entropy_cases(rng)
+    cases = [(scores.copy(), target) for scores, target in _CASES[key]]
     for scores, target in cases:
         what = f"scale_for_entropy(scores {scores.shape}, target={target:.4f})"
         value = call(scores, target)
