@@ -14,8 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers
-from helpers import explorer as explorer_module
-from helpers import explorer_weights
+from helpers import explorer_draw, explorer_weights
 from helpers.explorer import MAX_TOKENS, TEMPERATURE_RANGE, AttentionExplorer, _shown
 
 TOKENS = helpers.tokenize(helpers.RUNNING_SENTENCE)
@@ -286,7 +285,7 @@ def test_long_words_are_shortened_on_the_axes_and_fit_in_the_bar_chart():
     assert first == f"<title>{long_word}</title>supercalifr…"  # 12 characters, full on hover
     for x, font, text in labels:
         shown = re.sub(r"<title>.*?</title>", "", text)
-        assert len(shown) <= explorer_module.LABEL_CHARS
+        assert len(shown) <= explorer_draw.LABEL_CHARS
         # A label rotated by 60 degrees reaches half its length left of its anchor: inside.
         assert x - 0.5 * 0.62 * font * len(shown) >= 0, f"{shown!r} is cut off on the left"
     assert ">supercalifr…</text>" in ex.heatmap_svg  # the heatmap's rows too
@@ -489,7 +488,7 @@ def test_a_huge_word_is_capped_in_titles_buttons_and_alt_text_and_stays_fast():
     word = "a" * 100_000
     ex = AttentionExplorer(f"the {word} sat", causal=True, query=1)
     assert ex.tokens[1] == word  # the math keeps the whole word
-    cap = explorer_module.WORD_CHARS
+    cap = explorer_draw.WORD_CHARS
     assert len(ex.alt_text()) < 300 and "a" * cap not in ex.alt_text()
     assert len(ex.message) < 300
     assert len(ex.parts.tokens.tokens[1]) == cap

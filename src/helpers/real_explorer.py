@@ -23,7 +23,8 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .explorer import AttentionExplorer, _colour_index, _palette_png
+from .explorer import AttentionExplorer
+from .explorer_draw import _colour_index, _palette_png
 from .explorer_front import GridPicker
 from .explorer_weights import MiniLMWeights
 from .live import show as _show_live

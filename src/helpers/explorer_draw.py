@@ -1,0 +1,619 @@
+"""The attention explorer's drawing: its state as SVG, words, a table and a matplotlib figure.
+
+:class:`ExplorerDrawing` turns what an explorer shows (``_tokens``, ``_labels``,
+``_label_len``, ``_weights``, ``_mask``, ``_query``, ``_layer``, ``_head``, ``_causal``,
+``_temperature``, ``n_layers``, ``source.fixed_causal`` / ``fixed_temperature`` and the
+``_png_cache`` dict, all kept by :class:`helpers.explorer.AttentionExplorer`) into strings:
+the heatmap's three SVG layers (map, axes, selected query), the bar chart's two, the message
+of each query, the table view's HTML and the static matplotlib figure. It reads that state and
+sends nothing: which string goes to which widget, and when, is the explorer's business.
+
+**Why SVG.** Redrawing a matplotlib figure per click costs 55-136 ms. The heatmap's cells are
+SVG squares up to ``RECT_TOKENS`` tokens, above it one small palette PNG built in NumPy (a
+viridis look-up table, ``zlib``; see :func:`_palette_png` for why not Pillow); labels,
+numbers, highlight and bars are SVG text and rectangles.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+import struct
+import zlib
+
+import matplotlib
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from .attention import causal_mask
+from .plots import MASKED_GREY, heatmap_alt, plot_heatmap
+
+# Up to this many tokens the heatmap's cells are SVG squares, drawn with the rest of the SVG;
+# above it, one palette PNG. In Chromium a click on lesson 04's explorer took 28 ms to new
+# pixels with the PNG (its decode costs a frame) against 12 ms for a do-nothing widget.
+RECT_TOKENS = 24
+HIGHLIGHT = "#f03b20"  # the selected query's row and button: visible on every viridis colour
+# A masked key in the bar chart: no bar (its weight is exactly 0), this marker on the zero line.
+MASKED_MARKER = "x"
+MASKED_MARK_COLOUR = "#555555"
+
+# The colour scale is fixed at [0, 1] (weights are probabilities), so heads, masks and
+# temperatures can be compared by colour. Palette index 0..254 = viridis, 255 = masked grey.
+_N_COLOURS = 255
+_MASKED_INDEX = 255
+_VIRIDIS = (matplotlib.colormaps["viridis"](np.linspace(0, 1, _N_COLOURS))[:, :3] * 255).round()
+_GREY_RGB = [int(MASKED_GREY[i : i + 2], 16) for i in (1, 3, 5)]
+_PALETTE = np.vstack([_VIRIDIS, _GREY_RGB]).astype(np.uint8)  # (256, 3)
+_HEX = [f"#{r:02x}{g:02x}{b:02x}" for r, g, b in _PALETTE]
+# Text on a cell: black on the bright end of viridis, white on the dark end.
+_TEXT_ON = ["#000000" if i > 0.55 * _N_COLOURS else "#ffffff" for i in range(_N_COLOURS)]
+_FONT = "font-family:sans-serif"
+LABEL_CHARS = 12  # longer tokens are shortened to 11 characters and "…" on the axes
+# Longer tokens are shortened to 39 characters and "…" everywhere text shows them (buttons,
+# hover titles, figure titles, messages, alt text); the math keeps the whole word. A pasted
+# 100,000-character word would otherwise go into every one of them (static_png took 10-19 s).
+WORD_CHARS = 40
+
+
+def _short(token: str, limit: int = LABEL_CHARS) -> str:
+    """``token`` cut to ``limit`` characters, the last one "…", if it is longer."""
+    return token if len(token) <= limit else token[: limit - 1] + "…"
+
+
+def _word(token: str) -> str:
+    """``token`` as text shows it: at most ``WORD_CHARS`` characters."""
+    return _short(token, WORD_CHARS)
+
+
+def _axis_label(token: str) -> str:
+    """A token as an SVG axis label: escaped and shortened (the word, up to ``WORD_CHARS``
+    characters, in a ``<title>``, which the browser shows on hover)."""
+    if len(token) <= LABEL_CHARS:
+        return _esc(token)
+    return f"<title>{_esc(_word(token))}</title>{_esc(_short(token))}"
+
+
+def _colour_index(weights: np.ndarray) -> np.ndarray:
+    """Weights in [0, 1] -> palette indices 0..254 (uint8)."""
+    return np.clip(np.rint(weights * (_N_COLOURS - 1)), 0, _N_COLOURS - 1).astype(np.uint8)
+
+
+def _palette_png(indices: np.ndarray) -> bytes:
+    """A palette PNG (colour type 3, 8 bit) of a ``(height, width)`` uint8 index image.
+
+    Written by hand (the PNG format is four chunks: header, palette, zlib data, end) because
+    it is faster than Pillow here, and an update waits for it: ``benchmarks/bench_explorer.py``
+    measured the heatmap's cells at 75 against 133 us (n = 6 tokens, 264 x 264 pixels) and 227
+    against 455 us (n = 64, 384 x 384) on a quiet run; over six runs on the shared 2-core
+    machine Pillow took 1.0-2.6 times as long at n = 6 and 0.9-2.0 times at n = 64. Same
+    pixels, same zlib level 1: the compression is the same zlib call, and Pillow spends the
+    difference on building the image object, the palette and its plugin machinery. Pillow is
+    used where it is the simpler tool (:mod:`helpers.live` encodes RGBA frames).
+    """
+    height, width = indices.shape
+    raw = np.zeros((height, width + 1), dtype=np.uint8)  # filter byte 0 ("None") per row
+    raw[:, 1:] = indices
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    return b"".join(
+        [
+            b"\x89PNG\r\n\x1a\n",
+            chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 3, 0, 0, 0)),
+            chunk(b"PLTE", _PALETTE.tobytes()),
+            chunk(b"IDAT", zlib.compress(raw.tobytes(), 1)),
+            chunk(b"IEND", b""),
+        ]
+    )
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+class ExplorerDrawing:
+    """The explorer's pictures and words, drawn from its state (see the module's docstring for
+    the attributes read). Mixed into :class:`helpers.explorer.AttentionExplorer`."""
+
+    def _top_key_text(self) -> str:
+        """'; its largest weight, 0.50, is on key 'mat' (position 5)': the number that matters."""
+        if not len(self._weights):
+            return ""
+        row = self._weights[self._query]
+        key = int(np.argmax(row))
+        return (
+            f"; its largest weight, {row[key]:.2f}, is on key {_word(self._tokens[key])!r} "
+            f"(position {key})"
+        )
+
+    def static_figure(self, dpi: int = 90) -> Figure:
+        """The figure :meth:`static_png` saves: heatmap on the left, the query's bars right."""
+        n = len(self._tokens)
+        size = min(max(0.5 * n + 1.5, 3.5), 9.0)
+        width, height = 2 * size + 1.6, size + 0.9
+        fig = Figure(figsize=(width, height), dpi=dpi)  # fixed margins: a layout engine
+        FigureCanvasAgg(fig)  # would draw the figure twice
+        fig.subplots_adjust(
+            left=1.0 / width, right=1 - 0.3 / width, bottom=0.8 / height, top=1 - 0.4 / height
+        )
+        heat_ax, bar_ax = fig.subplots(1, 2, width_ratios=[1.15, 1], gridspec_kw={"wspace": 0.3})
+        if n == 0:
+            for ax in (heat_ax, bar_ax):
+                ax.set_axis_off()
+            heat_ax.text(0.5, 0.5, "no tokens: type a sentence", ha="center", va="center")
+        else:
+            short = [_short(t) for t in self._tokens]
+            labels = short if n <= 32 else [t if i % 4 == 0 else "" for i, t in enumerate(short)]
+            masked = ~causal_mask(n) if self._causal else None
+            plot_heatmap(
+                self._weights,
+                labels,
+                labels,
+                ax=heat_ax,
+                vmin=0,
+                vmax=1,
+                masked=masked,
+                annotate=n <= 8,
+                title=self._map_title(),
+                xlabel="key",
+                ylabel="query",
+            )
+            heat_ax.add_patch(
+                Rectangle((-0.5, self._query - 0.5), n, 1, fill=False, ec=HIGHLIGHT, lw=2.5)
+            )
+            row = self._weights[self._query]
+            colours = [_HEX[i] for i in _colour_index(row)]
+            seen = self._query + 1 if self._causal else n  # keys 0..seen-1 take part
+            bar_ax.bar(
+                np.arange(seen), row[:seen], color=colours[:seen], edgecolor="#444444", lw=0.5
+            )
+            future = np.arange(seen, n)
+            if len(future):
+                # A masked key's weight is exactly 0: no bar, a marker on the zero line.
+                bar_ax.plot(
+                    future,
+                    np.zeros(len(future)),
+                    linestyle="none",
+                    marker=MASKED_MARKER,
+                    markersize=9,
+                    markeredgewidth=1.8,
+                    color=MASKED_MARK_COLOUR,
+                    clip_on=False,
+                    zorder=3,
+                    label="masked (future) key: weight exactly 0",
+                )
+                bar_ax.legend(loc="upper right", fontsize=8)
+            bar_ax.set_ylim(0, 1)
+            bar_ax.set_xticks(np.arange(n), labels, rotation=45 if n > 6 else 0)
+            bar_ax.set_xlabel("key")
+            bar_ax.set_ylabel("attention weight")
+            bar_ax.set_title(f"query {_word(self._tokens[self._query])!r} (position {self._query})")
+            if n <= 12:
+                for j, w in enumerate(row[:seen]):
+                    bar_ax.text(j, w + 0.02, f"{w:.2f}", ha="center", fontsize=8)
+                for j in future:
+                    bar_ax.text(j, 0.035, "0", ha="center", fontsize=8, color=MASKED_MARK_COLOUR)
+        return fig
+
+    def _describe(self, query: int) -> str:
+        """What the message says of query ``query``: where it looks, its largest weight, and
+        which map this is (so the message changes with the head, the mask, the temperature)."""
+        n = len(self._tokens)
+        token = _word(self._tokens[query])
+        row = self._weights[query]
+        top = int(np.argmax(row))
+        if self._causal:
+            where = (
+                "only to itself (it is the first token)"
+                if query == 0
+                else f"across itself and the {query} token{'s' * (query > 1)} before it"
+            )
+        else:
+            where = f"across all {n} token{'s' * (n > 1)}"
+        return (
+            f'"{token}" (position {query}) distributes its attention {where}, most to '
+            f'"{_word(self._tokens[top])}" ({row[top]:.2f}); {self._view_words()}. Brighter '
+            "cell = more attention. Click a token, or use the arrow keys, to switch."
+        )
+
+    def _view_words(self) -> str:
+        """Which map is shown, in words: "head 0, no mask, temperature 1", "layer 2, head 5",
+        "layer 1, head 0, causal mask" (what the source fixes is not said, unless a mask)."""
+        parts = [f"layer {self._layer}"] if self.n_layers > 1 else []
+        parts.append(f"head {self._head}")
+        if self.source.fixed_causal is None:
+            parts.append("causal mask" if self._causal else "no mask")
+        elif self._causal:
+            parts.append("causal mask")
+        if self.source.fixed_temperature is None:
+            parts.append(f"temperature {self._temperature:g}")
+        return ", ".join(parts)
+
+    def table_html(self) -> str:
+        """The weights as an HTML table (the table view): a caption, one column header per
+        key and one row header per query, each cell the weight to 2 decimals ("masked" where
+        the causal mask hides the key); the selected query's row has ``aria-current``."""
+        if not self._tokens:
+            return '<p class="explorer-table">No tokens, no table: type a sentence.</p>'
+        words = [_esc(f"{_word(t)} ({i})") for i, t in enumerate(self._tokens)]
+        parts = [
+            '<table class="explorer-table"><caption>Attention weights, '
+            f"{_esc(self._view_words())}: one row per query token, one column per key token "
+            "(position in brackets); each row sums to 1.</caption>"
+            '<thead><tr><td class="explorer-table-corner">query \\ key</td>',
+            *(f'<th scope="col">{word}</th>' for word in words),
+            "</tr></thead><tbody>",
+        ]
+        for i, row in enumerate(self._weights):
+            current = ' aria-current="true"' if i == self._query else ""
+            parts.append(f'<tr data-query="{i}"{current}><th scope="row">{words[i]}</th>')
+            parts.extend(
+                "<td>masked</td>" if self._causal and j > i else f"<td>{w:.2f}</td>"
+                for j, w in enumerate(row)
+            )
+            parts.append("</tr>")
+        parts.append("</tbody></table>")
+        return "".join(parts)
+
+    def _cell_size(self) -> int:
+        n = max(len(self._tokens), 1)
+        return int(min(44, max(6, 300 // n)))
+
+    def _cells_uri(self) -> str:
+        """The heatmap's cells as an n x n palette PNG data URI (one pixel per weight; the SVG
+        scales it up, pixelated), cached per map."""
+        key = ("png", *self._map_key)
+        uri = self._png_cache.get(key)
+        if uri is None:
+            indices = _colour_index(self._weights)  # (n, n)
+            if self._causal:
+                indices[~self._mask] = _MASKED_INDEX
+            uri = "data:image/png;base64," + base64.b64encode(_palette_png(indices)).decode("ascii")
+            self._png_cache[key] = uri
+        return uri
+
+    def _cells_svg(self, left: float, top: float, cell: int) -> str:
+        """The heatmap's cells: one square each up to RECT_TOKENS tokens, else the PNG."""
+        n = len(self._tokens)
+        if n > RECT_TOKENS:
+            return (
+                f'<image x="{left}" y="{top}" width="{n * cell}" height="{n * cell}" '
+                f'style="image-rendering:pixelated" href="{self._cells_uri()}"/>'
+            )
+        key = ("squares", *self._map_key, left, top, cell)
+        cells = self._png_cache.get(key)
+        if cells is None:
+            indices = _colour_index(self._weights)  # (n, n)
+            if self._causal:
+                indices[~self._mask] = _MASKED_INDEX
+            # One path per colour, a square per cell: a third of the bytes of one <rect> per
+            # cell, and the bytes are what a click waits for.
+            squares: dict[int, list[str]] = {}
+            for (i, j), index in np.ndenumerate(indices):
+                squares.setdefault(int(index), []).append(
+                    f"M{left + j * cell} {top + i * cell}h{cell}v{cell}h-{cell}z"
+                )
+            cells = self._png_cache[key] = (
+                '<g class="explorer-cells" shape-rendering="crispEdges">'
+                + "".join(f'<path fill="{_HEX[k]}" d="{"".join(d)}"/>' for k, d in squares.items())
+                + "</g>"
+            )
+        return cells
+
+    def _label_step(self, cell: int, font: int) -> int:
+        return max(1, math.ceil((font + 2) / cell))
+
+    def _key_geometry(self) -> dict | None:
+        """What the heatmap and the bar chart share: one column per key (``cell`` pixels wide,
+        ``grid`` in all), labelled every ``step`` keys below, rotated when crowded, in ``bottom``
+        pixels; None if there are no tokens."""
+        n = len(self._tokens)
+        if n == 0:
+            return None
+        cell = self._cell_size()
+        font = 12 if cell >= 20 else 9
+        longest = self._label_len
+        rotate = n > 1 and 0.62 * font * longest > cell - 2
+        return {
+            "n": n, "cell": cell, "font": font, "step": self._label_step(cell, font),
+            "grid": n * cell, "rotate": rotate,
+            "bottom": (int(0.5 * font * longest) + 10 if rotate else font + 8) + 18,
+        }  # fmt: skip
+
+    def _heatmap_geometry(self) -> dict | None:
+        """Where everything goes in the heatmap (shared by its three layers); None if empty."""
+        g = self._key_geometry()
+        if g is None:
+            return None
+        left, top, grid = 30 + int(0.62 * g["font"] * self._label_len) + 6, 28, g["grid"]
+        cbar_x, cbar_len = left + grid + 14, max(grid, 160)
+        return g | {
+            "left": left, "top": top, "cbar_x": cbar_x, "cbar_len": cbar_len,
+            "width": max(cbar_x + 52, left + 260),
+            "height": top + max(grid + g["bottom"], cbar_len + 28),
+        }  # fmt: skip
+
+    @staticmethod
+    def _layer_open(g: dict, attributes: str = "", height: float | None = None) -> str:
+        """The opening <svg> tag of one layer: ``g``'s size (or ``height``), the course font."""
+        return (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{g["width"]}" '
+            f'height="{g["height"] if height is None else height}" style="{_FONT}"{attributes}>'
+        )
+
+    def _key_labels(self, g: dict, y: float) -> str:
+        """The keys' labels, centred under their columns, from ``y`` down."""
+        return "".join(
+            _key_label(
+                self._labels[j], g["left"] + (j + 0.5) * g["cell"], y, g["font"], g["rotate"]
+            )
+            for j in range(0, g["n"], g["step"])
+        )
+
+    def _map_label(self) -> str:
+        """The heatmap in words (its SVG's aria-label): what, how big, where the extremes are."""
+        words = [_word(t) for t in self._tokens]
+        mask = "causal mask on" if self._causal else "no mask"
+        what = f"attention weights of head {self._head}, {mask}, temperature {self._temperature:g}"
+        hidden = ~causal_mask(len(words)) if self._causal else None
+        return heatmap_alt(self._weights, words, words, what, masked=hidden)
+
+    def _bars_label(self, query: int) -> str:
+        """One query's bar chart in words (its SVG's aria-label): every key's weight."""
+        words = [_word(t) for t in self._tokens]
+        row = self._weights[query]
+        return f"Weights of query {words[query]!r} (position {query}) over the keys: " + ", ".join(
+            f"{word} {w:.2f}" for word, w in zip(words, row)
+        )
+
+    def _map_svg(self, g: dict | None) -> str:
+        """The bottom layer: title, cells, their numbers (and the masked key's legend)."""
+        if g is None:
+            return (
+                f'<svg width="300" height="60" style="{_FONT}"><text x="10" y="35" '
+                'font-size="14" fill="#555">no tokens to show</text></svg>'
+            )
+        left, top, cell = g["left"], g["top"], g["cell"]
+        parts = [
+            self._layer_open(
+                g,
+                f'{self._layer_attribute} data-head="{self._head}" '
+                f'data-causal="{int(self._causal)}" '
+                f'data-temperature="{self._temperature:g}" data-n="{g["n"]}" role="img" '
+                f'aria-label="{html.escape(self._map_label())}"',
+            ),
+            f'<text x="{left}" y="16" font-size="13" font-weight="bold">{self._map_title()}</text>',
+            self._cells_svg(left, top, cell),
+        ]
+        # The numbers, when the cells are big enough to hold them (white unless said black).
+        if cell >= 30:
+            parts.append(
+                '<g font-size="10" text-anchor="middle" dominant-baseline="middle" fill="#fff">'
+            )
+            indices = _colour_index(self._weights)
+            for (i, j), w in np.ndenumerate(self._weights):
+                if self._causal and j > i:
+                    continue
+                black = ' fill="#000"' if _TEXT_ON[indices[i, j]] == "#000000" else ""
+                x, y = left + j * cell + cell / 2, top + i * cell + cell / 2
+                parts.append(f'<text x="{x:.1f}" y="{y:.1f}"{black}>{w:.2f}</text>')
+            parts.append("</g>")
+        if self._causal:
+            x, y = g["cbar_x"], top + g["cbar_len"]
+            parts.append(
+                f'<rect x="{x}" y="{y + 8}" width="12" height="10" fill="{MASKED_GREY}"/>'
+                f'<text x="{x + 16}" y="{y + 13}" font-size="10" '
+                'dominant-baseline="middle">masked</text>'
+            )
+        parts.append("</svg>")
+        return "".join(parts)
+
+    @property
+    def _layer_attribute(self) -> str:
+        return f' data-layer="{self._layer}"' if self.n_layers > 1 else ""
+
+    def _map_title(self) -> str:
+        layer = f"layer {self._layer}, " if self.n_layers > 1 else ""
+        return f"{layer}head {self._head}: rows = query, columns = key"
+
+    def _axes_svg(self, g: dict | None) -> str:
+        """The middle layer: the keys' labels, the axis titles and the colour bar."""
+        if g is None:
+            return ""
+        left, top, grid, cell = g["left"], g["top"], g["grid"], g["cell"]
+        parts = [
+            self._layer_open(g, ' aria-hidden="true"'),  # labels: the map's aria-label says it
+            self._key_labels(g, top + grid + 4),
+            f'<g font-size="{g["font"]}" text-anchor="end" dominant-baseline="middle">',
+        ]
+        for i in range(0, g["n"], g["step"]):
+            y = top + i * cell + cell / 2
+            parts.append(f'<text x="{left - 6}" y="{y:.1f}">{self._labels[i]}</text>')
+        parts.append("</g>")
+        parts.append(
+            f'<text x="12" y="{top + grid / 2:.1f}" font-size="12" text-anchor="middle" '
+            f'transform="rotate(-90 12 {top + grid / 2:.1f})">query (row)</text>'
+            f'<text x="{left + grid / 2:.1f}" y="{top + grid + g["bottom"] - 4}" font-size="12" '
+            'text-anchor="middle">key (column)</text>'
+        )
+        parts.append(self._colour_bar(g["cbar_x"], top, g["cbar_len"]))
+        parts.append("</svg>")
+        return "".join(parts)
+
+    def _query_svg(self, g: dict | None, query: int) -> str:
+        """The top layer, as tall as the rows, for query ``query``: its row's outline and, when
+        its row is labelled, its label in bold on white over the axes layer's."""
+        if g is None:
+            return ""
+        left, top, cell, font = g["left"], g["top"], g["cell"], g["font"]
+        # The selected row's outline and label: drawn over the map, which names it in words.
+        parts = [
+            self._layer_open(
+                g, f' data-query="{query}" aria-hidden="true"', height=top + g["grid"] + 5
+            )
+        ]
+        if query % g["step"] == 0:
+            y = top + query * cell + cell / 2
+            width = 0.7 * font * len(html.unescape(self._labels[query])) + 4
+            x = max(left - 6 - width, 22)  # clear of the "query (row)" title
+            parts.append(
+                f'<rect x="{x:.1f}" y="{y - font / 2 - 1:.1f}" width="{left - 4 - x:.1f}" '
+                f'height="{font + 2}" fill="#fff"/><text x="{left - 6}" y="{y:.1f}" '
+                f'font-size="{font}" text-anchor="end" dominant-baseline="middle" '
+                f'font-weight="bold" fill="{HIGHLIGHT}">{self._labels[query]}</text>'
+            )
+        # The outline: 3 px of the highlight between 1 px of black outside and 1 px of white
+        # inside, so that one of them stands out on every colour (WCAG 1.4.11, 3:1), whatever
+        # the colour vision.
+        y, grid = top + query * cell, g["grid"]
+        parts.append(
+            f'<rect x="{left - 3.5}" y="{y - 3.5}" width="{grid + 7}" height="{cell + 7}" '
+            'fill="none" stroke="#000" stroke-width="1"/>'
+            f'<rect x="{left - 1.5}" y="{y - 1.5}" width="{grid + 3}" height="{cell + 3}" '
+            f'fill="none" stroke="{HIGHLIGHT}" stroke-width="3"/>'
+            f'<rect x="{left + 0.5}" y="{y + 0.5}" width="{grid - 1}" height="{cell - 1}" '
+            'fill="none" stroke="#fff" stroke-width="1"/></svg>'
+        )
+        return "".join(parts)
+
+    def _colour_bar(self, x: float, top: float, length: float) -> str:
+        stops = "".join(
+            f'<stop offset="{k / 10:.1f}" stop-color="{_HEX[round((1 - k / 10) * 254)]}"/>'
+            for k in range(11)
+        )
+        ticks = "".join(
+            f'<text x="{x + 16}" y="{top + (1 - v) * length:.1f}" font-size="10" '
+            f'dominant-baseline="middle">{v:g}</text>'
+            for v in (0, 0.25, 0.5, 0.75, 1)
+        )
+        return (
+            f'<defs><linearGradient id="explorer-viridis" x1="0" y1="0" x2="0" y2="1">{stops}'
+            f'</linearGradient></defs><rect x="{x}" y="{top}" width="12" height="{length}" '
+            f'fill="url(#explorer-viridis)" stroke="#444" stroke-width="0.5"/>{ticks}'
+        )
+
+    def _bars_geometry(self) -> dict | None:
+        """Where everything goes in the bar chart (shared by its two layers); None if empty."""
+        g = self._key_geometry()
+        if g is None:
+            return None
+        # A rotated label reaches 0.5 * its length to the left of its column's centre: room.
+        reach = int(0.5 * 0.62 * g["font"] * self._label_len - g["cell"] / 2) + 6
+        left, top, plot_h = max(44, reach if g["rotate"] else 0), 60, 200
+        return g | {
+            "left": left, "top": top, "plot_h": plot_h,
+            "width": max(left + g["grid"] + 16, 300), "height": top + plot_h + g["bottom"],
+        }  # fmt: skip
+
+    def _bars_axes_svg(self, g: dict | None) -> str:
+        """The bar chart's bottom layer: grid lines, ticks, the keys' labels, the axes."""
+        if g is None:
+            return ""
+        left, top, plot_h, grid = g["left"], g["top"], g["plot_h"], g["grid"]
+        ticks = (0, 0.25, 0.5, 0.75, 1)
+        parts = [self._layer_open(g, ' aria-hidden="true"'), '<g stroke="#ddd">']  # bars name it
+        for v in ticks:
+            y = top + (1 - v) * plot_h
+            parts.append(f'<line x1="{left}" x2="{left + grid}" y1="{y:.1f}" y2="{y:.1f}"/>')
+        parts.append('</g><g font-size="10" text-anchor="end" dominant-baseline="middle">')
+        for v in ticks:
+            parts.append(f'<text x="{left - 4}" y="{top + (1 - v) * plot_h:.1f}">{v:g}</text>')
+        parts.append("</g>")
+        parts.append(self._key_labels(g, top + plot_h + 4))
+        parts.append(
+            f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#444"/>'
+            f'<line x1="{left}" x2="{left + grid}" y1="{top + plot_h}" y2="{top + plot_h}" '
+            f'stroke="#444"/><text x="{left + grid / 2:.1f}" y="{g["height"] - 4}" '
+            'font-size="12" text-anchor="middle">key</text></svg>'
+        )
+        return "".join(parts)
+
+    def _bars_values_svg(self, g: dict | None, query: int) -> str:
+        """The bar chart's top layer for query ``query``, down to the zero line (the keys'
+        labels under it keep their hover titles): its title, bars, numbers, masked keys."""
+        if g is None:
+            return ""
+        left, top, plot_h, cell, n = g["left"], g["top"], g["plot_h"], g["cell"], g["n"]
+        row = self._weights[query]
+        indices = _colour_index(row)
+        token = self._labels[query]
+        parts = [
+            self._layer_open(
+                g,
+                f' data-query="{query}" role="img" '
+                f'aria-label="{html.escape(self._bars_label(query))}"',
+                height=top + plot_h + 6,
+            ),
+            f'<text x="4" y="16" font-size="13" font-weight="bold">query "{token}" '
+            f"(position {query})</text>",
+            f'<text x="4" y="33" font-size="12">its weights over the keys (sum = {row.sum():.2f})'
+            "</text>",
+        ]
+        seen = query + 1 if self._causal else n  # keys 0..seen-1 take part
+        if seen < n:
+            parts.append(
+                f'<g class="masked-legend">{_cross(10, 46, 4)}<text x="20" y="46" '
+                'font-size="11" dominant-baseline="middle" fill="#444">masked (future) key: '
+                "weight exactly 0</text></g>"
+            )
+        gap = 0.15 * cell if cell >= 8 else 0
+        bars, numbers, masked_marks = [], [], []  # the marks last, on top of the zero line
+        for j, w in enumerate(row):
+            x = left + j * cell + gap
+            if j >= seen:
+                # A masked key's weight is exactly 0: no bar, a cross on the zero line.
+                xc = left + j * cell + cell / 2
+                mark = _cross(xc, top + plot_h, max(2.5, min(5.0, 0.2 * cell)))
+                if cell >= 30:
+                    mark += (
+                        f'<text x="{xc:.1f}" y="{top + plot_h - 10}" font-size="10" fill="#444" '
+                        'text-anchor="middle">0</text>'
+                    )
+                masked_marks.append(f'<g class="masked-key" data-key="{j}">{mark}</g>')
+                continue
+            bar = w * plot_h  # the bar's height in pixels
+            bars.append(
+                f'<rect x="{x:.1f}" y="{top + plot_h - bar:.1f}" width="{cell - 2 * gap:.1f}" '
+                f'height="{bar:.1f}" fill="{_HEX[indices[j]]}"/>'
+            )
+            if cell >= 30:
+                inside = bar > plot_h - 14  # no room above a tall bar: write inside it
+                y = top + plot_h - bar + (12 if inside else -4)
+                colour = _TEXT_ON[indices[j]] if inside else "#000000"
+                numbers.append(
+                    f'<text x="{left + j * cell + cell / 2:.1f}" y="{y:.1f}" fill="{colour}">'
+                    f"{w:.2f}</text>"
+                )
+        parts.append(
+            f'<g class="explorer-bar-rects" stroke="#444" stroke-width="0.5">{"".join(bars)}</g>'
+            f'<g font-size="10" text-anchor="middle">{"".join(numbers)}</g>'
+        )
+        parts.extend(masked_marks)
+        parts.append("</svg>")
+        return "".join(parts)
+
+
+def _cross(x: float, y: float, r: float) -> str:
+    """An SVG "×" of half-width ``r`` centred on ``(x, y)``: the mark of a masked key."""
+    return (
+        f'<path d="M{x - r:.1f} {y - r:.1f}L{x + r:.1f} {y + r:.1f}M{x - r:.1f} {y + r:.1f}'
+        f'L{x + r:.1f} {y - r:.1f}" stroke="{MASKED_MARK_COLOUR}" stroke-width="1.8" '
+        'fill="none"/>'
+    )
+
+
+def _key_label(token: str, x: float, y: float, font: int, rotate: bool) -> str:
+    """SVG text for one key's label under a column (rotated when the labels are crowded)."""
+    if rotate:
+        return (
+            f'<text x="{x:.1f}" y="{y}" font-size="{font}" text-anchor="end" '
+            f'dominant-baseline="middle" transform="rotate(-60 {x:.1f} {y})">{token}</text>'
+        )
+    return (
+        f'<text x="{x:.1f}" y="{y + font}" font-size="{font}" text-anchor="middle">{token}</text>'
+    )
