@@ -454,7 +454,7 @@ class AttentionExplorer(ExplorerDrawing):
             description="sentence",
             placeholder="type a sentence and press Enter",
             continuous_update=False,
-            layout=widgets.Layout(width="420px"),
+            layout=widgets.Layout(width="420px", max_width="100%"),  # 200 % zoom: fits
         )
         self._text_control.add_class("explorer-text")
         # A token pick never waits for the kernel. Each query's pictures (its row's outline,
