@@ -671,9 +671,8 @@ class AttentionExplorer(ExplorerDrawing):
             if not self._every_query_due:
                 self._every_query_due = True
                 _after_paint(self._draw_every_query)
-        with self._token_control.hold_sync():  # the message line: one message to the browser
-            self._token_control.note = self._note()
-            self._token_control.messages = [self._describe(i) for i in range(n)]
+        if not n:  # no pictures to wait for: the message now
+            self._send_messages()
         if self._table_control.pressed:
             self._table_control.table = self.table_html()
         self._show_query()
@@ -690,6 +689,14 @@ class AttentionExplorer(ExplorerDrawing):
         geometry, bars = self._heatmap_geometry(), self._bars_geometry()
         for i in range(len(self._tokens)):
             self._draw_query(i, geometry, bars)
+        self._send_messages()
+
+    def _send_messages(self) -> None:
+        """The message line's text for every query (after a pick in the browser, with the
+        other queries' pictures: the new map is painted first, the words a moment later)."""
+        with self._token_control.hold_sync():  # one message to the browser
+            self._token_control.note = self._note()
+            self._token_control.messages = [self._describe(i) for i in range(len(self._tokens))]
 
     def _show_query(self) -> None:
         """Select the query in the token row, the Stacks and the table (in the browser, a pick
