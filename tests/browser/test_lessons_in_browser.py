@@ -550,6 +550,8 @@ def check_explorer(lab) -> dict:
     explorer.scroll_into_view_if_needed()
     heatmap_locator = explorer.locator(".explorer-heatmap").first
     heatmap = heatmap_locator.element_handle()
+    # The token row is an anywidget: it appears a moment after the explorer (its module loads).
+    explorer.locator(".explorer-tokens button").first.wait_for(timeout=30_000)
     tokens = [b.element_handle() for b in explorer.locator(".explorer-tokens button").all()]
     assert len(tokens) >= 2, f"expected token buttons, found {len(tokens)}"
     causal = explorer.locator(".explorer-causal").first

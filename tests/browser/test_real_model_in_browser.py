@@ -55,10 +55,13 @@ def open_grid(lab, path: str = REAL_LESSON) -> dict:
     grid = lab.page.locator(f"{PANEL} .real-model-grid").first
     grid.wait_for(timeout=30_000)
     grid.scroll_into_view_if_needed()
+    # The grid and the token row are anywidgets: they appear a moment after their containers.
+    grid.locator(".grid-cell").first.wait_for(timeout=30_000)
     cells = grid.locator(".grid-cell")
     assert cells.count() == 6 * HEADS, f"expected 72 maps in the grid, found {cells.count()}"
     explorer = grid.locator(".real-attention-explorer").first
     heatmap = explorer.locator(".explorer-heatmap").first
+    explorer.locator(".explorer-tokens button").first.wait_for(timeout=30_000)
     tokens = [b.element_handle() for b in explorer.locator(".explorer-tokens button").all()]
     assert len(tokens) >= 2, f"expected token buttons, found {len(tokens)}"
     return {"grid": grid, "cells": cells, "heatmap": heatmap, "tokens": tokens}
