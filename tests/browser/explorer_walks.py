@@ -208,6 +208,13 @@ def walk_explorer(lab, tag: str) -> dict:
     assert stops.count("radio") == 1, f"the token row takes {stops.count('radio')} tab stops"
     assert "table view" in stops, f"the table view toggle is not in the tab order: {stops}"
 
+    # The picked head is marked by more than its colour: bold and underlined (WCAG 1.4.1).
+    picked = explorer.locator(".widget-toggle-buttons .widget-toggle-button.mod-active").first
+    look = picked.evaluate(
+        "e => { const s = getComputedStyle(e); return [s.fontWeight, s.textDecorationLine]; }"
+    )
+    assert int(look[0]) >= 600 and "underline" in look[1], f"the picked head looks {look}"
+
     explorer.locator(".explorer-text input").first.focus()
     page.keyboard.press("Tab")
     start = explorer_state(explorer)
