@@ -144,6 +144,30 @@ def test_the_widget_controls_drive_the_same_state_as_the_methods():
     )
 
 
+def test_a_pick_in_the_browser_sends_no_query_index_back(monkeypatch):
+    """The browser already moved the Stacks and the table (jslinked to the token row). If the
+    kernel sent its index back, a busy kernel handling an older pick would undo a newer one made
+    meanwhile (seen in the browser: 'sat' checked after ArrowRight, End, Home)."""
+    import ipywidgets
+
+    ex = AttentionExplorer()
+    sent = []
+    monkeypatch.setattr(
+        ipywidgets.Widget, "_send", lambda self, msg, buffers=None: sent.append((self, msg))
+    )
+    ex.parts.tokens.index = 4  # as the browser's update sets it
+    assert ex.query == 4 and f'"{TOKENS[4]}" (position 4)' in ex.message
+    assert f'query "{TOKENS[4]}" (position 4)' in ex.bars_svg  # the kernel's copies follow
+    echoed = [
+        (type(widget).__name__, sorted(msg.get("state", {})))
+        for widget, msg in sent
+        if widget is not ex.parts.tokens and {"selected_index", "index"} & set(msg.get("state", {}))
+    ]
+    assert echoed == [], echoed
+    ex.select_query(1)  # from code, the browser must be told
+    assert any("selected_index" in msg.get("state", {}) for _, msg in sent)
+
+
 def test_the_methods_move_the_controls():
     ex = AttentionExplorer()
     ex.set_head(1)

@@ -604,10 +604,24 @@ class AttentionExplorer(ExplorerDrawing):
         self._table_control.table = self.table_html() if change["new"] else ""
 
     def _clicked(self, index) -> None:
-        """A token button was clicked in the browser, which already shows that query."""
-        if index is not None:
-            self._set_query(index)
-            self._show_query()
+        """A token was picked in the browser, which already shows that query: its jslinks moved
+        the Stacks and the table, and tell the kernel so themselves.
+
+        The kernel's copies are updated without sending them back (ipywidgets' own property
+        lock, as when it applies a browser update). Sending them made a race: with the kernel
+        busy, the browser queues several picks; the kernel, handling the first, sent that older
+        index to the Stacks, whose jslink moved the token row back to it (the keyboard walk in
+        the browser tests saw 'sat' checked after ArrowRight, End, Home).
+        """
+        if index is None:
+            return
+        self._set_query(index)
+        for control, name in [
+            *((stack, "selected_index") for stack in self._stacks),
+            (self._table_control, "index"),
+        ]:
+            with control._lock_property(**{name: self._query}), self._holding_events():
+                setattr(control, name, self._query)
 
     def _picked_in_browser(self, layer: int, head: int) -> None:
         """A map was picked in lesson 09's grid (in the browser)."""

@@ -235,6 +235,11 @@ def walk_explorer(lab, tag: str) -> dict:
         page.keyboard.press("ArrowLeft")  # at the first token: stays (no wrap)
         page.wait_for_timeout(300)
         assert_query(explorer_state(explorer), 0, "ArrowLeft on the first token")
+    # The kernel runs again and handles the queued picks: the browser's last pick must stay
+    # (a kernel sending back an older index used to move the token row to it).
+    for _ in range(15):
+        page.wait_for_timeout(200)
+        assert_query(explorer_state(explorer), 0, "after the kernel caught up with the picks")
     explorer.screenshot(path=shot(f"{tag}_keyboard.png"))
 
     # Chromium's accessibility tree.
