@@ -116,6 +116,27 @@ def test_in_a_kernel_a_click_on_the_grid_moves_the_buttons_a_moment_after_the_ma
     assert from_code == (3, (1, 3))
 
 
+def test_a_pick_in_the_browser_is_one_custom_message_and_is_not_sent_back(monkeypatch):
+    """The browser sends {"pick": [layer, head]} (no state update, so no echo ahead of the
+    map); the kernel opens that map and keeps ``selected`` without sending it back."""
+    grid = AttentionGrid(model=load_minilm())
+    sent = []
+    monkeypatch.setattr(grid.picker.comm, "send", lambda data=None, **kw: sent.append(data))
+
+    def from_browser(content) -> None:
+        data = {"method": "custom", "content": content}
+        grid.picker.comm.handle_msg({"content": {"data": data}, "buffers": []})
+
+    from_browser({"pick": [4, 5]})
+    assert (grid.explorer.layer, grid.explorer.head, grid.selected) == (4, 5, (4, 5))
+    assert grid.picker.selected == [4, 5]
+    assert not [d for d in sent if "selected" in d.get("state", {})], sent
+    from_browser({"pick": "4,5"})  # not a pick: ignored
+    from_browser({"other": 1})
+    assert (grid.explorer.layer, grid.explorer.head) == (4, 5)
+    assert "model.send({ pick: [k, a] })" in grid.picker._esm
+
+
 def test_short_sentences_draw_cells_as_squares_long_ones_as_a_picture():
     ex = RealAttentionExplorer("the cat sat on the mat", model=load_minilm())
     svg = ex.heatmap_svg

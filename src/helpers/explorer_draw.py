@@ -372,12 +372,21 @@ class ExplorerDrawing:
         )
 
     def _map_svg(self, g: dict | None) -> str:
-        """The bottom layer: title, cells, their numbers (and the masked key's legend)."""
+        """The bottom layer: title, cells, their numbers (and the masked key's legend); made
+        once per map and sentence (``g`` is the sentence's geometry), so that going back to a
+        map (lesson 09's grid) only sends it."""
         if g is None:
             return (
                 f'<svg width="300" height="60" style="{_FONT}"><text x="10" y="35" '
                 'font-size="14" fill="#555">no tokens to show</text></svg>'
             )
+        key = ("map", *self._map_key)
+        svg = self._png_cache.get(key)
+        if svg is None:
+            svg = self._png_cache[key] = self._draw_map_svg(g)
+        return svg
+
+    def _draw_map_svg(self, g: dict) -> str:
         left, top, cell = g["left"], g["top"], g["cell"]
         parts = [
             self._layer_open(

@@ -62,7 +62,15 @@ class TableView(anywidget.AnyWidget):
 class GridPicker(anywidget.AnyWidget):
     """A keyboard grid of ``n_layers`` x ``n_heads`` maps (``thumbnails``: image URIs, row by
     row); ``selected`` = [layer, head] is the picked one, set by the browser on a click, Enter
-    or Space, and by the kernel when the explorer shows another map."""
+    or Space, and by the kernel when the explorer shows another map.
+
+    A pick in the browser moves the outline there and sends the kernel one custom message,
+    ``{"pick": [layer, head]}``, not a state update: a state update makes the kernel send an
+    echo of it back before anything else (ipywidgets' ``echo_update``), one more message ahead
+    of the new map on the way to the screen. The kernel sets ``selected`` from it without
+    sending it back (as it applies a state update from the browser), so observers of
+    ``selected`` hear a browser pick as before.
+    """
 
     _esm = _source("attention_grid.js")
     _css = _source("attention_grid.css")
@@ -72,3 +80,19 @@ class GridPicker(anywidget.AnyWidget):
     thumbnails = t.List(t.Unicode()).tag(sync=True)
     selected = t.List(t.Int(), default_value=[0, 0], minlen=2, maxlen=2).tag(sync=True)
     label = t.Unicode("attention maps").tag(sync=True)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.on_msg(self._on_pick)
+
+    def _on_pick(self, _widget, content, _buffers) -> None:
+        """A pick in the browser: ``selected`` as the browser has it already (not sent back)."""
+        pick = content.get("pick") if isinstance(content, dict) else None
+        if not (
+            isinstance(pick, list)
+            and len(pick) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in pick)
+        ):
+            return  # not a pick (anywidget's own messages come here too)
+        with self._lock_property(selected=pick), self.hold_trait_notifications():
+            self.selected = pick

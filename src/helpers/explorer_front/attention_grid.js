@@ -2,8 +2,9 @@
 // columns = heads, each cell one map (a thumbnail). A keyboard grid (role=grid, roving
 // tabindex): the arrow keys move the focus (Left/Right the head, Up/Down the layer), Home and
 // End go to the first and last head of the row, Enter or Space (or a click) picks the cell:
-// `selected` = [layer, head] goes to the kernel, which opens that map in the explorer. The
-// picked cell has aria-selected=true and an outline.
+// `selected` = [layer, head] moves here, and the kernel, told by one custom message (no echo
+// of a state update to wait for), opens that map in the explorer. The picked cell has
+// aria-selected=true and an outline.
 
 const MOVE = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
 
@@ -102,7 +103,7 @@ function render({ model, el }) {
     const [sk, sa] = model.get("selected");
     if (sk === k && sa === a) return;
     model.set("selected", [k, a]); // the outline moves now, in the browser
-    model.save_changes(); // the kernel opens the map in the explorer
+    model.send({ pick: [k, a] }); // the kernel opens the map in the explorer
   }
 
   grid.addEventListener("keydown", (event) => {
