@@ -33,6 +33,7 @@ import contextlib
 import contextvars
 import ctypes
 import functools
+import gc
 import hashlib
 import html
 import importlib
@@ -49,6 +50,7 @@ import time
 import traceback
 import types
 import warnings
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -270,6 +272,7 @@ class Exercise(_Checked):
             refusal = _refusal(self.signature, *refused, self.allowed)
             return self._result(False, _safe_str(refusal), refusal.id)
         state = _CheckState()
+        failure: BaseException | None = None
         try:
             with _this_check(state, self.name):
                 message = _in_known_state(
@@ -289,30 +292,29 @@ class Exercise(_Checked):
                 False, _calls_a_stub_message(self.name, raiser, self.allowed), "calls_unfinished"
             )
         except BaseException as outcome:
-            if state.timed_out is not None:
-                # Whatever the check went on to conclude, the answer's own time-out is the cause.
-                return self._result(False, _safe_str(state.timed_out), "timeout")
-            if isinstance(outcome, Mistake):
-                return self._result(False, _safe_str(outcome), outcome.id)
-            if isinstance(outcome, LearnerError):
-                return self._result(False, _safe_str(outcome), outcome.id)
-            if isinstance(outcome, _TimeLimit):
-                return self._result(
-                    False,
-                    f"checking {self.signature} did not finish within {limit:g} s, though each "
-                    "call of your function returned in time: something your answer returned "
-                    "(an object whose conversion to an array, e.g. its __array__, never ends?) "
-                    f"kept the check busy.{_late_note(outcome.late)}{outcome.still_running}",
-                    "timeout",
-                )
+            failure = outcome
+        if state.timed_out is not None:
+            # Whatever the check went on to conclude (a verdict, a mistake, the check's own
+            # limit), the answer's own time-out is the cause.
+            return self._result(False, _safe_str(state.timed_out), "timeout")
+        if isinstance(failure, (Mistake, LearnerError)):
+            return self._result(False, _safe_str(failure), failure.id)
+        if isinstance(failure, _TimeLimit):
+            return self._result(
+                False,
+                f"checking {self.signature} did not finish within {limit:g} s, though each "
+                "call of your function returned in time: something your answer returned "
+                "(an object whose conversion to an array, e.g. its __array__, never ends?) "
+                f"kept the check busy.{_late_note(failure.late)}{failure.still_running}",
+                "timeout",
+            )
+        if failure is not None:
             # A bug in the checker must not look like the learner's fault.
             return self._result(
                 False,
-                f"the checker itself failed ({_type_name(outcome)}: {_safe_str(outcome)})",
+                f"the checker itself failed ({_type_name(failure)}: {_safe_str(failure)})",
                 "checker_failed",
             )
-        if state.timed_out is not None:
-            return self._result(False, _safe_str(state.timed_out), "timeout")
         if not isinstance(message, str):
             message = "your answer passes every test."
         return self._result(True, message)
@@ -745,7 +747,7 @@ def _stub_raised_by(stub: NotImplementedError, answer: Any) -> str | None:
     raised_in = tb.tb_frame.f_code
     if code is None or raised_in is code:
         return None
-    if os.path.abspath(raised_in.co_filename).startswith(_NOT_LEARNER_CODE):
+    if _is_library_file(raised_in.co_filename):
         return None  # raised by a library on the answer's behalf: treat as before
     return raised_in.co_name
 
@@ -783,11 +785,7 @@ def _where(exc: BaseException) -> str:
 
 def _learner_frames(exc: BaseException) -> list[traceback.FrameSummary]:
     """The traceback frames of ``exc`` that are in the learner's code, outermost first."""
-    return [
-        f
-        for f in traceback.extract_tb(exc.__traceback__)
-        if not os.path.abspath(f.filename).startswith(_NOT_LEARNER_CODE)
-    ]
+    return [f for f in traceback.extract_tb(exc.__traceback__) if not _is_library_file(f.filename)]
 
 
 _deadlines: list[float] = []  # the active time limits (time.monotonic()), innermost last
@@ -797,9 +795,10 @@ _RE_ARM_SECONDS = 0.05
 def _on_alarm(signum, frame):
     """SIGALRM: raise the time limit in the running code once the innermost deadline passed.
 
-    Never inside the time-limit machinery itself (its clean-up must run). It also turns on a
-    trace function that raises at the next line of the learner's code, so a bare ``except:``
-    that swallowed the first one does not hold the limit off either; the timer repeats.
+    Never inside the time-limit machinery itself (its clean-up must run), nor where Python
+    would ignore it (:func:`_may_raise_in`). It also turns on a trace function that raises at
+    the next line of the learner's code, so a bare ``except:`` that swallowed the first one
+    does not hold the limit off either; the timer repeats.
     """
     if not _deadlines or frame is None or frame.f_code in _MACHINERY:
         return
@@ -809,20 +808,68 @@ def _on_alarm(signum, frame):
     # Inside NumPy, the standard library or the course's math (np.errstate's exit, say),
     # raising could leave their state half restored: the trace raises at the learner's next
     # line instead, and the timer comes back. (This module's own code is either machinery,
-    # skipped above, or safe to interrupt, e.g. the calls_helper hook.) Decided before the
-    # trace is set, so that the check itself is not traced.
+    # skipped above, or safe to interrupt.) Decided before the trace is set, so that the check
+    # itself is not traced.
     in_library = _is_library_code(frame.f_code) and frame.f_code.co_filename != __file__
+    may_raise = not in_library and _may_raise_in(frame, late)
     sys.settrace(_trace_after_deadline)
     f = frame
     while f is not None and f.f_code not in _MACHINERY:
         f.f_trace = _trace_after_deadline
         f = f.f_back
-    if not in_library:
+    if may_raise:
         raise _TimeLimit(late)
 
 
+def _is_library_file(filename: str) -> bool:
+    """NumPy, the standard library (its frozen modules too: ``<frozen posixpath>``), any
+    installed package, or the helpers package: not the learner's code."""
+    return filename.startswith("<frozen ") or os.path.abspath(filename).startswith(
+        _NOT_LEARNER_CODE
+    )
+
+
 def _is_library_code(code) -> bool:
-    return os.path.abspath(code.co_filename).startswith(_NOT_LEARNER_CODE)
+    filename = code.co_filename
+    try:
+        return _library_files[filename]
+    except KeyError:  # asked on every line once the limit passed: remembered
+        library = _library_files[filename] = _is_library_file(filename)
+        return library
+
+
+_library_files: dict[str, bool] = {}
+
+
+# An exception raised in code that the interpreter calls back (a gc callback, a weakref callback
+# such as weakref.finalize's, __del__, or the calls_helper watch's profile hook, called for any
+# of these) does not propagate: Python prints "Exception ignored in: ..." and carries on. While
+# the limit is this young it is not raised there but at the learner's next line after it; a
+# callback that runs longer than this past the deadline (a __del__ that never ends) is stopped
+# in it all the same, and the call it interrupted counts as timed out when it returns.
+_CALLBACK_GRACE_SECONDS = 0.5
+_CALLBACK_CODES = {weakref.finalize.__call__.__code__}
+_ignored_raises = 0  # how many times the limit was raised inside a callback (Python ignored it)
+
+
+def _may_raise_in(frame, late: float) -> bool:
+    """False if ``frame`` runs inside the time limit's own machinery (the alarm handler or the
+    trace, and whatever they call), or inside a callback of the interpreter while the limit is
+    less than ``_CALLBACK_GRACE_SECONDS`` late. The stack is read up to the innermost limit.
+    True inside a callback is counted in ``_ignored_raises`` (the caller raises at once)."""
+    global _ignored_raises
+    gc_callbacks = {getattr(getattr(c, "__func__", c), "__code__", None) for c in gc.callbacks}
+    in_callback = False
+    while frame is not None and frame.f_code is not _with_time_limit.__code__:
+        code = frame.f_code
+        if code in _MACHINERY:
+            return False
+        if code in _CALLBACK_CODES or code in gc_callbacks or code.co_name == "__del__":
+            in_callback = True
+        frame = frame.f_back
+    if in_callback and late >= _CALLBACK_GRACE_SECONDS:
+        _ignored_raises += 1
+    return not in_callback or late >= _CALLBACK_GRACE_SECONDS
 
 
 def _trace_after_deadline(frame, event, arg):
@@ -833,7 +880,9 @@ def _trace_after_deadline(frame, event, arg):
         and frame.f_code not in _MACHINERY
         and not _is_library_code(frame.f_code)
     ):
-        raise _TimeLimit(time.monotonic() - _deadlines[-1])
+        late = time.monotonic() - _deadlines[-1]
+        if _may_raise_in(frame, late):
+            raise _TimeLimit(late)
     return _trace_after_deadline
 
 
@@ -856,7 +905,11 @@ def _with_time_limit(fn: Callable[..., Any], args: tuple, seconds: float) -> Any
             signal.ITIMER_REAL, max(deadline - time.monotonic(), 1e-4), _RE_ARM_SECONDS
         )
         try:
-            return fn(*args)
+            ignored_before = _ignored_raises
+            value = fn(*args)
+            if _ignored_raises != ignored_before:  # see _may_raise_in
+                raise _TimeLimit(time.monotonic() - deadline)
+            return value
         finally:
             _deadlines.pop()
             if outermost:
@@ -925,6 +978,13 @@ _MACHINERY = {
     _trace_after_deadline.__code__,
     _restore_global_state.__code__,
 }
+# The calls_helper watch's profile hook: called back by the interpreter like the above.
+_CALLBACK_CODES |= {
+    c
+    for c in inspect.unwrap(_watching).__code__.co_consts
+    if isinstance(c, types.CodeType) and c.co_name == "hook"
+}
+assert len(_CALLBACK_CODES) == 2
 
 
 # ----------------------------------------------------------------------------------------------
