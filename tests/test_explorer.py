@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import helpers
 from helpers import explorer_draw, explorer_weights
 from helpers.explorer import MAX_TOKENS, TEMPERATURE_RANGE, AttentionExplorer, _shown
+from helpers.explorer_draw import ExplorerDrawing, ExplorerState
 
 TOKENS = helpers.tokenize(helpers.RUNNING_SENTENCE)
 
@@ -770,3 +771,33 @@ def test_the_front_end_modules_are_shipped_with_the_package():
         assert "export default" in widget._esm
     assert 'role", "radiogroup"' in ex.parts.tokens._esm
     assert 'aria-live", "polite"' in ex.parts.tokens._esm
+
+
+def test_the_drawing_takes_a_state_and_needs_no_widget():
+    """ExplorerDrawing draws an ExplorerState into strings: no explorer, no widget."""
+    weights = np.array([[1.0, 0.0], [0.25, 0.75]])
+    state = ExplorerState(tokens=("the", "cat"), weights=weights, query=1, head=1, causal=True)
+    drawing = ExplorerDrawing(state)
+    svg = drawing.map_svg(drawing.heatmap_geometry())
+    assert 'data-head="1"' in svg and 'data-causal="1"' in svg and ">0.75</text>" in svg
+    assert ">0.00</text>" not in svg  # the masked cell (query 0, key 1) has no number
+    assert drawing.describe(1).startswith(
+        '"cat" (position 1) distributes its attention across itself and the 1 token before '
+        'it, most to "cat" (0.75); head 1, causal mask, temperature 1.'
+    )
+    table = drawing.table_html()
+    assert "<td>masked</td>" in table and '<tr data-query="1" aria-current="true">' in table
+    assert 'data-query="1"' in drawing.query_svg(drawing.heatmap_geometry(), 1)
+
+
+def test_the_explorer_draws_its_state():
+    ex = AttentionExplorer(n_heads=2, query=2)
+    ex.set_head(1)
+    state = ex.state
+    assert (state.tokens, state.query, state.head) == (tuple(ex.tokens), 2, 1)
+    drawing = ExplorerDrawing(state)
+    assert ex.heatmap_svg.startswith(drawing.map_svg(drawing.heatmap_geometry()))
+    assert ex.table_html() == drawing.table_html()
+    assert ex.message.endswith(drawing.describe(2))
+    with pytest.raises(ValueError, match="read-only"):
+        state.weights[0, 0] = 1.0  # the state shares the explorer's weights: not writable

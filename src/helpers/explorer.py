@@ -17,7 +17,9 @@ The explorer is three parts, one module each:
   math (``build_Z`` -> ``seeded_projections`` -> per-head ``scaled_dot_product_attention``,
   ``causal_mask`` when the toggle is on, scale ``1 / (sqrt(d_k) * temperature)``); lessons 09
   and 10 pass their trained models' sources;
-* **drawing** (:mod:`helpers.explorer_draw`): the state as SVG, words, a table and a figure;
+* **drawing** (:mod:`helpers.explorer_draw`): :class:`~helpers.explorer_draw.ExplorerDrawing`
+  takes an :class:`~helpers.explorer_draw.ExplorerState` (:attr:`AttentionExplorer.state`)
+  and returns its SVG layers, words, table and figure, no widget involved;
 * and the browser modules (:mod:`helpers.explorer_front`): the token row with its arrow keys
   and live message, the table view, lesson 09's grid.
 
@@ -47,9 +49,8 @@ import numpy as np
 from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ._validate import ArgumentTypeError, whole_number
-from .attention import causal_mask
 from .embeddings import D_MODEL, RUNNING_SENTENCE
-from .explorer_draw import LABEL_CHARS, ExplorerDrawing, _axis_label, _word
+from .explorer_draw import ExplorerDrawing, ExplorerState, _axis_label, _word
 from .explorer_front import TableView, TokenRow
 from .explorer_weights import MAX_TOKENS, SeededWeights
 from .live import show as _show_live
@@ -123,7 +124,7 @@ class ExplorerParts:
         return (self.query_layers, self.bar_values)
 
 
-class AttentionExplorer(ExplorerDrawing):
+class AttentionExplorer:
     """Interactive heatmap + bar chart of one sentence's self-attention weights.
 
     Parameters
@@ -278,7 +279,7 @@ class AttentionExplorer(ExplorerDrawing):
     @property
     def message(self) -> str:
         """The text of the message line (plain text)."""
-        parts = [self._note(), self._describe(self._query) if self._tokens else ""]
+        parts = [self._note(), self._drawing().describe(self._query) if self._tokens else ""]
         return " ".join(part for part in parts if part)
 
     def select_query(self, query: int) -> None:
@@ -367,8 +368,38 @@ class AttentionExplorer(ExplorerDrawing):
             f"Attention explorer: head {self._head} of {self.n_heads}, {mask}, temperature "
             f"{self._temperature:g}, over {len(self._tokens)} tokens; heatmap with rows = query, "
             f"columns = key, and the weights of query {_word(self._tokens[self._query])!r} "
-            f"(position {self._query}) as bars{self._top_key_text()}."
+            f"(position {self._query}) as bars{self._drawing().top_key_text()}."
         )
+
+    def static_figure(self, dpi: int = 90):
+        """The figure :meth:`static_png` saves: heatmap on the left, the query's bars right
+        (a matplotlib Figure, :meth:`ExplorerDrawing.static_figure`)."""
+        return self._drawing().static_figure(dpi)
+
+    def table_html(self) -> str:
+        """The weights as an HTML table (the table view's), with row and column headers."""
+        return self._drawing().table_html()
+
+    @property
+    def state(self) -> ExplorerState:
+        """What the explorer shows now, as the drawing takes it (its weights read-only)."""
+        return ExplorerState(
+            tokens=self._tokens,
+            weights=self._weights,
+            query=self._query,
+            layer=self._layer,
+            head=self._head,
+            causal=self._causal,
+            temperature=self._temperature,
+            n_layers=self.n_layers,
+            mask_control=self.source.fixed_causal is None,
+            temperature_control=self.source.fixed_temperature is None,
+            labels=self._labels,
+        )
+
+    def _drawing(self) -> ExplorerDrawing:
+        """The drawing of the state now (its per-map strings kept for this sentence)."""
+        return ExplorerDrawing(self.state, self._png_cache)
 
     def static_png(self, dpi: int = 90) -> bytes:
         """The current state drawn by matplotlib (labels, colour bar, bars), as PNG bytes."""
@@ -401,26 +432,22 @@ class AttentionExplorer(ExplorerDrawing):
         tokens = loaded.tokens
         self._tokens = tokens
         self._text_note = loaded.note
-        self._labels = [_axis_label(t) for t in tokens]  # escaped, shortened
-        self._label_len = min(max((len(t) for t in tokens), default=0), LABEL_CHARS)
-        self._mask = causal_mask(len(tokens))
+        self._labels = tuple(_axis_label(t) for t in tokens)  # escaped, shortened
         self._weights_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self._png_cache: dict[tuple, str] = {}
         self._set_token_options()
         return loaded.text
 
-    @property
-    def _map_key(self) -> tuple:
-        """Which map is shown: (layer, head, causal, temperature)."""
-        return (self._layer, self._head, self._causal, self._temperature)
-
     def _compute_weights(self) -> None:
         if not self._tokens:
             self._output, self._weights = np.zeros((0, self.d_k)), np.zeros((0, 0))
             return
-        key = self._map_key
+        key = (self._layer, self._head, self._causal, self._temperature)
         if key not in self._weights_cache:
-            self._weights_cache[key] = self.source.weights(*key)
+            output, weights = self.source.weights(*key)
+            weights = np.asarray(weights)
+            weights.flags.writeable = False  # the state shares it: read-only
+            self._weights_cache[key] = (output, weights)
         self._output, self._weights = self._weights_cache[key]
 
     def _set_query(self, i, clip: bool = False) -> None:
@@ -670,10 +697,11 @@ class AttentionExplorer(ExplorerDrawing):
         a notebook saved after the cell holds every picture.
         """
         self._compute_weights()
-        geometry, bars = self._heatmap_geometry(), self._bars_geometry()
-        self._heatmap_map.value = self._map_svg(geometry)
-        self._heatmap_axes.value = self._axes_svg(geometry)
-        self._bars_axes.value = self._bars_axes_svg(bars)
+        drawing = self._drawing()
+        geometry, bars = drawing.heatmap_geometry(), drawing.bars_geometry()
+        self._heatmap_map.value = drawing.map_svg(geometry)
+        self._heatmap_axes.value = drawing.axes_svg(geometry)
+        self._bars_axes.value = drawing.bars_axes_svg(bars)
         n = len(self._tokens)
         for stack, pool in zip(self._stacks, self._pools):
             pool.extend(widgets.HTML(**self._child_look) for _ in range(n - len(pool)))
@@ -681,7 +709,7 @@ class AttentionExplorer(ExplorerDrawing):
         if not self._in_browser_event:
             self._draw_every_query()
         elif n:
-            self._draw_query(self._query, geometry, bars)
+            self._draw_query(drawing, self._query, geometry, bars)
             if not self._every_query_due:
                 self._every_query_due = True
                 _after_paint(self._draw_every_query)
@@ -691,26 +719,28 @@ class AttentionExplorer(ExplorerDrawing):
             self._table_control.table = self.table_html()
         self._show_query()
 
-    def _draw_query(self, i: int, geometry: dict | None, bars: dict | None) -> None:
+    def _draw_query(self, drawing, i: int, geometry: dict | None, bars: dict | None) -> None:
         """Query ``i``'s row outline and bars, into its Stacks' children."""
-        self._query_layers.children[i].value = self._query_svg(geometry, i)
-        self._bar_values.children[i].value = self._bars_values_svg(bars, i)
+        self._query_layers.children[i].value = drawing.query_svg(geometry, i)
+        self._bar_values.children[i].value = drawing.bars_values_svg(bars, i)
 
     def _draw_every_query(self) -> None:
         """Every query's pictures, as the state is now (the one on screen is unchanged, so not
         sent again)."""
         self._every_query_due = False
-        geometry, bars = self._heatmap_geometry(), self._bars_geometry()
+        drawing = self._drawing()
+        geometry, bars = drawing.heatmap_geometry(), drawing.bars_geometry()
         for i in range(len(self._tokens)):
-            self._draw_query(i, geometry, bars)
-        self._send_messages()
+            self._draw_query(drawing, i, geometry, bars)
+        self._send_messages(drawing)
 
-    def _send_messages(self) -> None:
+    def _send_messages(self, drawing: ExplorerDrawing | None = None) -> None:
         """The message line's text for every query (after a pick in the browser, with the
         other queries' pictures: the new map is painted first, the words a moment later)."""
+        drawing = drawing or self._drawing()
         with self._token_control.hold_sync():  # one message to the browser
             self._token_control.note = self._note()
-            self._token_control.messages = [self._describe(i) for i in range(len(self._tokens))]
+            self._token_control.messages = [drawing.describe(i) for i in range(len(self._tokens))]
 
     def _show_query(self) -> None:
         """Select the query in the token row, the Stacks and the table (in the browser, a pick

@@ -1,12 +1,11 @@
 """The attention explorer's drawing: its state as SVG, words, a table and a matplotlib figure.
 
-:class:`ExplorerDrawing` turns what an explorer shows (``_tokens``, ``_labels``,
-``_label_len``, ``_weights``, ``_mask``, ``_query``, ``_layer``, ``_head``, ``_causal``,
-``_temperature``, ``n_layers``, ``source.fixed_causal`` / ``fixed_temperature`` and the
-``_png_cache`` dict, all kept by :class:`helpers.explorer.AttentionExplorer`) into strings:
-the heatmap's three SVG layers (map, axes, selected query), the bar chart's two, the message
-of each query, the table view's HTML and the static matplotlib figure. It reads that state and
-sends nothing: which string goes to which widget, and when, is the explorer's business.
+:class:`ExplorerState` is what an explorer shows (tokens and their axis labels, the weights,
+the query, which map, what the learner may change); :class:`ExplorerDrawing` turns one state
+into strings: the heatmap's three SVG layers (map, axes, selected query), the bar chart's two,
+the message of each query, the table view's HTML, and the static matplotlib figure. It holds
+no widget and sends nothing (tests draw a state without any): which string goes to which
+widget, and when, is :class:`helpers.explorer.AttentionExplorer`'s business.
 
 **Why SVG.** Redrawing a matplotlib figure per click costs 55-136 ms. The heatmap's cells are
 SVG squares up to ``RECT_TOKENS`` tokens, above it one small palette PNG built in NumPy (a
@@ -17,10 +16,12 @@ numbers, highlight and bars are SVG text and rectangles.
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import math
 import struct
 import zlib
+from dataclasses import dataclass
 
 import matplotlib
 import numpy as np
@@ -116,11 +117,65 @@ def _esc(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-class ExplorerDrawing:
-    """The explorer's pictures and words, drawn from its state (see the module's docstring for
-    the attributes read). Mixed into :class:`helpers.explorer.AttentionExplorer`."""
+@dataclass(frozen=True, eq=False)
+class ExplorerState:
+    """What an explorer shows: all its drawing reads.
 
-    def _top_key_text(self) -> str:
+    ``tokens`` (at most 64) and their axis ``labels`` (escaped, shortened: :func:`_axis_label`;
+    made from the tokens when not given), the ``(n, n)`` ``weights`` shown (rows = query,
+    columns = key), the selected ``query``, which map (``layer``, ``head``, ``causal``,
+    ``temperature``), how many layers the model has (``n_layers``: the layer is named only
+    when there are several) and whether the learner may change the mask and the temperature
+    (``mask_control``, ``temperature_control``: the words then say them).
+    """
+
+    tokens: tuple[str, ...]
+    weights: np.ndarray
+    query: int = 0
+    layer: int = 0
+    head: int = 0
+    causal: bool = False
+    temperature: float = 1.0
+    n_layers: int = 1
+    mask_control: bool = True
+    temperature_control: bool = True
+    labels: tuple[str, ...] | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "tokens", tuple(self.tokens))
+        if self.labels is None:
+            object.__setattr__(self, "labels", tuple(_axis_label(t) for t in self.tokens))
+
+    @property
+    def map_key(self) -> tuple:
+        """Which map is shown: (layer, head, causal, temperature)."""
+        return (self.layer, self.head, self.causal, self.temperature)
+
+
+class ExplorerDrawing:
+    """The pictures and words of one :class:`ExplorerState`: SVG layers, messages, the table's
+    HTML, the static figure; strings (and a Figure), no widgets.
+
+    ``cache`` (optional) is a dict the caller keeps for one sentence: each map's cells and
+    bottom layer are drawn once and kept there by :attr:`ExplorerState.map_key` (the explorer
+    gives a new dict with each sentence).
+    """
+
+    def __init__(self, state: ExplorerState, cache: dict | None = None):
+        self.state = state
+        self._cache = {} if cache is None else cache
+        # The short names the drawing code reads.
+        self._tokens, self._labels, self._weights = state.tokens, state.labels, state.weights
+        self._query, self._layer, self._head = state.query, state.layer, state.head
+        self._causal, self._temperature = state.causal, state.temperature
+        self.n_layers = state.n_layers
+        self._label_len = min(max((len(t) for t in self._tokens), default=0), LABEL_CHARS)
+
+    @functools.cached_property
+    def _mask(self) -> np.ndarray:
+        return causal_mask(len(self._tokens))
+
+    def top_key_text(self) -> str:
         """'; its largest weight, 0.50, is on key 'mat' (position 5)': the number that matters."""
         if not len(self._weights):
             return ""
@@ -200,7 +255,7 @@ class ExplorerDrawing:
                     bar_ax.text(j, 0.035, "0", ha="center", fontsize=8, color=MASKED_MARK_COLOUR)
         return fig
 
-    def _describe(self, query: int) -> str:
+    def describe(self, query: int) -> str:
         """What the message says of query ``query``: where it looks, its largest weight, and
         which map this is (so the message changes with the head, the mask, the temperature)."""
         n = len(self._tokens)
@@ -217,20 +272,20 @@ class ExplorerDrawing:
             where = f"across all {n} token{'s' * (n > 1)}"
         return (
             f'"{token}" (position {query}) distributes its attention {where}, most to '
-            f'"{_word(self._tokens[top])}" ({row[top]:.2f}); {self._view_words()}. Brighter '
+            f'"{_word(self._tokens[top])}" ({row[top]:.2f}); {self.view_words()}. Brighter '
             "cell = more attention. Click a token, or use the arrow keys, to switch."
         )
 
-    def _view_words(self) -> str:
+    def view_words(self) -> str:
         """Which map is shown, in words: "head 0, no mask, temperature 1", "layer 2, head 5",
         "layer 1, head 0, causal mask" (what the source fixes is not said, unless a mask)."""
         parts = [f"layer {self._layer}"] if self.n_layers > 1 else []
         parts.append(f"head {self._head}")
-        if self.source.fixed_causal is None:
+        if self.state.mask_control:
             parts.append("causal mask" if self._causal else "no mask")
         elif self._causal:
             parts.append("causal mask")
-        if self.source.fixed_temperature is None:
+        if self.state.temperature_control:
             parts.append(f"temperature {self._temperature:g}")
         return ", ".join(parts)
 
@@ -243,7 +298,7 @@ class ExplorerDrawing:
         words = [_esc(f"{_word(t)} ({i})") for i, t in enumerate(self._tokens)]
         parts = [
             '<table class="explorer-table"><caption>Attention weights, '
-            f"{_esc(self._view_words())}: one row per query token, one column per key token "
+            f"{_esc(self.view_words())}: one row per query token, one column per key token "
             "(position in brackets); each row sums to 1.</caption>"
             '<thead><tr><td class="explorer-table-corner">query \\ key</td>',
             *(f'<th scope="col">{word}</th>' for word in words),
@@ -267,14 +322,14 @@ class ExplorerDrawing:
     def _cells_uri(self) -> str:
         """The heatmap's cells as an n x n palette PNG data URI (one pixel per weight; the SVG
         scales it up, pixelated), cached per map."""
-        key = ("png", *self._map_key)
-        uri = self._png_cache.get(key)
+        key = ("png", *self.state.map_key)
+        uri = self._cache.get(key)
         if uri is None:
             indices = _colour_index(self._weights)  # (n, n)
             if self._causal:
                 indices[~self._mask] = _MASKED_INDEX
             uri = "data:image/png;base64," + base64.b64encode(_palette_png(indices)).decode("ascii")
-            self._png_cache[key] = uri
+            self._cache[key] = uri
         return uri
 
     def _cells_svg(self, left: float, top: float, cell: int) -> str:
@@ -285,8 +340,8 @@ class ExplorerDrawing:
                 f'<image x="{left}" y="{top}" width="{n * cell}" height="{n * cell}" '
                 f'style="image-rendering:pixelated" href="{self._cells_uri()}"/>'
             )
-        key = ("squares", *self._map_key, left, top, cell)
-        cells = self._png_cache.get(key)
+        key = ("squares", *self.state.map_key, left, top, cell)
+        cells = self._cache.get(key)
         if cells is None:
             indices = _colour_index(self._weights)  # (n, n)
             if self._causal:
@@ -298,7 +353,7 @@ class ExplorerDrawing:
                 squares.setdefault(int(index), []).append(
                     f"M{left + j * cell} {top + i * cell}h{cell}v{cell}h-{cell}z"
                 )
-            cells = self._png_cache[key] = (
+            cells = self._cache[key] = (
                 '<g class="explorer-cells" shape-rendering="crispEdges">'
                 + "".join(f'<path fill="{_HEX[k]}" d="{"".join(d)}"/>' for k, d in squares.items())
                 + "</g>"
@@ -325,7 +380,7 @@ class ExplorerDrawing:
             "bottom": (int(0.5 * font * longest) + 10 if rotate else font + 8) + 18,
         }  # fmt: skip
 
-    def _heatmap_geometry(self) -> dict | None:
+    def heatmap_geometry(self) -> dict | None:
         """Where everything goes in the heatmap (shared by its three layers); None if empty."""
         g = self._key_geometry()
         if g is None:
@@ -371,7 +426,7 @@ class ExplorerDrawing:
             f"{word} {w:.2f}" for word, w in zip(words, row)
         )
 
-    def _map_svg(self, g: dict | None) -> str:
+    def map_svg(self, g: dict | None) -> str:
         """The bottom layer: title, cells, their numbers (and the masked key's legend); made
         once per map and sentence (``g`` is the sentence's geometry), so that going back to a
         map (lesson 09's grid) only sends it."""
@@ -380,10 +435,10 @@ class ExplorerDrawing:
                 f'<svg width="300" height="60" style="{_FONT}"><text x="10" y="35" '
                 'font-size="14" fill="#555">no tokens to show</text></svg>'
             )
-        key = ("map", *self._map_key)
-        svg = self._png_cache.get(key)
+        key = ("map", *self.state.map_key)
+        svg = self._cache.get(key)
         if svg is None:
-            svg = self._png_cache[key] = self._draw_map_svg(g)
+            svg = self._cache[key] = self._draw_map_svg(g)
         return svg
 
     def _draw_map_svg(self, g: dict) -> str:
@@ -430,7 +485,7 @@ class ExplorerDrawing:
         layer = f"layer {self._layer}, " if self.n_layers > 1 else ""
         return f"{layer}head {self._head}: rows = query, columns = key"
 
-    def _axes_svg(self, g: dict | None) -> str:
+    def axes_svg(self, g: dict | None) -> str:
         """The middle layer: the keys' labels, the axis titles and the colour bar."""
         if g is None:
             return ""
@@ -454,7 +509,7 @@ class ExplorerDrawing:
         parts.append("</svg>")
         return "".join(parts)
 
-    def _query_svg(self, g: dict | None, query: int) -> str:
+    def query_svg(self, g: dict | None, query: int) -> str:
         """The top layer, as tall as the rows, for query ``query``: its row's outline and, when
         its row is labelled, its label in bold on white over the axes layer's."""
         if g is None:
@@ -506,7 +561,7 @@ class ExplorerDrawing:
             f'fill="url(#explorer-viridis)" stroke="#444" stroke-width="0.5"/>{ticks}'
         )
 
-    def _bars_geometry(self) -> dict | None:
+    def bars_geometry(self) -> dict | None:
         """Where everything goes in the bar chart (shared by its two layers); None if empty."""
         g = self._key_geometry()
         if g is None:
@@ -519,7 +574,7 @@ class ExplorerDrawing:
             "width": max(left + g["grid"] + 16, 300), "height": top + plot_h + g["bottom"],
         }  # fmt: skip
 
-    def _bars_axes_svg(self, g: dict | None) -> str:
+    def bars_axes_svg(self, g: dict | None) -> str:
         """The bar chart's bottom layer: grid lines, ticks, the keys' labels, the axes."""
         if g is None:
             return ""
@@ -542,7 +597,7 @@ class ExplorerDrawing:
         )
         return "".join(parts)
 
-    def _bars_values_svg(self, g: dict | None, query: int) -> str:
+    def bars_values_svg(self, g: dict | None, query: int) -> str:
         """The bar chart's top layer for query ``query``, down to the zero line (the keys'
         labels under it keep their hover titles): its title, bars, numbers, masked keys."""
         if g is None:

@@ -79,7 +79,7 @@ class RealAttentionExplorer(AttentionExplorer):
             f"Attention explorer on all-MiniLM-L6-v2: layer {self._layer}, head {self._head}, "
             f"over {len(self._tokens)} tokens; heatmap with rows = query, columns = key, and the "
             f"weights of query {self._tokens[self._query]!r} (position {self._query}) as bars"
-            f"{self._top_key_text()}."
+            f"{self._drawing().top_key_text()}."
         )
 
 
