@@ -36,6 +36,7 @@ import term_class  # noqa: E402
 from helpers import checks  # noqa: E402
 from helpers.checks import Exercise, Prediction  # noqa: E402
 from helpers.grade import COLUMNS, main  # noqa: E402
+from helpers.grade._grading import student_order  # noqa: E402
 from helpers.grade._points import PointsError, default_points, load_points  # noqa: E402
 from helpers.grade._progress import Progress  # noqa: E402
 from helpers.grade._roster import RosterError, read_roster  # noqa: E402
@@ -212,7 +213,7 @@ def test_grades_csv_keeps_its_columns_and_names_each_case(term):
     assert len(fay) == len(_items("01")) + len(_items("03"))
     assert all(r[3] == "missing" and "no folder named fay" in r[5] for r in fay)
     students = [r[0] for r in rows[1:]]
-    assert students == sorted(students)  # one block per student, as before
+    assert students == sorted(students, key=student_order)  # one block per student, in order
 
 
 def test_feedback_gives_points(term):

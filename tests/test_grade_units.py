@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import sys
 from pathlib import Path
 
@@ -181,3 +182,41 @@ def test_similarity_with_a_store_of_an_earlier_run_finds_what_a_full_pass_finds(
         for t in {_similarity.normalised(a[name], name) for a in answers.values()}
         if t is not None
     )
+
+
+def test_students_are_listed_in_natural_order_everywhere(tmp_path):
+    # Unreadable notebooks: graded from their raw text, no kernel started.
+    truncated = (class_builder.HERE / "not_json.ipynb.in").read_text()
+    submissions = tmp_path / "submissions"
+    folders = ["student10", "student2", "Student3", "student1", "bob", "Alice", "alice", "s02"]
+    for name in folders:
+        (submissions / name).mkdir(parents=True)
+        (submissions / name / "01.ipynb").write_text(truncated)
+    out = tmp_path / "out"
+    main(["--submissions", str(submissions), "--out", str(out), "-q", "--no-cache"])
+    expected = ["Alice", "alice", "bob", "s02", "student1", "student2", "Student3", "student10"]
+
+    def column(path: Path, index: int = 0, skip: int = 1) -> list[str]:
+        rows = list(csv.reader(path.read_text().splitlines()))[skip:]
+        return list(dict.fromkeys(row[index] for row in rows))
+
+    assert column(out / "scores.csv") == expected
+    assert column(out / "grades.csv") == expected
+    assert column(out / "lms" / "canvas.csv", skip=2) == expected  # after Points Possible
+    assert column(out / "lms" / "moodle.csv", index=1) == expected
+    report = (out / "report.html").read_text()
+    shown = [report.index(f">{name}<") for name in expected]
+    assert shown == sorted(shown)
+
+
+def test_the_natural_order_is_total_and_ignores_case_but_not_ties():
+    key = _grading.student_order
+    assert sorted(["b", "B", "a10", "a9", "A9", "a09"], key=key) == [
+        "A9",
+        "a09",
+        "a9",
+        "a10",
+        "B",
+        "b",
+    ]
+    assert key("x") != key("X")  # ties between names that differ only in case are broken

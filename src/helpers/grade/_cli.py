@@ -32,6 +32,7 @@ from ._grading import (
     recognise,
     rows_for,
     score,
+    student_order,
 )
 from ._points import PointsError, load_points, points_table_toml
 from ._progress import Progress
@@ -372,7 +373,9 @@ def grade(
     run(to_run, jobs, limits, progress, lambda s: collect(s, limits, cache))
 
     # results
-    graded_now = sorted(set(folders) if students is None else set(students) & set(folders))
+    graded_now = sorted(
+        set(folders) if students is None else set(students) & set(folders), key=student_order
+    )
     per_student: dict[str, StudentResults] = {}
     class_notes = list(notes)
     if previous is not None:
@@ -386,7 +389,7 @@ def grade(
     for student in without_folder:
         if student not in per_student or student in (students or []):
             per_student[student] = _no_folder(student, graded)
-    everyone = sorted(per_student)
+    everyone = sorted(per_student, key=student_order)
     results = ClassResults(
         students=everyone,
         lessons=graded,

@@ -47,6 +47,16 @@ class Submission:
     answers: dict[str, str] = field(default_factory=dict)  # exercise -> answer code
 
 
+def student_order(name: str) -> tuple:
+    """The key that lists students everywhere (report, CSV and LMS files, similar answers): in
+    natural order, ``student2`` before ``student10``, case ignored (``Ada``, ``bob``); names
+    that differ only there (``Ada``, ``ada``, ``s02``, ``s2``) by the raw name, so that the order
+    is total and the same on every run."""
+    parts = re.split(r"([0-9]+)", name)  # text, number, text, ..., text
+    natural = tuple(int(p) if i % 2 else p.casefold() for i, p in enumerate(parts))
+    return natural, name
+
+
 def lesson_items(lesson: str) -> list:
     """The lesson's exercises and predictions, in the order the lesson defines them."""
     return [item for item in checks.catalogue() if item.lesson == lesson]
@@ -59,7 +69,7 @@ def known_lessons() -> list[str]:
 def find_submissions(root: Path) -> tuple[list[str], list[Submission], list[str]]:
     """(students, their notebooks, notes on anything skipped) under ``root/<student>/``."""
     students, found, notes = [], [], []
-    for entry in sorted(root.iterdir()):
+    for entry in sorted(root.iterdir(), key=lambda e: student_order(e.name)):
         if entry.name.startswith("."):
             continue
         if not entry.is_dir():

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from helpers.checks import Exercise
 
-from ._grading import Row, lesson_items
+from ._grading import Row, lesson_items, student_order
 from ._points import fmt
 
 if TYPE_CHECKING:
@@ -405,7 +405,7 @@ def _alike_block(results: ClassResults, limit: int = 60) -> str:
                 if e == exercise and s == 1.0 and (x in group or y in group):
                     group |= {x, y}
             seen |= {(exercise, s) for s in group}
-            lines.append((exercise, sorted(group), "1.00 (the same tree)"))
+            lines.append((exercise, sorted(group, key=student_order), "1.00 (the same tree)"))
         else:
             lines.append((exercise, [a, b], f"{score:.2f}"))
     rows = "".join(

@@ -36,6 +36,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from ._grading import student_order
+
 THRESHOLD = 0.9
 SHINGLE = 5
 _KEEP = frozenset(dir(builtins)) | {"self", "cls"}
@@ -283,7 +285,7 @@ def alike_pairs(
         kept_answers: dict[str, list] = {}
         groups: dict[tuple[str, ...], list[str]] = {}
         left_out[name] = 0
-        for student in sorted(answers):
+        for student in sorted(answers, key=student_order):
             source = answers[student].get(name)
             if not source:
                 continue
@@ -328,8 +330,8 @@ def alike_pairs(
         for (i, j), score in sorted(scores.items()):
             for a in distinct[i][1]:
                 for b in distinct[j][1]:
-                    found.append((name, *sorted((a, b)), round(score, 3)))
-        found.sort(key=lambda p: (-p[3], p[1], p[2]))
+                    found.append((name, *sorted((a, b), key=student_order), round(score, 3)))
+        found.sort(key=lambda p: (-p[3], student_order(p[1]), student_order(p[2])))
         pairs += found
         if store is not None:
             exercises_store[name] = {
