@@ -801,3 +801,26 @@ def test_the_explorer_draws_its_state():
     assert ex.message.endswith(drawing.describe(2))
     with pytest.raises(ValueError, match="read-only"):
         state.weights[0, 0] = 1.0  # the state shares the explorer's weights: not writable
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"n_heads": 3},
+        {"n_heads": 0},
+        {"n_heads": 2.0},
+        {"d_model": 0},
+        {"d_model": 8.0},
+        {"seed": -1},
+        {"seed": True},
+    ],
+)
+def test_bad_model_sizes_get_seeded_projections_own_errors(kwargs):
+    """The explorer leaves d_model, n_heads and seed to seeded_projections (checked once):
+    the same error, word for word."""
+    args = {"d_model": 8, "n_heads": 2, "seed": 0} | kwargs
+    with pytest.raises((TypeError, ValueError)) as expected:
+        helpers.seeded_projections(args["d_model"], args["n_heads"], args["seed"])
+    with pytest.raises(expected.type) as got:
+        AttentionExplorer(**args)
+    assert str(got.value) == str(expected.value)

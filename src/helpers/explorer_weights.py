@@ -17,7 +17,6 @@ A model whose mask or temperature is fixed says so in ``fixed_causal`` / ``fixed
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
@@ -66,13 +65,11 @@ class SeededWeights:
     fixed_temperature: float | None = None
 
     def __init__(self, d_model: int, n_heads: int, seed: int):
-        self.d_model, self.n_heads, self.seed = d_model, n_heads, seed
-        self.d_k = d_model // n_heads
-
-    @functools.cached_property
-    def projections(self) -> dict[str, np.ndarray]:
-        """The seeded W_Q, W_K, W_V, (h, d_model, d_k) each, made on first use."""
-        return seeded_projections(self.d_model, self.n_heads, self.seed)
+        # seeded_projections checks the three (whole numbers, h divides d_model) and says
+        # what to fix; the seeded W_Q, W_K, W_V are (h, d_model, d_k) each.
+        self.projections = seeded_projections(d_model, n_heads, seed)
+        self.n_heads, self.d_model, self.d_k = self.projections["W_Q"].shape
+        self.seed = int(seed)
 
     def load(self, text: str) -> LoadedText:
         text = _text(text)
