@@ -84,6 +84,7 @@ def test_every_named_mistake_of_a_lesson_is_swept(lesson):
     # Every id the lesson's checks name with named("id", ...) has an answer that makes it.
     source = inspect.getsource(importlib.import_module(f"helpers.checks.lesson{lesson}"))
     named = set(re.findall(r'named\(\s*"([a-z0-9_]+)"', source))
+    named |= set(re.findall(r'one_number="([a-z0-9_]+)"', source))  # _scores' mistake
     swept = {
         mistake
         for name, table in SWEEP.items()

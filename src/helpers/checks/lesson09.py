@@ -20,6 +20,7 @@ import numpy as np
 
 from ._core import Exercise, Mistake, as_result_array, close, compare, fresh_rng, named
 from ._prediction import Prediction
+from ._scores import check_scores_per_map
 
 # ----------------------------------------------------------------------------------------------
 # helpers for the checks
@@ -135,25 +136,18 @@ def _grade_head_offset_score(call):
         A = _distinguishing_attention(rng, shape, offset, what).astype(dtype)
         expected = _reference_head_offset_score(A.astype(float), offset)
         value = call(A, offset)
-        got_shape = np.shape(value) if not isinstance(value, tuple) else None
         if len(shape) > 2:
             _diagonal_of_first_axes(A.astype(float), offset, value, what)
-        if len(shape) > 2 and got_shape == () and np.isclose(float(value), expected.mean()):
-            raise Mistake(
-                named(
-                    "averaged_over_heads",
-                    f"{what} returned one number, the mean over every map; return one score per "
-                    f"map, shape {expected.shape}: take the mean over the last axis only.",
-                )
-            )
-        got = as_result_array(value, what, expected.shape)
-        compare(
-            got,
+        check_scores_per_map(
+            value,
+            A,
             expected,
+            what,
             _offset_mistakes(A.astype(float), offset, what),
             f"{what}: the scores are not the mean of A[i, i + offset] over the queries that "
             "have such a key.",
-            name="score",
+            one_number="averaged_over_heads",
+            advice=": take the mean over the last axis only",
         )
     return (
         "your scores match on fresh random attention: one map and stacks (layers, heads), "

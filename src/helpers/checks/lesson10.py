@@ -19,6 +19,7 @@ import numpy as np
 
 from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, named
 from ._prediction import Prediction
+from ._scores import check_scores_per_map
 
 # ----------------------------------------------------------------------------------------------
 # helpers for the checks
@@ -87,22 +88,15 @@ def _grade_previous_token_score(call):
         A = _random_causal_attention(rng, shape).astype(dtype)
         what = f"previous_token_score(A of shape {shape}) on {label}"
         expected = _reference_previous_token_score(A.astype(float))
-        value = call(A)
-        if len(shape) > 2 and np.shape(value) == () and np.isclose(float(value), expected.mean()):
-            raise Mistake(
-                named(
-                    "one_number",
-                    f"{what} returned one number, the mean over every map; return one score "
-                    f"per map, shape {expected.shape}: the mean over the queries only.",
-                )
-            )
-        got = as_result_array(value, what, expected.shape)
-        compare(
-            got,
+        check_scores_per_map(
+            call(A),
+            A,
             expected,
+            what,
             _previous_mistakes(A.astype(float), what),
             f"{what}: the scores are not the mean of A[i, i - 1] over the queries 1 .. n - 1.",
-            name="score",
+            one_number="one_number",
+            advice=": the mean over the queries only",
         )
     # A pure previous-token head scores exactly 1.
     m = int(rng.integers(4, 9))
@@ -204,23 +198,15 @@ def _grade_induction_score(call):
         A = _random_causal_attention(rng, shape).astype(dtype)
         what = f"induction_score(A of shape {shape}, L={L}) on {label}"
         expected = _reference_induction_score(A.astype(float), L)
-        value = call(A, L)
-        if len(shape) > 2 and np.shape(value) == () and np.isclose(float(value), expected.mean()):
-            raise Mistake(
-                named(
-                    "one_number",
-                    f"{what} returned one number, the mean over every map; return one score "
-                    f"per map, shape {expected.shape}.",
-                )
-            )
-        got = as_result_array(value, what, expected.shape)
-        compare(
-            got,
+        check_scores_per_map(
+            call(A, L),
+            A,
             expected,
+            what,
             _induction_mistakes(A.astype(float), L, what),
             f"{what}: the scores are not the mean of A[i, i - L + 1] over the queries "
             "i = L .. n - 1.",
-            name="score",
+            one_number="one_number",
         )
     # A perfect induction head on a repeated segment scores exactly 1.
     L = int(rng.integers(3, 8))
