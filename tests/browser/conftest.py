@@ -249,6 +249,7 @@ def lab_server():
         f"--ServerApp.root_dir={ROOT}",
         "--ServerApp.disable_check_xsrf=True",  # lets the fixture DELETE sessions
         f"--LabApp.app_settings_dir={dirs['app-settings']}",
+        "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: see LabPage
         # JupyterLab makes a checkpoint of each file it opens: keep those out of the checkout.
         f"--FileCheckpoints.checkpoint_dir={dirs['checkpoints']}",
     ]
@@ -301,16 +302,42 @@ def browser(lab_server):
         playwright.stop()
 
 
+# JupyterLab's application object (``--LabApp.expose_app_in_browser``): the tests open and
+# close notebooks through its commands, as a learner does from the file browser, instead of
+# loading the whole page again for each one (the suite's Chromium and server CPU time: 444 s
+# with a page load per notebook, 270 s without, both at load average ~8).
+APP_RESTORED = "async () => { await window.jupyterapp.restored; }"
+OPEN_DOCUMENT = """
+(path) => {
+  // The default viewer of the file (a lesson's .py opens with jupytext's, as in the tree).
+  window.jupyterapp.commands.execute('docmanager:open', {path});
+}
+"""
+# Close every document (no "save your changes?" dialog: autosave is off, and the tests never
+# save); the Launcher stays.
+CLOSE_DOCUMENTS = """
+() => {
+  const app = window.jupyterapp;
+  for (const widget of Array.from(app.shell.widgets('main'))) {
+    if (!widget.context) continue;
+    widget.context.model.dirty = false;
+    widget.dispose();
+  }
+}
+"""
+
+
 class LabPage:
-    """One browser tab (in its own browser context) on the server.
+    """One browser tab (in its own browser context) holding one JupyterLab, loaded once.
 
     Collects the console errors, page errors and write requests to ``/api/contents`` seen since
-    it last started loading a notebook.
+    it last started opening a notebook.
     """
 
     def __init__(self, page, server: LabServer):
         self.page, self.server = page, server
-        self.path: str | None = None  # the notebook this tab holds (or is loading)
+        self.path: str | None = None  # the notebook this tab holds (or is opening)
+        self.lab_loaded = False
         # perf_counter() when Run All was started in this tab ahead of its test (see
         # test_lessons_in_browser.run_ahead), None otherwise.
         self.run_started: float | None = None
@@ -334,36 +361,43 @@ class LabPage:
             self.writes.append(f"{request.method} {request.url}")
 
     def load(self, path: str, prestart: bool) -> None:
-        """Start loading ``/lab/tree/<path>?reset`` (returns once the navigation committed).
+        """Start opening ``path`` in this tab's JupyterLab (returns once asked; the caller
+        waits for what it needs). The first call loads JupyterLab itself (``/lab?reset``: the
+        default layout).
 
         With ``prestart`` the kernel is started through the REST API first, so that it boots
-        while JupyterLab loads (JupyterLab connects to a running session of the same path).
+        while JupyterLab opens the notebook (JupyterLab connects to a running session of the
+        same path).
         """
         self.blank()
-        self.console_errors.clear()
+        self.console_errors.clear()  # (JupyterLab's own load counts for the first notebook)
         self.writes.clear()
-        self.path = path
-        self.run_started = None
         if prestart:
             self.server.start_session(path)
-        self.page.goto(f"{self.server.url}/lab/tree/{path}?reset", wait_until="commit")
+        if not self.lab_loaded:
+            self.page.goto(f"{self.server.url}/lab?reset", wait_until="commit")
+            self.page.wait_for_function("() => !!window.jupyterapp", timeout=60_000)
+            self.page.evaluate(APP_RESTORED)
+            self.lab_loaded = True
+        self.path = path
+        self.run_started = None
+        self.page.evaluate(OPEN_DOCUMENT, path)
 
     def blank(self) -> None:
-        """Leave the notebook (about:blank), then shut its kernels down."""
+        """Close the notebook, then shut its kernels down."""
         if self.path is None:
             return
         path, self.path, self.run_started = self.path, None, None
         try:
-            self.page.goto("about:blank", timeout=15_000)
+            self.page.evaluate(CLOSE_DOCUMENTS)
         finally:
             self.server.close_sessions(path)
 
 
 class Lab:
     """What a test drives: the tab holding its notebook (``page``), and a second tab that
-    loads the next test's notebook meanwhile (:meth:`preload`), so JupyterLab's start-up (about
-    4 s a page here) overlaps the current notebook's Run All. Each notebook still gets a fresh
-    page load with ``?reset`` and a kernel of its own."""
+    opens the next test's notebook meanwhile (:meth:`preload`), so that its kernel start and
+    Run All overlap the current notebook's checks. Each notebook gets a kernel of its own."""
 
     def __init__(self, tabs: list[LabPage], server: LabServer):
         self.tabs, self.server = tabs, server
@@ -382,8 +416,9 @@ class Lab:
         return self.current.writes
 
     def open(self, path: str, prestart: bool = True) -> None:
-        """Make ``path`` the current tab's notebook: the tab preloaded with it, or a fresh
-        load. Returns once loading started; the caller waits for what it needs."""
+        """Make ``path`` the current tab's notebook: the tab preloaded with it, or else open
+        it in the current tab. Returns once opening started; the caller waits for what it
+        needs."""
         preloaded = [t for t in self.tabs if t.path == path and t is not self.current]
         if preloaded and prestart:
             self.current.blank()
@@ -392,13 +427,13 @@ class Lab:
         self.current.load(path, prestart)
 
     def preload(self, path: str) -> None:
-        """Start loading ``path`` (kernel included) in the other tab."""
+        """Start opening ``path`` (kernel included) in the other tab."""
         other = next(t for t in self.tabs if t is not self.current)
         if other.path != path:
             other.load(path, prestart=True)
 
     def leave(self) -> None:
-        """After a test: the current tab leaves its notebook and its kernels are shut down
+        """After a test: the current tab closes its notebook and its kernels are shut down
         (a preloaded tab keeps its own)."""
         self.current.blank()
 

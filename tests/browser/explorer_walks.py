@@ -404,21 +404,34 @@ CLIPPING = """
 """
 
 
-# Scroll every scrolling ancestor (the notebook, the explorer's own box) to show ``el`` in the
-# middle, then wait two frames for the layout to settle.
-SCROLL_TO = """
-async (el) => {
-  el.scrollIntoView({block: 'center', inline: 'center'});
-  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+# Every control of an explorer or grid (text boxes, buttons, radios, grid cells) and every
+# picture (role=img) in `root` that is shown: each scrolled into the middle of every
+# scrolling ancestor (the notebook, the explorer's own box), one frame for the layout to
+# settle, then measured against the boxes that clip it (CLIPPING). One call for all of them.
+MEASURE_EACH = (
+    """
+async (root) => {
+  const clipping = """
+    + CLIPPING.strip()
+    + """;
+  const selector = "input, button, [role=radio], [role=gridcell], select, textarea, "
+      + "[tabindex='0'], [role=img]";
+  // Rendered as Playwright's isVisible() has it: a non-empty box, not visibility: hidden.
+  const shown = (e) => {
+    const r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden';
+  };
+  const found = [...root.querySelectorAll(selector)].filter(shown);
+  const out = [];
+  for (const el of found) {
+    el.scrollIntoView({block: 'center', inline: 'center'});
+    await new Promise((r) => requestAnimationFrame(r));
+    out.push({...clipping(el), picture: el.getAttribute('role') === 'img'});
+  }
+  return out;
 }
 """
-
-
-def controls(root) -> list:
-    """Every control of an explorer or grid: text boxes, buttons, radios, grid cells."""
-    return root.locator(
-        "input, button, [role=radio], [role=gridcell], select, textarea, [tabindex='0']"
-    ).all()
+)
 
 
 def zoom_walk(lab, selector: str, tag: str) -> dict:
@@ -444,11 +457,7 @@ def zoom_walk(lab, selector: str, tag: str) -> dict:
         root = page.locator(f"{PANEL} {selector}").first
         root.scroll_into_view_if_needed()
         page.screenshot(path=shot(f"{tag}_zoom200_top.png"))
-        for element in controls(root) + root.locator("[role=img]").all():
-            if not element.is_visible():
-                continue
-            geometry = element.evaluate(SCROLL_TO)
-            geometry = element.evaluate(CLIPPING)
+        for geometry in root.evaluate(MEASURE_EACH):
             e, box = geometry["el"], geometry["box"]
             inside = (
                 e["left"] >= box["left"] - 1
@@ -456,9 +465,8 @@ def zoom_walk(lab, selector: str, tag: str) -> dict:
                 and e["top"] >= box["top"] - 1
                 and e["bottom"] <= box["bottom"] + 1
             )
-            picture = element.get_attribute("role") == "img"
             wider = e["right"] - e["left"] > box["right"] - box["left"]
-            if picture and wider:
+            if geometry["picture"] and wider:
                 # Reachable to the far edge by scrolling sideways in a clipping ancestor.
                 inside = geometry["scrollsSideways"]
             if not inside:

@@ -10,12 +10,13 @@ network) of the notebook's own content, its rendered markdown and its outputs (J
 UI left out), against WCAG 2.1 A and AA and axe's best practices: no violation allowed. Each
 notebook's results land in ``build/axe/``.
 
-Then the attention explorer (lesson 04): each token button and the causal toggle must change
-the heatmap's pixels, and the median click-to-new-pixels time of a token click must stay within
-TARGET_RATIO (1.5) times the round trip of a do-nothing widget (``widget_roundtrip.ipynb``'s
-button and label) in the same notebook: a copy of the lesson with that widget right after the
-explorer, both on screen, their clicks timed in turn. (A token click never reaches the kernel:
-the browser shows the query's pictures, which it already holds.)
+Then, on the same page (no second Run All), lessons 04 and 09 get more: the keyboard walks,
+Chromium's accessibility tree and 200 % zoom (``explorer_walks.py``), and their clicks timed
+against a do-nothing widget's round trip (``clicks.py``).
+
+The notebooks open one after another in one running JupyterLab per tab, as a learner opens
+them from the file browser; two tabs take turns, so that the next notebook's kernel start and
+Run All overlap this one's checks.
 
 Run: ``make test-browser`` (or ``pytest -q -s -m browser tests/browser``).
 """
@@ -23,14 +24,12 @@ Run: ``make test-browser`` (or ``pytest -q -s -m browser tests/browser``).
 from __future__ import annotations
 
 import json
-import os
 import re
-import statistics
 import time
 from pathlib import Path
 
+import clicks
 import explorer_walks
-import nbformat
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
@@ -41,24 +40,12 @@ SCREENSHOTS = ROOT / "build" / "screenshots"
 
 LESSONS = sorted(ROOT.glob("notebooks/*.ipynb")) + sorted(ROOT.glob("solutions/*.ipynb"))
 EXPLORER_LESSON = "solutions/04_softmax_and_attention.ipynb"
-REAL_LESSON = "solutions/09_real_model.ipynb"  # its grid and explorer: test_real_model_in_browser
-BASELINE = "tests/browser/widget_roundtrip.ipynb"
+REAL_LESSON = "solutions/09_real_model.ipynb"  # its grid and the explorer it opens
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 IDLE = "Python 3 (ipykernel) | Idle"
-OPEN_TIMEOUT = 60_000  # ms: page load + kernel start
+OPEN_TIMEOUT = 60_000  # ms: JupyterLab's first load + kernel start
 RUN_TIMEOUT = 120_000  # ms: Run All (lessons take <= 5 s, lesson 08 <= 20 s, on 2 cores)
-# Timed clicks of each kind (one of each per round, interleaved). A click's time spreads over
-# a 16.7 ms frame, so the median of 20 moved by about 0.1 in ratio from run to run; 30 narrow it.
-LATENCY_CLICKS = 30
-# CURRICULUM.md: click to new pixels <= 1.5x a do-nothing widget's, measured in the same run.
-TARGET_RATIO = 1.5
-# Idle time between timed clicks, as between a person's clicks. Back to back (the next click
-# sent the moment the last update was drawn) even the do-nothing widget measured ~60 ms here,
-# and 34 ms with 100 ms gaps, against 18-24 ms with 200 ms (cause not investigated; its Label
-# typesets every new value, asynchronously).
-CLICK_GAP_MS = 200
-
 # Console errors that are not about the course, each with the reason it is ignored (regular
 # expressions). None was needed with JupyterLab 4.6.6, ipywidgets 8.1.9 and Chromium 156:
 # anything the browser logs as an error fails the test.
@@ -80,10 +67,17 @@ AXE_REPORTS = ROOT / "build" / "axe"
 AXE_THIRD_PARTY: dict[str, str] = {}
 
 
+AXE_SCRIPT = Axe().axe_script  # axe-core's own script, as the package ships it
+
+
 def axe_audit(lab, path: str) -> list[dict]:
     """Run axe-core over the open notebook's markdown and outputs; returns its violations
-    (each: rule id, impact, help, nodes) and writes them to ``build/axe/<notebook>.json``."""
-    results = Axe().run(lab.page, context=AXE_CONTEXT, options=AXE_OPTIONS).response
+    (each: rule id, impact, help, nodes) and writes them to ``build/axe/<notebook>.json``.
+    axe-core's script is added to the tab once (the tab keeps its page from one notebook to
+    the next); ``axe.run`` reads the page afresh each time."""
+    if not lab.page.evaluate("() => typeof window.axe !== 'undefined'"):
+        lab.page.evaluate(AXE_SCRIPT)
+    results = lab.page.evaluate("([c, o]) => axe.run(c, o)", [AXE_CONTEXT, AXE_OPTIONS])
     violations = [
         {
             "id": v["id"],
@@ -153,9 +147,8 @@ def code_cells(path: Path) -> list[str]:
 
 def runnable_cells(path: Path) -> int:
     """How many code cells of the notebook on disk have code and show it: Run All gives each
-    a number in its prompt. (A cell whose input is collapsed, as the do-nothing widget's is in
-    the latency tests' copies, shows no prompt: counting it, the wait for Run All to finish
-    ran into its 10 s timeout.)"""
+    a number in its prompt. (A cell whose input is collapsed shows no prompt: counting it, the
+    wait for Run All to finish would run into its 10 s timeout.)"""
     nb = json.loads(path.read_text())
     return sum(
         1
@@ -256,8 +249,8 @@ NOTEBOOK_STATE = """
 
 
 def open_in_lab(lab, path: str, prestart: bool = True) -> tuple[float, float]:
-    """Open ``/lab/tree/<path>?reset`` (or take the tab that preloaded it) and wait for the
-    kernel to be idle. ``prestart``: start the kernel through the REST API as the page loads.
+    """Open ``path`` in JupyterLab (or take the tab that preloaded it) and wait for the kernel
+    to be idle. ``prestart``: start the kernel through the REST API as the notebook opens.
 
     Returns the seconds until the notebook panel showed, and until the kernel was idle.
     """
@@ -365,14 +358,14 @@ def test_lesson_runs_in_jupyterlab(lab, notebook: Path):
     learner = path.startswith("notebooks/")
     sources = code_cells(notebook)
     shown, idle = open_in_lab(lab, path)
-    # While this notebook runs, the other tab loads the next one; after the last lesson, the
-    # first latency test's copy of lesson 04 (the .py test in between loads in this tab).
+    # While this notebook runs, the other tab opens the next one (and runs it while this one
+    # is audited and checked).
     following = LESSONS.index(notebook) + 1
-    after = rel(LESSONS[following]) if following < len(LESSONS) else explorer_copy()
-    preload = lambda: lab.preload(after)  # noqa: E731
+    after = rel(LESSONS[following]) if following < len(LESSONS) else None
+    preload = (lambda: lab.preload(after)) if after else None
     ahead = lab.current.run_started is not None
     seconds = run_all(lab, runnable_cells(notebook), meanwhile=preload)
-    if following < len(LESSONS):  # the next lesson runs while this one is audited
+    if after:
         run_ahead(lab, after)
     state = lab.page.evaluate(NOTEBOOK_STATE, PANEL)
     start = time.perf_counter()
@@ -424,11 +417,12 @@ def test_lesson_runs_in_jupyterlab(lab, notebook: Path):
     assert not lab.writes, f"{path}: JupyterLab wrote to the checkout: {lab.writes}"
 
     # The explorer and the grid with the keyboard alone, in Chromium's accessibility tree and
-    # at 200 % zoom (explorer_walks.py), on this page: no Run All of their own.
-    for walk in ACCESSIBILITY_WALKS.get(path, []):
+    # at 200 % zoom (explorer_walks.py), then their clicks timed (clicks.py), on this page: no
+    # Run All of their own.
+    for check in ON_PAGE_CHECKS.get(path, []):
         start = time.perf_counter()
-        report = walk(lab)
-        print(f"  {path}: {walk.__name__} {time.perf_counter() - start:.1f} s: {report}")
+        report = check(lab)
+        print(f"  {path}: {check.__name__} {time.perf_counter() - start:.1f} s: {report}")
     assert not unexpected_console_errors(lab), "\n".join(unexpected_console_errors(lab))
     assert not lab.writes, f"{path}: JupyterLab wrote to the checkout: {lab.writes}"
 
@@ -449,10 +443,41 @@ def grid_at_200_percent(lab) -> dict:
     return explorer_walks.zoom_walk(lab, explorer_walks.GRID_OUTPUT, "09")
 
 
-ACCESSIBILITY_WALKS = {
-    EXPLORER_LESSON: [explorer_keyboard_and_tree, explorer_at_200_percent],
-    REAL_LESSON: [grid_keyboard, grid_at_200_percent],
+def explorer_clicks_within_the_latency_target(lab) -> dict:
+    wait_for_other_tab(lab)  # nothing else running while clicks are timed
+    return clicks.explorer_clicks_and_latency(lab)
+
+
+def grid_clicks_within_the_latency_target(lab) -> dict:
+    wait_for_other_tab(lab)
+    return clicks.grid_clicks_and_latency(lab)
+
+
+ON_PAGE_CHECKS = {
+    EXPLORER_LESSON: [
+        explorer_keyboard_and_tree,
+        explorer_at_200_percent,
+        explorer_clicks_within_the_latency_target,
+    ],
+    REAL_LESSON: [grid_keyboard, grid_at_200_percent, grid_clicks_within_the_latency_target],
 }
+
+
+def wait_for_other_tab(lab) -> None:
+    """Wait until the other tab's notebook has opened and, if it was run ahead, finished its
+    Run All and drawn its widgets."""
+    other = next(t for t in lab.tabs if t is not lab.current)
+    if other.path is None:
+        return
+    if other.run_started is None:
+        status = other.page.locator("#jp-main-statusbar").get_by_text(IDLE, exact=True)
+        status.wait_for(timeout=OPEN_TIMEOUT)
+        return
+    expected = runnable_cells(ROOT / other.path)
+    other.page.wait_for_function(
+        RUN_FINISHED, arg=[PANEL, expected], timeout=RUN_TIMEOUT, polling=100
+    )
+    other.page.wait_for_function(NO_LOADING_WIDGET, arg=PANEL, timeout=15_000, polling=100)
 
 
 def test_lesson_py_file_opens_as_a_notebook(lab):
@@ -460,9 +485,6 @@ def test_lesson_py_file_opens_as_a_notebook(lab):
     sources = sorted(ROOT.glob("notebooks/[0-9][0-9]_*.py"))
     assert sources, "no notebooks/NN_*.py lesson source found"
     path = rel(sources[min(1, len(sources) - 1)])  # 01_input_Z.py when it exists
-    # The next test's notebook (preloaded in the other tab by the last lesson's test) runs
-    # meanwhile: nothing is timed here.
-    run_ahead(lab, explorer_copy())
     open_in_lab(lab, path, prestart=False)  # JupyterLab starts this kernel itself
     panel = lab.page.locator(PANEL)
     assert panel.locator(".jp-Cell").count() > 1, f"{path} did not open as a notebook"
@@ -470,233 +492,3 @@ def test_lesson_py_file_opens_as_a_notebook(lab):
     assert lab.page.locator(".jp-FileEditor:visible").count() == 0, f"{path} opened as text"
     assert not unexpected_console_errors(lab), "\n".join(unexpected_console_errors(lab))
     assert not lab.writes, f"opening {path} wrote to the checkout: {lab.writes}"
-
-
-# --------------------------------------------------------------------------- the explorer
-
-# A fingerprint of what an element shows: the bytes of an <img> (fetch(src): an Image widget
-# gets a new blob: URL on every update, even for equal bytes), a canvas's pixels, or else the
-# element's markup (HTML/SVG, inline image data included).
-DIGEST_JS = """
-async function digest(root) {
-  let data;
-  const img = root instanceof HTMLImageElement ? root : root.querySelector('img');
-  if (img && !root.querySelector('svg')) {
-    data = await (await fetch(img.src)).arrayBuffer();
-  } else if (root instanceof HTMLCanvasElement) {
-    data = new TextEncoder().encode(root.toDataURL());
-  } else {
-    data = new TextEncoder().encode(root.innerHTML);
-  }
-  const hash = await crypto.subtle.digest('SHA-256', data);
-  return Array.from(new Uint8Array(hash), (b) => b.toString(16).padStart(2, '0')).join('');
-}
-"""
-
-# Click `button`, then time (performance.now(), in the page) until `root` changed, its images
-# are decoded, and the next animation frame starts: click to new pixels. ms is null when
-# nothing changed within timeoutMs.
-CLICK_AND_TIME = (
-    """
-async ([root, button, timeoutMs]) => {
-"""
-    + DIGEST_JS
-    + """
-  async function imagesDecoded(el) {
-    const sources = [...el.querySelectorAll('img')].map((i) => i.src)
-      .concat([...el.querySelectorAll('image')].map((i) => i.getAttribute('href')
-               || i.getAttribute('xlink:href')));
-    if (el instanceof HTMLImageElement) sources.push(el.src);
-    await Promise.all(sources.filter(Boolean).map((src) => {
-      const probe = new Image();
-      probe.src = src;
-      return probe.decode().catch(() => null);
-    }));
-  }
-  const before = await digest(root);
-  const ms = await new Promise((resolve) => {
-    let t0 = 0;
-    const observer = new MutationObserver(async () => {
-      observer.disconnect();
-      clearTimeout(timer);
-      await imagesDecoded(root);
-      requestAnimationFrame(() => resolve(performance.now() - t0));
-    });
-    const timer = setTimeout(() => { observer.disconnect(); resolve(null); }, timeoutMs);
-    observer.observe(root, {subtree: true, childList: true, attributes: true,
-                            characterData: true});
-    t0 = performance.now();
-    button.click();
-  });
-  // Let any later mutation of the same update land before fingerprinting.
-  await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
-  return {ms, before, after: await digest(root)};
-}
-"""
-)
-
-
-def click_and_time(lab, root, button, timeout_ms: int = 10_000) -> dict:
-    return lab.page.evaluate(CLICK_AND_TIME, [root, button, timeout_ms])
-
-
-def check_explorer(lab) -> dict:
-    """In the open notebook's first attention explorer, click each token button and the causal
-    toggle and assert each click changed the heatmap's pixels. Returns the explorer's
-    locator, its heatmap and its token buttons (element handles)."""
-    page = lab.page
-    explorer = page.locator(f"{PANEL} .attention-explorer").first
-    explorer.wait_for(timeout=30_000)
-    explorer.scroll_into_view_if_needed()
-    heatmap_locator = explorer.locator(".explorer-heatmap").first
-    heatmap = heatmap_locator.element_handle()
-    # The token row is an anywidget: it appears a moment after the explorer (its module loads).
-    explorer.locator(".explorer-tokens button").first.wait_for(timeout=30_000)
-    tokens = [b.element_handle() for b in explorer.locator(".explorer-tokens button").all()]
-    assert len(tokens) >= 2, f"expected token buttons, found {len(tokens)}"
-    causal = explorer.locator(".explorer-causal").first
-    if causal.evaluate("e => e.tagName") != "BUTTON":
-        causal = causal.locator("button").first
-    causal = causal.element_handle()
-
-    # Select token 0 first (it may already be selected: no change required), so that each
-    # asserted click below picks a query different from the one shown.
-    click_and_time(lab, heatmap, tokens[0], timeout_ms=1500)
-    pixels = heatmap_locator.screenshot()
-    order = list(range(1, len(tokens))) + [0]
-    steps = [(f"token {i}", tokens[i], i) for i in order]
-    steps += [("causal toggle on", causal, 0), ("causal toggle off", causal, 0)]
-    for name, button, query in steps:
-        result = click_and_time(lab, heatmap, button)
-        assert result["ms"] is not None, f"clicking {name} did not update the heatmap"
-        assert result["after"] != result["before"], f"clicking {name} left the heatmap as it was"
-        new_pixels = heatmap_locator.screenshot()
-        assert new_pixels != pixels, f"clicking {name} did not change the heatmap's pixels"
-        pixels = new_pixels
-        # The browser switches queries itself; the kernel must still know which one is shown:
-        # after the causal toggle (drawn by the kernel) the last token clicked stays selected.
-        shown = heatmap_locator.locator(".explorer-heatmap-query svg").first
-        assert shown.get_attribute("data-query") == str(query), f"after {name}"
-    assert not unexpected_console_errors(lab), "\n".join(unexpected_console_errors(lab))
-
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    explorer.screenshot(path=str(SCREENSHOTS / "explorer_after_clicks.png"))
-    return {"explorer": explorer, "heatmap": heatmap, "tokens": tokens}
-
-
-def with_do_nothing_widget(lesson: str, after: str) -> str:
-    """Write a copy of ``lesson`` with the do-nothing widget's code cells (input hidden) right
-    after the first code cell whose source holds ``after``, under ``build/browser/``; returns
-    its path from ROOT (what the browser opens). Right after the explorer, both are on screen
-    together, so that their clicks can be timed in turn."""
-    nb = nbformat.read(ROOT / lesson, as_version=4)
-    noop = [
-        nbformat.v4.new_code_cell(c.source, metadata={"jupyter": {"source_hidden": True}})
-        for c in nbformat.read(ROOT / BASELINE, as_version=4).cells
-        if c.cell_type == "code"
-    ]
-    at = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and after in c.source)
-    nb.cells[at + 1 : at + 1] = noop
-    copy = f"build/browser/{Path(lesson).stem}_with_do_nothing_widget.ipynb"
-    (ROOT / copy).parent.mkdir(parents=True, exist_ok=True)
-    text = nbformat.writes(nb) + "\n"
-    if not (ROOT / copy).exists() or (ROOT / copy).read_text() != text:  # a tab may hold it
-        (ROOT / copy).write_text(text)
-    return copy
-
-
-def explorer_copy() -> str:
-    """Lesson 04 with the do-nothing widget below its explorer (the first latency test's)."""
-    return with_do_nothing_widget(EXPLORER_LESSON, after="ex.show()")
-
-
-def real_model_copy() -> str:
-    """Lesson 09 with the do-nothing widget below its grid (the second latency test's)."""
-    return with_do_nothing_widget(REAL_LESSON, after="grid.show()")
-
-
-def wait_until_preloaded(lab) -> None:
-    """Wait until the other tab's notebook (if it loads one) has shown and its kernel is idle."""
-    other = next(t for t in lab.tabs if t is not lab.current)
-    if other.path is not None:
-        status = other.page.locator("#jp-main-statusbar").get_by_text(IDLE, exact=True)
-        status.wait_for(timeout=OPEN_TIMEOUT)
-
-
-def noop_handles(lab) -> tuple:
-    """The do-nothing widget's label and button in the open notebook (element handles)."""
-    label = lab.page.locator(f"{PANEL} .baseline-label").first
-    label.wait_for(timeout=30_000)
-    button = lab.page.locator(f"{PANEL} button.baseline-button").first
-    return label.element_handle(), button.element_handle()
-
-
-def interleaved_latency(lab, series: dict[str, tuple], clicks: int) -> dict[str, tuple]:
-    """Click each series' buttons in turn, one click of each series per round (so that a
-    slower moment of the machine costs them all alike), ``clicks`` rounds. ``series``: name ->
-    (root whose pixels are timed, which must be on screen; buttons clicked in rotation).
-    Returns name -> (median ms, every time)."""
-    on_screen = """(e) => { const r = e.getBoundingClientRect();
-        return r.top >= 0 && r.bottom <= window.innerHeight && r.height > 0; }"""
-    for name, (root, _buttons) in series.items():
-        assert root.evaluate(on_screen), f"{name}: what it changes is off screen"
-    times: dict[str, list[float]] = {name: [] for name in series}
-    for k in range(clicks):
-        for name, (root, buttons) in series.items():
-            lab.page.wait_for_timeout(CLICK_GAP_MS)
-            result = click_and_time(lab, root, buttons[k % len(buttons)])
-            assert result["ms"] is not None, f"{name}: click {k} changed nothing within 10 s"
-            times[name].append(result["ms"])
-    return {name: (statistics.median(t), t) for name, t in times.items()}
-
-
-def timing(median: float, times: list[float]) -> dict:
-    return {"median": round(median, 1), "all": [round(t, 1) for t in times]}
-
-
-def test_explorer_clicks_change_the_heatmap_within_the_latency_target(lab):
-    if not (ROOT / "src" / "helpers" / "explorer.py").exists():
-        pytest.skip("the attention explorer (src/helpers/explorer.py) has not landed yet")
-    assert (ROOT / EXPLORER_LESSON).exists(), (
-        f"{EXPLORER_LESSON} is missing: the explorer exists, its lesson does not"
-    )
-    copy = explorer_copy()
-    open_in_lab(lab, copy)
-    if (ROOT / REAL_LESSON).exists():  # the next test's notebook, in the other tab
-        lab.preload(real_model_copy())
-    run_all(lab, runnable_cells(ROOT / copy))
-    assert_every_cell_ran(copy, lab.page.evaluate(NOTEBOOK_STATE, PANEL))
-    g = check_explorer(lab)
-    g["explorer"].evaluate("e => e.scrollIntoView({block: 'start'})")
-    wait_until_preloaded(lab)  # nothing else loading while the clicks are timed
-    lab.page.wait_for_timeout(200)
-    label, button = noop_handles(lab)
-    # Tokens 1, 2, ..., n-1, 0, 1, ... (token 0 is selected now): each click a new query.
-    rotation = g["tokens"][1:] + g["tokens"][:1]
-    timed = interleaved_latency(
-        lab, {"explorer": (g["heatmap"], rotation), "noop": (label, [button])}, LATENCY_CLICKS
-    )
-    (explorer_ms, explorer_all), (noop_ms, noop_all) = timed["explorer"], timed["noop"]
-    ratio = explorer_ms / noop_ms
-    report = {
-        "clicks": LATENCY_CLICKS,
-        "gap_between_clicks_ms": CLICK_GAP_MS,
-        "explorer_click_to_new_pixels_ms": timing(explorer_ms, explorer_all),
-        "do_nothing_widget_in_the_lesson_ms": timing(noop_ms, noop_all),
-        "ratio": round(ratio, 2),
-        "target_ratio": TARGET_RATIO,
-        "load_average": [round(v, 1) for v in os.getloadavg()],
-    }
-    out = ROOT / "build" / "browser-latency.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
-    print(
-        f"\n  lesson 04 explorer click -> new pixels: median {explorer_ms:.1f} ms over "
-        f"{LATENCY_CLICKS} clicks; do-nothing widget in the lesson {noop_ms:.1f} ms (ratio "
-        f"{ratio:.2f}, target <= {TARGET_RATIO}); clicks {CLICK_GAP_MS} ms apart; every time in "
-        f"{out.relative_to(ROOT)}"
-    )
-    assert ratio <= TARGET_RATIO, (
-        f"a token click took {ratio:.2f}x the do-nothing widget's round trip "
-        f"(target <= {TARGET_RATIO}); every time in {out.relative_to(ROOT)}"
-    )
