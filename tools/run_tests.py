@@ -25,7 +25,7 @@ def find_chromium() -> str | None:
     return next(filter(None, map(shutil.which, CHROMIUM_CANDIDATES)), None)
 
 
-# One worker per core. One pytest session runs the tests and both copies of every lesson, so
+# One worker per core. One pytest session runs the tests and the lessons, so
 # the workers start and import once and none waits idle at the end of a step for the other;
 # --dist loadfile keeps each test file and each notebook on one worker (a notebook's cells share
 # its kernel); conftest.py starts the longest first and runs notebooks/ as --nbval-lax does.
@@ -39,29 +39,26 @@ LINTED = [
     "benchmarks",
     *(f"solutions/{p.name}" for p in sorted(ROOT.glob("solutions/*.py"))),
 ]
-STEPS = {
-    "lint (ruff)": [PY, "-m", "ruff", "check", *LINTED],
-    # tests/: includes tests/test_build_lessons.py, which fails when a generated lesson file is
-    # stale. solutions/: every stored output must reproduce (only cells tagged as unreproducible
-    # skip). notebooks/ (learner copies, no stored outputs): every cell runs without an error.
-    "tests, solutions reproduce (nbval), learner notebooks run (nbval-lax)": [
-        PY,
-        "-m",
-        "pytest",
-        "-q",
-        # First, before nbval's import of jsonschema: see tests/pytest_lazy_imports.py.
-        "-p",
-        "tests.pytest_lazy_imports",
-        *PARALLEL,
-        "-m",
-        "not browser",
-        "--nbval",
-        "--nbval-current-env",
-        "tests",
-        "solutions",
-        "notebooks",
-    ],
-}
+LINT = [PY, "-m", "ruff", "check", *LINTED]
+# tests/: includes tests/test_build_lessons.py, which fails when a generated lesson file is
+# stale. solutions/: every stored output must reproduce (only cells tagged as unreproducible
+# skip). notebooks/ (learner copies, no stored outputs): every cell runs without an error.
+PYTEST = [
+    PY,
+    "-m",
+    "pytest",
+    "-q",
+    # First, before nbval's import of jsonschema: see tests/pytest_lazy_imports.py.
+    "-p",
+    "tests.pytest_lazy_imports",
+    *PARALLEL,
+    "-m",
+    "not browser",
+    "--nbval",
+    "--nbval-current-env",
+    "tests",
+    "solutions",
+]
 BROWSER_STEP = [PY, "-m", "pytest", "-q", "-s", "-m", "browser", "tests/browser"]
 
 
@@ -77,13 +74,20 @@ def run(name: str, cmd: list[str]) -> None:
 
 def main(which: str) -> None:
     start = time.perf_counter()
+    browser = (ROOT / "tests" / "browser").is_dir() and find_chromium() is not None
     if which in ("all", "fast"):
-        for name, cmd in STEPS.items():
-            run(name, cmd)
+        run("lint (ruff)", LINT)
+        if which == "all" and browser:
+            # The learner copies run once, in the browser tests, which run every cell of both
+            # copies anyway (and fail on any error output, as nbval-lax does).
+            run("tests, solutions reproduce (nbval); learner copies: in the browser", PYTEST)
+        else:
+            run("tests, solutions reproduce (nbval), learner copies run (nbval-lax)",
+                [*PYTEST, "notebooks"])  # fmt: skip
     if which in ("all", "browser"):
         if not (ROOT / "tests" / "browser").is_dir():
             print("\n=== browser tests: none yet")
-        elif find_chromium():
+        elif browser:
             run("browser tests (JupyterLab in headless Chromium)", BROWSER_STEP)
         elif which == "browser":
             sys.exit(f"No Chromium found: {INSTALL_CHROMIUM} to run the browser tests.")

@@ -32,7 +32,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "build" / "screenshots"
-CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
+# The same search as tools/run_tests.py's, which leaves the learner copies to these tests when
+# it finds one: absolute paths and names on PATH.
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -50,10 +52,7 @@ SERVER_STOP_TIMEOUT = 10
 
 
 def find_chromium() -> str | None:
-    for path in CHROMIUM_CANDIDATES:
-        if Path(path).exists():
-            return path
-    return shutil.which("chromium")
+    return next(filter(None, map(shutil.which, CHROMIUM_CANDIDATES)), None)
 
 
 def _free_port() -> int:
