@@ -336,7 +336,7 @@ class LabPage:
     def __init__(self, page, server: LabServer):
         self.page, self.server = page, server
         self.path: str | None = None  # the notebook this tab holds (or is opening)
-        self.lab_loaded = False
+        self.lab_started = self.lab_ready = False
         # perf_counter() when Run All was started in this tab ahead of its test (see
         # test_lessons_in_browser.run_ahead), None otherwise.
         self.run_started: float | None = None
@@ -359,25 +359,32 @@ class LabPage:
         if "/api/contents" in request.url and request.method not in ("GET", "HEAD"):
             self.writes.append(f"{request.method} {request.url}")
 
+    def start_lab(self) -> None:
+        """Start loading JupyterLab in this tab (``/lab?reset``: the default layout); returns
+        at once (:meth:`load` waits for it)."""
+        if not self.lab_started:
+            self.page.goto(f"{self.server.url}/lab?reset", wait_until="commit")
+            self.lab_started = True
+
     def load(self, path: str, prestart: bool) -> None:
         """Start opening ``path`` in this tab's JupyterLab (returns once asked; the caller
-        waits for what it needs). The first call loads JupyterLab itself (``/lab?reset``: the
-        default layout).
+        waits for what it needs).
 
         With ``prestart`` the kernel is started through the REST API first, so that it boots
         while JupyterLab opens the notebook (JupyterLab connects to a running session of the
         same path).
         """
         self.blank()
-        self.console_errors.clear()  # (JupyterLab's own load counts for the first notebook)
-        self.writes.clear()
+        if self.lab_ready:  # (what JupyterLab's own load logged counts for its first notebook)
+            self.console_errors.clear()
+            self.writes.clear()
         if prestart:
             self.server.start_session(path)
-        if not self.lab_loaded:
-            self.page.goto(f"{self.server.url}/lab?reset", wait_until="commit")
+        if not self.lab_ready:
+            self.start_lab()
             self.page.wait_for_function("() => !!window.jupyterapp", timeout=60_000)
             self.page.evaluate(APP_RESTORED)
-            self.lab_loaded = True
+            self.lab_ready = True
         self.path = path
         self.run_started = None
         self.page.evaluate(OPEN_DOCUMENT, path)
@@ -448,6 +455,8 @@ def _lab_session(browser, lab_server):
             page = context.new_page()
             page.set_default_timeout(30_000)
             tabs.append(LabPage(page, lab_server))
+        for tab in tabs:  # both JupyterLabs load at once, before the first notebook opens
+            tab.start_lab()
         yield Lab(tabs, lab_server)
     finally:
         for context in contexts:
