@@ -55,8 +55,8 @@ function render({ model, el }) {
         cell.dataset.head = String(a);
         cell.style.width = cell.style.height = size();
         cell.addEventListener("click", () => {
-          moveFocus(k, a, true);
           pick(k, a);
+          moveFocus(k, a, true);
         });
         row.append(cell);
         line.push(cell);
@@ -102,8 +102,8 @@ function render({ model, el }) {
   function pick(k, a) {
     const [sk, sa] = model.get("selected");
     if (sk === k && sa === a) return;
+    model.send({ pick: [k, a] }); // the kernel opens the map in the explorer (sent first)
     model.set("selected", [k, a]); // the outline moves now, in the browser
-    model.send({ pick: [k, a] }); // the kernel opens the map in the explorer
   }
 
   grid.addEventListener("keydown", (event) => {
