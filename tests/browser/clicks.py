@@ -205,11 +205,13 @@ def timing(median: float, times: list[float]) -> dict:
     return {"median": round(median, 1), "all": [round(t, 1) for t in times]}
 
 
-def explorer_clicks_and_latency(lab) -> dict:
-    """Lesson 04: every token and the causal toggle change the pixels; then token clicks
-    timed against the do-nothing widget below the explorer."""
+def explorer_clicks_and_latency(lab, quiet) -> dict:
+    """Lesson 04: every token and the causal toggle change the pixels; then, once ``quiet()``
+    returned (nothing else running), token clicks timed against the do-nothing widget below
+    the explorer."""
     g = check_explorer(lab)
     label, button = add_do_nothing_widget(lab, after="ex.show()")
+    quiet()
     g["explorer"].evaluate("e => e.scrollIntoView({block: 'start'})")
     lab.page.wait_for_timeout(200)
     # Tokens 1, 2, ..., n-1, 0, 1, ... (token 0 is selected now): each click a new query.
@@ -339,12 +341,13 @@ def measure(lab, g: dict, label, button) -> dict:
     }
 
 
-def grid_clicks_and_latency(lab) -> dict:
-    """Lesson 09: grid picks and token clicks change the pixels; then both timed against the
-    do-nothing widget below the grid."""
+def grid_clicks_and_latency(lab, quiet) -> dict:
+    """Lesson 09: grid picks and token clicks change the pixels; then, once ``quiet()``
+    returned, both timed against the do-nothing widget below the grid."""
     g = grid_parts(lab)
     check_every_click_changes_the_pixels(lab, g)
     label, button = add_do_nothing_widget(lab, after="grid.show()")
+    quiet()
     result = measure(lab, g, label, button)
     report = {"clicks": LATENCY_CLICKS, "gap_between_clicks_ms": CLICK_GAP_MS}
     out = write_report("browser-latency-09.json", report | {"target_ratio": TARGET_RATIO} | result)
