@@ -137,6 +137,23 @@ def test_a_pick_in_the_browser_is_one_custom_message_and_is_not_sent_back(monkey
     assert "model.send({ pick: [k, a] })" in grid.picker._esm
 
 
+def test_the_browser_holds_every_maps_layer_as_the_explorer_draws_it():
+    """grid.picker.maps[layer * 12 + head] is the heatmap's map layer after select(layer, head)
+    (the browser shows it at a pick, before the kernel sends the same string), for this
+    sentence and for a new one."""
+    grid = AttentionGrid(model=load_minilm())
+    for sentence in (None, "a new sentence, longer than the first one"):
+        if sentence:
+            grid.explorer.set_sentence(sentence)
+        assert len(grid.picker.maps) == 6 * 12
+        for layer, head in [(0, 0), (4, 5), (5, 11), (2, 3)]:
+            grid.select(layer, head)
+            shown = grid.explorer.parts.heatmap_map.value
+            assert grid.picker.maps[layer * 12 + head] == shown
+            assert f'data-layer="{layer}" data-head="{head}"' in shown
+    assert "layer.innerHTML = svg" in grid.picker._esm
+
+
 def test_short_sentences_draw_cells_as_squares_long_ones_as_a_picture():
     ex = RealAttentionExplorer("the cat sat on the mat", model=load_minilm())
     svg = ex.heatmap_svg

@@ -42,7 +42,7 @@ import math
 import numbers
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import ipywidgets as widgets
 import numpy as np
@@ -393,6 +393,19 @@ class AttentionExplorer:
         """The drawing of the state now (its per-map strings kept for this sentence)."""
         return ExplorerDrawing(self.state, self._png_cache)
 
+    def map_svg_of(self, layer: int, head: int) -> str:
+        """The heatmap's bottom layer (cells and numbers) for map (layer, head) of this
+        sentence, mask and temperature: what the explorer shows after ``select(layer, head)``
+        (lesson 09's grid holds all of them in the browser, so that a pick is drawn at once)."""
+        layer = _index(layer, self.n_layers, "layer")
+        head = _index(head, self.n_heads, "head")
+        if not self._tokens:
+            return ""
+        weights = self._weights_of(layer, head, self._causal, self._temperature)[1]
+        state = replace(self.state, layer=layer, head=head, weights=weights)
+        drawing = ExplorerDrawing(state, self._png_cache)
+        return drawing.map_svg(drawing.heatmap_geometry())
+
     def static_png(self, dpi: int = 90) -> bytes:
         """The current state drawn by matplotlib (labels, colour bar, bars), as PNG bytes."""
         buffer = io.BytesIO()
@@ -434,13 +447,19 @@ class AttentionExplorer:
         if not self._tokens:
             self._output, self._weights = np.zeros((0, self.d_k)), np.zeros((0, 0))
             return
-        key = (self._layer, self._head, self._causal, self._temperature)
+        self._output, self._weights = self._weights_of(
+            self._layer, self._head, self._causal, self._temperature
+        )
+
+    def _weights_of(self, *key) -> tuple[np.ndarray, np.ndarray]:
+        """(output, weights) of map ``key`` = (layer, head, causal, temperature), computed
+        once per sentence; the weights read-only (a state shares them)."""
         if key not in self._weights_cache:
             output, weights = self.source.weights(*key)
             weights = np.asarray(weights)
-            weights.flags.writeable = False  # the state shares it: read-only
+            weights.flags.writeable = False
             self._weights_cache[key] = (output, weights)
-        self._output, self._weights = self._weights_cache[key]
+        return self._weights_cache[key]
 
     def _set_query(self, i, clip: bool = False) -> None:
         n = len(self._tokens)

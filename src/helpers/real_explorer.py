@@ -175,6 +175,8 @@ class AttentionGrid:
         if getattr(self, "_sentence_key", None) != sentence_key:
             self._sentence_key = sentence_key
             self.picker.thumbnails = [_thumbnail_uri(A) for _, A in _maps(ex.trace.attention)]
+            # Every map's layer in the browser too, so that a pick is drawn there at once.
+            self.picker.maps = [ex.map_svg_of(k, a) for (k, a), _ in _maps(ex.trace.attention)]
             self._caption.value = (
                 f'<div style="font-family:sans-serif"><b>all {self.n_layers * self.n_heads} '
                 f"attention maps</b> of all-MiniLM-L6-v2 for {len(ex.tokens)} tokens (rows = "

@@ -64,6 +64,10 @@ class GridPicker(anywidget.AnyWidget):
     row); ``selected`` = [layer, head] is the picked one, set by the browser on a click, Enter
     or Space, and by the kernel when the explorer shows another map.
 
+    ``maps`` (optional) holds the explorer's map layer for every cell, row by row (what
+    ``AttentionExplorer.map_svg_of`` draws): a pick in the browser then puts the picked map
+    into the explorer's heatmap at once, before the kernel answers (it sends the same map).
+
     A pick in the browser moves the outline there and sends the kernel one custom message,
     ``{"pick": [layer, head]}``, not a state update: a state update makes the kernel send an
     echo of it back before anything else (ipywidgets' ``echo_update``), one more message ahead
@@ -78,6 +82,7 @@ class GridPicker(anywidget.AnyWidget):
     n_heads = t.Int(1).tag(sync=True)
     cell_px = t.Int(56).tag(sync=True)
     thumbnails = t.List(t.Unicode()).tag(sync=True)
+    maps = t.List(t.Unicode()).tag(sync=True)
     selected = t.List(t.Int(), default_value=[0, 0], minlen=2, maxlen=2).tag(sync=True)
     label = t.Unicode("attention maps").tag(sync=True)
 

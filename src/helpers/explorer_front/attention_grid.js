@@ -2,9 +2,10 @@
 // columns = heads, each cell one map (a thumbnail). A keyboard grid (role=grid, roving
 // tabindex): the arrow keys move the focus (Left/Right the head, Up/Down the layer), Home and
 // End go to the first and last head of the row, Enter or Space (or a click) picks the cell:
-// `selected` = [layer, head] moves here, and the kernel, told by one custom message (no echo
-// of a state update to wait for), opens that map in the explorer. The picked cell has
-// aria-selected=true and an outline.
+// `selected` = [layer, head] moves here, the explorer's heatmap shows the picked map at once
+// (from `maps`, when given), and the kernel, told by one custom message (no echo of a state
+// update to wait for), opens that map in the explorer (the same map, its bars and words).
+// The picked cell has aria-selected=true and an outline.
 
 const MOVE = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
 
@@ -99,10 +100,22 @@ function render({ model, el }) {
     if (!quiet) cells[k][a].focus();
   }
 
+  // The explorer's map layer (its bottom SVG, an ipywidgets HTML) in the same output as the
+  // grid (helpers.real_explorer.AttentionGrid puts both in one box).
+  function mapLayer() {
+    const box = el.closest(".real-model-grid");
+    return box && box.querySelector(".explorer-heatmap-map .widget-html-content");
+  }
+
   function pick(k, a) {
     const [sk, sa] = model.get("selected");
     if (sk === k && sa === a) return;
     model.send({ pick: [k, a] }); // the kernel opens the map in the explorer (sent first)
+    // The picked map now, from the maps the browser holds; the kernel sends the same one, with
+    // the map's bars and words, a moment later.
+    const svg = model.get("maps")[k * model.get("n_heads") + a];
+    const layer = svg ? mapLayer() : null;
+    if (layer) layer.innerHTML = svg;
     model.set("selected", [k, a]); // the outline moves now, in the browser
   }
 
