@@ -139,12 +139,20 @@ class LabServer:
 
         def shut_down() -> None:
             for session in sessions:
-                self.api("DELETE", f"/api/sessions/{session}")
+                self._delete(f"/api/sessions/{session}")
             running = {k["id"] for k in self.api("GET", "/api/kernels")}
             for kernel in running & set(kernels):
-                self.api("DELETE", f"/api/kernels/{kernel}")
+                self._delete(f"/api/kernels/{kernel}")
 
         self._background(shut_down)
+
+    def _delete(self, path: str) -> None:
+        """DELETE ``path``; already gone (404: another shutdown took it first) is fine."""
+        try:
+            self.api("DELETE", path)
+        except urllib.error.HTTPError as error:
+            if error.code != 404:
+                raise
 
     def _background(self, function, *args) -> None:
         def run() -> None:
@@ -337,6 +345,7 @@ class LabPage:
         self.page, self.server = page, server
         self.path: str | None = None  # the notebook this tab holds (or is opening)
         self.lab_started = self.lab_ready = False
+        self.prestarted = False  # its notebook's kernel was started through the REST API
         # perf_counter() when Run All was started in this tab ahead of its test (see
         # test_lessons_in_browser.run_ahead), None otherwise.
         self.run_started: float | None = None
@@ -378,6 +387,7 @@ class LabPage:
         if self.lab_ready:  # (what JupyterLab's own load logged counts for its first notebook)
             self.console_errors.clear()
             self.writes.clear()
+        self.prestarted = prestart
         if prestart:
             self.server.start_session(path)
         if not self.lab_ready:
@@ -425,18 +435,22 @@ class Lab:
         """Make ``path`` the current tab's notebook: the tab preloaded with it, or else open
         it in the current tab. Returns once opening started; the caller waits for what it
         needs."""
-        preloaded = [t for t in self.tabs if t.path == path and t is not self.current]
-        if preloaded and prestart:
+        preloaded = [
+            t
+            for t in self.tabs
+            if t.path == path and t is not self.current and t.prestarted == prestart
+        ]
+        if preloaded:
             self.current.blank()
             self.current = preloaded[0]
             return
         self.current.load(path, prestart)
 
-    def preload(self, path: str) -> None:
+    def preload(self, path: str, prestart: bool = True) -> None:
         """Start opening ``path`` (kernel included) in the other tab."""
         other = next(t for t in self.tabs if t is not self.current)
         if other.path != path:
-            other.load(path, prestart=True)
+            other.load(path, prestart=prestart)
 
     def leave(self) -> None:
         """After a test: the current tab closes its notebook and its kernels are shut down

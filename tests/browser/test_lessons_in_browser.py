@@ -359,10 +359,14 @@ def test_lesson_runs_in_jupyterlab(lab, notebook: Path):
     sources = code_cells(notebook)
     shown, idle = open_in_lab(lab, path)
     # While this notebook runs, the other tab opens the next one (and runs it while this one
-    # is audited and checked).
+    # is audited and checked); after the last, the .py test's lesson (JupyterLab starts its
+    # kernel itself).
     following = LESSONS.index(notebook) + 1
     after = rel(LESSONS[following]) if following < len(LESSONS) else None
-    preload = (lambda: lab.preload(after)) if after else None
+    if after:
+        preload = lambda: lab.preload(after)  # noqa: E731
+    else:
+        preload = lambda: lab.preload(py_lesson(), prestart=False)  # noqa: E731
     ahead = lab.current.run_started is not None
     seconds = run_all(lab, runnable_cells(notebook), meanwhile=preload)
     if after:
@@ -480,11 +484,16 @@ def wait_for_other_tab(lab) -> None:
     other.page.wait_for_function(NO_LOADING_WIDGET, arg=PANEL, timeout=15_000, polling=100)
 
 
-def test_lesson_py_file_opens_as_a_notebook(lab):
-    """The jupytext default viewer from jupyter/overrides.json: a lesson's .py is a notebook."""
+def py_lesson() -> str:
+    """A lesson's .py source (01_input_Z.py when it exists)."""
     sources = sorted(ROOT.glob("notebooks/[0-9][0-9]_*.py"))
     assert sources, "no notebooks/NN_*.py lesson source found"
-    path = rel(sources[min(1, len(sources) - 1)])  # 01_input_Z.py when it exists
+    return rel(sources[min(1, len(sources) - 1)])
+
+
+def test_lesson_py_file_opens_as_a_notebook(lab):
+    """The jupytext default viewer from jupyter/overrides.json: a lesson's .py is a notebook."""
+    path = py_lesson()
     open_in_lab(lab, path, prestart=False)  # JupyterLab starts this kernel itself
     panel = lab.page.locator(PANEL)
     assert panel.locator(".jp-Cell").count() > 1, f"{path} did not open as a notebook"
