@@ -19,10 +19,8 @@ import statistics
 from pathlib import Path
 
 import nbformat
+from explorer_walks import PANEL, ROOT, SCREENSHOTS
 
-ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "build" / "screenshots"
-PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 BASELINE = ROOT / "tests" / "browser" / "widget_roundtrip.ipynb"
 # Timed clicks of each kind (one of each per round, interleaved). A click's time spreads over
 # a 16.7 ms frame, so the median of 20 moved by about 0.1 in ratio from run to run; 30 narrow it.

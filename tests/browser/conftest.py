@@ -31,7 +31,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "build" / "screenshots"
 # The same search as tools/run_tests.py's, which leaves the learner copies to these tests when
 # it finds one: absolute paths and names on PATH.
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
@@ -446,11 +445,15 @@ class Lab:
             return
         self.current.load(path, prestart)
 
+    @property
+    def other(self) -> LabPage:
+        """The tab that is not the current one."""
+        return next(t for t in self.tabs if t is not self.current)
+
     def preload(self, path: str, prestart: bool = True) -> None:
         """Start opening ``path`` (kernel included) in the other tab."""
-        other = next(t for t in self.tabs if t is not self.current)
-        if other.path != path:
-            other.load(path, prestart=prestart)
+        if self.other.path != path:
+            self.other.load(path, prestart=prestart)
 
     def leave(self) -> None:
         """After a test: the current tab closes its notebook and its kernels are shut down

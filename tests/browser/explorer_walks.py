@@ -31,8 +31,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "build" / "screenshots"  # the lessons' screenshots (the walks': A11Y)
 A11Y = ROOT / "build" / "a11y-walks"
-PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the notebook on screen (every browser test's)
 ZOOM_VIEWPORT = {"width": 350, "height": 450}  # 700 x 900 device pixels at 200 %
 KEY_TIMEOUT = 5_000  # ms for a key's effect to show
 

@@ -32,17 +32,15 @@ import clicks
 import explorer_walks
 import pytest
 from axe_playwright_python.sync_playwright import Axe
+from explorer_walks import PANEL, ROOT, SCREENSHOTS
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "build" / "screenshots"
 
 LESSONS = sorted(ROOT.glob("notebooks/*.ipynb")) + sorted(ROOT.glob("solutions/*.ipynb"))
 EXPLORER_LESSON = "solutions/04_softmax_and_attention.ipynb"
 REAL_LESSON = "solutions/09_real_model.ipynb"  # its grid and the explorer it opens
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
-PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 IDLE = "Python 3 (ipykernel) | Idle"
 OPEN_TIMEOUT = 60_000  # ms: JupyterLab's first load + kernel start
 RUN_TIMEOUT = 120_000  # ms: Run All (lessons take <= 5 s, lesson 08 <= 20 s, on 2 cores)
@@ -260,9 +258,13 @@ def open_in_lab(lab, path: str, prestart: bool = True) -> tuple[float, float]:
     page.wait_for_selector(PANEL, timeout=OPEN_TIMEOUT)
     shown = time.perf_counter() - start
     if lab.current.run_started is None:  # (a notebook run ahead is busy: nothing to wait for)
-        status = page.locator("#jp-main-statusbar").get_by_text(IDLE, exact=True)
-        status.wait_for(timeout=OPEN_TIMEOUT)
+        wait_until_idle(page)
     return shown, time.perf_counter() - start
+
+
+def wait_until_idle(page) -> None:
+    """Wait until the status bar says the notebook's kernel is idle."""
+    page.locator("#jp-main-statusbar").get_by_text(IDLE, exact=True).wait_for(timeout=OPEN_TIMEOUT)
 
 
 def start_run_all(page) -> float:
@@ -278,12 +280,11 @@ def run_ahead(lab, path: str) -> None:
     """Start Run All of ``path`` in the other tab (which preloaded it), so that it runs while
     this tab's notebook is audited and checked: the two tabs are separate renderer processes
     and kernels, one per core. Its own test then waits for the run to finish."""
-    other = next(t for t in lab.tabs if t is not lab.current)
+    other = lab.other
     if other.path != path or other.run_started is not None:
         return
     other.page.wait_for_selector(PANEL, timeout=OPEN_TIMEOUT)
-    status = other.page.locator("#jp-main-statusbar").get_by_text(IDLE, exact=True)
-    status.wait_for(timeout=OPEN_TIMEOUT)
+    wait_until_idle(other.page)
     other.run_started = start_run_all(other.page)
 
 
@@ -297,15 +298,22 @@ def run_all(lab, expected_cells: int, meanwhile=None) -> float:
         start = start_run_all(page)
     if meanwhile is not None:
         meanwhile()
+    return wait_until_run_finished(page, expected_cells) - start
+
+
+def wait_until_run_finished(page, expected_cells: int) -> float:
+    """Wait until Run All (started in ``page``) has run the ``expected_cells`` non-empty code
+    cells (or one failed); returns perf_counter() then. Then, for up to 15 s, until no widget
+    still says "Loading widget" (they render a moment after their output arrives)."""
     page.wait_for_function(
         RUN_FINISHED, arg=[PANEL, expected_cells], timeout=RUN_TIMEOUT, polling=100
     )
-    elapsed = time.perf_counter() - start
-    try:  # widgets render asynchronously after their output arrives
+    finished = time.perf_counter()
+    try:
         page.wait_for_function(NO_LOADING_WIDGET, arg=PANEL, timeout=15_000, polling=100)
-    except Exception:  # noqa: BLE001 - reported by the assertions below, with the output text
+    except Exception:  # noqa: BLE001 - reported by the notebook's assertions, with the output
         pass
-    return elapsed
+    return finished
 
 
 def screenshot(lab, path: str) -> Path:
@@ -470,18 +478,13 @@ ON_PAGE_CHECKS = {
 def wait_for_other_tab(lab) -> None:
     """Wait until the other tab's notebook has opened and, if it was run ahead, finished its
     Run All and drawn its widgets."""
-    other = next(t for t in lab.tabs if t is not lab.current)
+    other = lab.other
     if other.path is None:
         return
     if other.run_started is None:
-        status = other.page.locator("#jp-main-statusbar").get_by_text(IDLE, exact=True)
-        status.wait_for(timeout=OPEN_TIMEOUT)
-        return
-    expected = runnable_cells(ROOT / other.path)
-    other.page.wait_for_function(
-        RUN_FINISHED, arg=[PANEL, expected], timeout=RUN_TIMEOUT, polling=100
-    )
-    other.page.wait_for_function(NO_LOADING_WIDGET, arg=PANEL, timeout=15_000, polling=100)
+        wait_until_idle(other.page)
+    else:
+        wait_until_run_finished(other.page, runnable_cells(ROOT / other.path))
 
 
 def py_lesson() -> str:
