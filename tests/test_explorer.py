@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 import helpers
 from helpers import explorer_draw, explorer_weights
-from helpers.explorer import MAX_TOKENS, TEMPERATURE_RANGE, AttentionExplorer, _shown
+from helpers.explorer import MAX_TOKENS, TEMPERATURE_RANGE, AttentionExplorer
+from helpers.explorer_controls import shown
 from helpers.explorer_draw import ExplorerDrawing, ExplorerState
 
 TOKENS = helpers.tokenize(helpers.RUNNING_SENTENCE)
@@ -634,7 +635,7 @@ def test_the_heatmap_is_three_stacked_layers_each_sent_only_when_it_changed():
     assert axes.value != before[1]
     # The top layer covers the rows only: the keys' labels below keep their hover titles.
     assert query.layout.align_self == "flex-start"
-    top = _shown(query)
+    top = shown(query)
     assert len(top) < 1000  # the outline and one label
     height = int(re.search(r'height="(\d+)"', top).group(1))
     assert height < int(re.search(r'height="(\d+)"', axes.value).group(1))

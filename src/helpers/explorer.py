@@ -9,10 +9,13 @@ toggle, a temperature box and a text box for your own sentence::
     ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=2, query=1)
     ex.show()
 
-The explorer is three parts, one module each:
+The explorer is four parts, one module each:
 
-* **state and widget** (this module): the sentence, layer, head, mask, temperature and query,
-  the controls, and which picture goes to which widget when;
+* **state and wiring** (this module): the sentence, layer, head, mask, temperature and query,
+  what a control's move does, and which picture goes to which widget when;
+* **widgets** (:mod:`helpers.explorer_controls`): :func:`~helpers.explorer_controls.build_parts`
+  makes the controls and the pictures' layers, laid out, as
+  :class:`~helpers.explorer_controls.ExplorerParts` (:attr:`AttentionExplorer.parts`);
 * **weights** (:mod:`helpers.explorer_weights`): a weight source, by default the course's
   math (``build_Z`` -> ``seeded_projections`` -> per-head ``scaled_dot_product_attention``,
   ``causal_mask`` when the toggle is on, scale ``1 / (sqrt(d_k) * temperature)``); lessons 09
@@ -42,37 +45,19 @@ import math
 import numbers
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import ipywidgets as widgets
 import numpy as np
-from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ._validate import ArgumentTypeError, whole_number
 from .embeddings import D_MODEL, RUNNING_SENTENCE
+from .explorer_controls import TEMPERATURE_RANGE, ExplorerParts, build_parts, causal_look, shown
 from .explorer_draw import ExplorerDrawing, ExplorerState, _axis_label, _word
-from .explorer_front import TableView, TokenRow
 from .explorer_weights import MAX_TOKENS, SeededWeights
 from .live import show as _show_live
 
 __all__ = ["AttentionExplorer", "ExplorerParts", "MAX_TOKENS", "TEMPERATURE_RANGE"]
-
-TEMPERATURE_RANGE = (0.1, 10.0)  # the temperature box's limits
-
-
-def _causal_look(on: bool) -> dict[str, str]:
-    """The causal toggle's label, icon and tooltip for its state."""
-    if on:
-        return {
-            "description": "causal mask: on",
-            "icon": "eye-slash",
-            "tooltip": "on: each token attends to itself and earlier tokens only (click: off)",
-        }
-    return {
-        "description": "causal mask: off",
-        "icon": "eye",
-        "tooltip": "off: each token attends to every token, future ones too (click: on)",
-    }
 
 
 # What a weight source has (helpers.explorer_weights says what each means).
@@ -87,41 +72,6 @@ def _index(value, size: int, what: str) -> int:
     if not 0 <= value < size:
         raise ValueError(f"{what} {value} does not exist: this explorer has {what}s 0..{size - 1}")
     return int(value)
-
-
-@dataclass(frozen=True)
-class ExplorerParts:
-    """An explorer's widgets (:attr:`AttentionExplorer.parts`). Controls: ``text`` (the
-    sentence box), ``tokens`` (the token row and message, a
-    :class:`~helpers.explorer_front.TokenRow`), ``layer`` (None with one layer), ``head``,
-    ``causal``, ``temperature``, ``table`` (the table view, a
-    :class:`~helpers.explorer_front.TableView`) and ``controls_box`` (the row of layer, head,
-    causal and temperature). Pictures: ``heatmap`` (a grid of three stacked layers:
-    ``heatmap_map``, ``heatmap_axes`` and ``query_layers``, a Stack with one child per query),
-    ``bars`` (``bars_axes`` under ``bar_values``, a Stack). ``links``: the browser-side links
-    from the token row's index to the Stacks and the table."""
-
-    text: widgets.Text
-    tokens: TokenRow
-    layer: widgets.ToggleButtons | None
-    head: widgets.ToggleButtons
-    causal: widgets.ToggleButton
-    temperature: widgets.BoundedFloatText
-    table: TableView
-    controls_box: widgets.HBox
-    heatmap: widgets.GridBox
-    heatmap_map: widgets.HTML
-    heatmap_axes: widgets.HTML
-    query_layers: widgets.Stack
-    bars: widgets.GridBox
-    bars_axes: widgets.HTML
-    bar_values: widgets.Stack
-    links: tuple
-
-    @property
-    def stacks(self) -> tuple[widgets.Stack, widgets.Stack]:
-        """The Stacks that switch with the query in the browser."""
-        return (self.query_layers, self.bar_values)
 
 
 class AttentionExplorer:
@@ -151,6 +101,9 @@ class AttentionExplorer:
     ----------
     widget : ipywidgets.VBox
         The explorer (CSS class ``attention-explorer``).
+    parts : ExplorerParts
+        Its widgets by name (its controls and its pictures' layers): what tests, benchmarks
+        and a new view (docs/CONTRIBUTING.md) may read; ``widget`` holds them.
     tokens : list of str
         The tokens shown (at most 64).
     weights : ndarray, shape (n, n)
@@ -196,9 +149,14 @@ class AttentionExplorer:
         self._holding = False  # True while the code (not the user) moves a control
         self._in_browser_event = False  # True while a control moved in the browser is handled
         self._every_query_due = False  # the other queries' pictures are waiting for a paint
-        self._build_controls()
+        self.parts = build_parts(
+            self.n_layers, self.n_heads, self._layer, self._head, self._causal,
+            self._temperature, source.fixed_causal, source.fixed_temperature,
+        )  # fmt: skip
+        self.widget = self.parts.widget
+        self._wire_controls()
         sentence = self._load_sentence(sentence)
-        self._move(self._text_control, "value", sentence)
+        self._move(self.parts.text, "value", sentence)
         self._set_query(query, clip=True)
         self._redraw()
 
@@ -241,29 +199,6 @@ class AttentionExplorer:
         return self._temperature
 
     @property
-    def parts(self) -> ExplorerParts:
-        """The explorer's widgets by name (its controls and its pictures' layers): what tests,
-        benchmarks and a new view (docs/CONTRIBUTING.md) may read; ``widget`` holds them."""
-        return ExplorerParts(
-            text=self._text_control,
-            tokens=self._token_control,
-            layer=self._layer_control,
-            head=self._head_control,
-            causal=self._causal_control,
-            temperature=self._temperature_control,
-            table=self._table_control,
-            controls_box=self._controls_box,
-            heatmap=self._heatmap,
-            heatmap_map=self._heatmap_map,
-            heatmap_axes=self._heatmap_axes,
-            query_layers=self._query_layers,
-            bars=self._bars,
-            bars_axes=self._bars_axes,
-            bar_values=self._bar_values,
-            links=tuple(self._links),
-        )
-
-    @property
     def scale(self) -> float:
         """The factor on the scores: ``1 / (sqrt(d_k) * temperature)``."""
         return 1.0 / (math.sqrt(self.d_k) * self._temperature)
@@ -271,27 +206,27 @@ class AttentionExplorer:
     @property
     def message(self) -> str:
         """The text of the message line (plain text)."""
-        parts = [self._note(), self._drawing().describe(self._query) if self._tokens else ""]
+        parts = [self._note(), self.drawing().describe(self._query) if self._tokens else ""]
         return " ".join(part for part in parts if part)
 
     def select_query(self, query: int) -> None:
         """Show the distribution of query position ``query`` (what a click on its token does:
-        there the browser switches the pictures itself, see ``_build_controls``)."""
+        there the browser switches the pictures itself: :attr:`ExplorerParts.links`)."""
         self._set_query(query)
         self._show_query()
 
     def set_head(self, head: int) -> None:
         """Show head ``head`` (0 .. n_heads - 1; h = n_heads is the number of heads)."""
         self._head = _index(head, self.n_heads, "head")
-        self._move(self._head_control, "value", self._head)
+        self._move(self.parts.head, "value", self._head)
         self._redraw()
         self._notify()
 
     def set_layer(self, layer: int) -> None:
         """Show layer ``layer`` (0 .. n_layers - 1), same head."""
         self._layer = _index(layer, self.n_layers, "layer")
-        if self._layer_control is not None:
-            self._move(self._layer_control, "value", self._layer)
+        if self.parts.layer is not None:
+            self._move(self.parts.layer, "value", self._layer)
         self._redraw()
         self._notify()
 
@@ -321,10 +256,10 @@ class AttentionExplorer:
         if self.source.fixed_causal is not None and bool(causal) != self.source.fixed_causal:
             raise ValueError(self.source.causal_error)
         self._causal = bool(causal)
-        with self._causal_control.hold_sync():  # value, label and icon: one message
-            self._move(self._causal_control, "value", self._causal)
-            for name, value in _causal_look(self._causal).items():
-                setattr(self._causal_control, name, value)
+        with self.parts.causal.hold_sync():  # value, label and icon: one message
+            self._move(self.parts.causal, "value", self._causal)
+            for name, value in causal_look(self._causal).items():
+                setattr(self.parts.causal, name, value)
         self._redraw()
 
     def set_temperature(self, temperature: float) -> None:
@@ -333,14 +268,14 @@ class AttentionExplorer:
         if fixed is not None and float(temperature) != fixed:
             raise ValueError(self.source.temperature_error)
         self._temperature = self._valid_temperature(temperature)
-        self._move(self._temperature_control, "value", self._temperature)
+        self._move(self.parts.temperature, "value", self._temperature)
         self._redraw()
 
     def set_sentence(self, sentence: str) -> None:
         """Tokenize ``sentence`` and show its attention (what typing in the box does)."""
         query = self._query
         sentence = self._load_sentence(sentence)  # raises before changing anything, or loads all
-        self._move(self._text_control, "value", sentence)  # as loaded (valid Unicode)
+        self._move(self.parts.text, "value", sentence)  # as loaded (valid Unicode)
         self._set_query(query, clip=True)
         self._redraw()
         self._notify()
@@ -360,17 +295,17 @@ class AttentionExplorer:
             f"Attention explorer: head {self._head} of {self.n_heads}, {mask}, temperature "
             f"{self._temperature:g}, over {len(self._tokens)} tokens; heatmap with rows = query, "
             f"columns = key, and the weights of query {_word(self._tokens[self._query])!r} "
-            f"(position {self._query}) as bars{self._drawing().top_key_text()}."
+            f"(position {self._query}) as bars{self.drawing().top_key_text()}."
         )
 
     def static_figure(self, dpi: int = 90):
         """The figure :meth:`static_png` saves: heatmap on the left, the query's bars right
         (a matplotlib Figure, :meth:`ExplorerDrawing.static_figure`)."""
-        return self._drawing().static_figure(dpi)
+        return self.drawing().static_figure(dpi)
 
     def table_html(self) -> str:
         """The weights as an HTML table (the table view's), with row and column headers."""
-        return self._drawing().table_html()
+        return self.drawing().table_html()
 
     @property
     def state(self) -> ExplorerState:
@@ -389,7 +324,7 @@ class AttentionExplorer:
             labels=self._labels,
         )
 
-    def _drawing(self) -> ExplorerDrawing:
+    def drawing(self) -> ExplorerDrawing:
         """The drawing of the state now (its per-map strings kept for this sentence)."""
         return ExplorerDrawing(self.state, self._png_cache)
 
@@ -487,159 +422,29 @@ class AttentionExplorer:
         with self._holding_events():
             setattr(control, name, value)
 
-    def _build_controls(self) -> None:
-        self._text_control = widgets.Text(
-            description="sentence",
-            placeholder="type a sentence and press Enter",
-            continuous_update=False,
-            layout=widgets.Layout(width="420px", max_width="100%"),  # 200 % zoom: fits
-        )
-        self._text_control.add_class("explorer-text")
-        # A token pick never waits for the kernel. Each query's pictures (its row's outline,
-        # its bars) are one child of a Stack, and the token row's index is linked to the
-        # Stacks' selected_index in the browser (jslink), so a pick shows the child that is
-        # already there; the token row holds every query's message and switches it itself.
-        # The kernel only hears which query is shown. The token row is a small browser module
-        # (helpers.explorer_front): a radio group with arrow keys, and the message as a live
-        # region that screen readers announce.
-        self._token_control = TokenRow()
-        self._query_layers = widgets.Stack()
-        self._bar_values = widgets.Stack()
-        self._stacks = (self._query_layers, self._bar_values)
-        # The weights as a table, for anyone who cannot see the colours; its selected row
-        # follows the token row in the browser too.
-        self._table_control = TableView()
-        self._table_control.layout.width = "100%"
-        self._links = [
-            widgets.jslink((self._token_control, "index"), (target, name))
-            for target, name in [
-                *((stack, "selected_index") for stack in self._stacks),
-                (self._table_control, "index"),
-            ]
-        ]
-        # Each Stack's children come from a pool that only grows (to the longest sentence), so
-        # a new sentence reuses them; they share one layout and one style (fewer widgets).
-        self._pools: list[list[widgets.HTML]] = [[] for _ in self._stacks]
-        self._child_look = {"layout": widgets.Layout(), "style": HTMLStyle()}
-        # Many heads, or layers too: short labels ("head 10" does not fit 12 in a row).
-        short = self.n_layers > 1 or self.n_heads > 4
-        self._head_control = widgets.ToggleButtons(
-            options=[(str(a) if short else f"head {a}", a) for a in range(self.n_heads)],
-            value=self._head,
-            description="head" if short else "",
-            tooltips=[
-                f"head {a} of h = {self.n_heads}: its own W_Q, W_K, W_V"
-                for a in range(self.n_heads)
-            ],
-            style={"button_width": "40px" if short else "72px", "description_width": "40px"}
-            if short
-            else {"button_width": "72px"},
-        )
-        self._head_control.add_class("explorer-head")
-        self._layer_control = None
-        if self.n_layers > 1:
-            self._layer_control = widgets.ToggleButtons(
-                options=[(str(k), k) for k in range(self.n_layers)],
-                value=self._layer,
-                description="layer",
-                tooltips=[f"layer {k} of 0..{self.n_layers - 1}" for k in range(self.n_layers)],
-                style={"button_width": "40px", "description_width": "40px"},
-            )
-            self._layer_control.add_class("explorer-layer")
-            self._layer_control.observe(self._from_browser(self.set_layer), names="value")
-        self._causal_control = widgets.ToggleButton(
-            value=self._causal, layout=widgets.Layout(width="156px"), **_causal_look(self._causal)
-        )
-        self._causal_control.add_class("explorer-causal")
-        low, high = TEMPERATURE_RANGE
-        # A number box, not a slider: ipywidgets' slider handle has no accessible name (axe's
-        # aria-input-field-name), while this <input> is named by its description's <label>.
-        # Its arrow keys and spin buttons step by 0.1; any value in the range may be typed.
-        self._temperature_control = widgets.BoundedFloatText(
-            value=self._temperature,
-            min=low,
-            max=high,
-            step=0.1,
-            description="temperature",
-            style={"description_width": "initial"},
-            layout=widgets.Layout(width="190px"),
-            continuous_update=True,
-        )
-        self._temperature_control.add_class("explorer-temperature")
-        # The heatmap is three pictures of one size stacked in one grid cell, each sent to the
-        # browser only when it changed: the map (cells and numbers: head, mask, temperature),
-        # the axes (labels, colour bar) and, on top, the selected query's label and row outline
-        # (the Stack). In Chromium an update's time to new pixels grows with the bytes it sends
-        # and the SVG nodes the page must lay out again: a new head sends the map, not the rest.
-        self._heatmap_map = widgets.HTML()
-        self._heatmap_axes = widgets.HTML()
-        layers = (self._heatmap_map, self._heatmap_axes, self._query_layers)
-        for layer, name in zip(layers, ("map", "axes", "query")):
-            layer.add_class(f"explorer-heatmap-{name}")
-            layer.layout.grid_area = "heatmap"
-        # The top layer only as tall as the rows (not stretched over the cell), so that the keys'
-        # labels below it, in the axes layer, still show their hover titles.
-        self._query_layers.layout.align_self = "flex-start"
-        self._heatmap = widgets.GridBox(
-            layers, layout=widgets.Layout(grid_template_areas='"heatmap"')
-        )
-        self._heatmap.add_class("explorer-heatmap")
-        # The bar chart likewise: its axes (the sentence) under its bars (every click).
-        self._bars_axes = widgets.HTML()
-        self._bars_axes.add_class("explorer-bars-axes")
-        self._bar_values.add_class("explorer-bars-values")
-        self._bar_values.layout.align_self = "flex-start"  # down to the zero line only
-        for layer in (self._bars_axes, self._bar_values):
-            layer.layout.grid_area = "bars"
-        self._bars = widgets.GridBox(
-            (self._bars_axes, self._bar_values),
-            layout=widgets.Layout(grid_template_areas='"bars"'),
-        )
-        self._bars.add_class("explorer-bars")
-
-        self._token_control.observe(self._from_browser(self._clicked), names="index")
-        self._table_control.observe(self._table_toggled, names="pressed")
-        self._head_control.observe(self._from_browser(self.set_head), names="value")
-        self._causal_control.observe(self._from_browser(self.set_causal), names="value")
-        self._temperature_control.observe(self._from_browser(self.set_temperature), names="value")
-        self._text_control.observe(self._from_browser(self.set_sentence), names="value")
-
-        # What the source fixes (an encoder's mask, a trained model's scale) is not a control.
-        if self.source.fixed_causal is not None:
-            self._causal_control.layout.display = "none"
-        if self.source.fixed_temperature is not None:
-            self._temperature_control.layout.display = "none"
-        self._controls_box = widgets.HBox(
-            [
-                *([self._layer_control] if self._layer_control is not None else []),
-                self._head_control,
-                self._causal_control,
-                self._temperature_control,
-            ],
-            layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
-        )
-        self.widget = widgets.VBox(
-            [
-                self._text_control,
-                self._token_control,
-                self._controls_box,
-                self._table_control,
-                widgets.HBox(
-                    [self._heatmap, self._bars],
-                    layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"),
-                ),
-            ]
-        )
-        self.widget.add_class("attention-explorer")
+    def _wire_controls(self) -> None:
+        """Call the explorer when a control moves in the browser."""
+        parts = self.parts
+        parts.tokens.observe(self._from_browser(self._clicked), names="index")
+        parts.table.observe(self._table_toggled, names="pressed")
+        for control, setter in [
+            (parts.layer, self.set_layer),
+            (parts.head, self.set_head),
+            (parts.causal, self.set_causal),
+            (parts.temperature, self.set_temperature),
+            (parts.text, self.set_sentence),
+        ]:
+            if control is not None:
+                control.observe(self._from_browser(setter), names="value")
 
     def _set_token_options(self) -> None:
         """One token button per token (the sentence changed)."""
         with self._holding_events():
-            self._token_control.tokens = [_word(token) for token in self._tokens]
+            self.parts.tokens.tokens = [_word(token) for token in self._tokens]
 
     def _table_toggled(self, change) -> None:
         """The table view was opened (draw the table) or closed (send nothing more)."""
-        self._table_control.table = self.table_html() if change["new"] else ""
+        self.parts.table.table = self.table_html() if change["new"] else ""
 
     def _clicked(self, index) -> None:
         """A token was picked in the browser, which already shows that query: its jslinks moved
@@ -654,10 +459,7 @@ class AttentionExplorer:
         if index is None:
             return
         self._set_query(index)
-        for control, name in [
-            *((stack, "selected_index") for stack in self._stacks),
-            (self._table_control, "index"),
-        ]:
+        for control, name in self.parts.followers:
             with control._lock_property(**{name: self._query}), self._holding_events():
                 setattr(control, name, self._query)
 
@@ -668,9 +470,9 @@ class AttentionExplorer:
 
     def _show_selection(self) -> None:
         """Move the layer and head buttons to the map shown, and tell the listeners."""
-        if self._layer_control is not None:
-            self._move(self._layer_control, "value", self._layer)
-        self._move(self._head_control, "value", self._head)
+        if self.parts.layer is not None:
+            self._move(self.parts.layer, "value", self._layer)
+        self._move(self.parts.head, "value", self._head)
         self._notify()
 
     def _notify(self) -> None:
@@ -708,15 +510,13 @@ class AttentionExplorer:
         a notebook saved after the cell holds every picture.
         """
         self._compute_weights()
-        drawing = self._drawing()
+        drawing, parts = self.drawing(), self.parts
         geometry, bars = drawing.heatmap_geometry(), drawing.bars_geometry()
-        self._heatmap_map.value = drawing.map_svg(geometry)
-        self._heatmap_axes.value = drawing.axes_svg(geometry)
-        self._bars_axes.value = drawing.bars_axes_svg(bars)
+        parts.heatmap_map.value = drawing.map_svg(geometry)
+        parts.heatmap_axes.value = drawing.axes_svg(geometry)
+        parts.bars_axes.value = drawing.bars_axes_svg(bars)
         n = len(self._tokens)
-        for stack, pool in zip(self._stacks, self._pools):
-            pool.extend(widgets.HTML(**self._child_look) for _ in range(n - len(pool)))
-            stack.children = tuple(pool[:n])  # drawn below, before they are shown
+        parts.fit_stacks(n)  # drawn below, before they are shown
         if not self._in_browser_event:
             self._draw_every_query()
         elif n:
@@ -726,20 +526,20 @@ class AttentionExplorer:
                 _after_paint(self._draw_every_query)
         if not n:  # no pictures to wait for: the message now
             self._send_messages()
-        if self._table_control.pressed:
-            self._table_control.table = self.table_html()
+        if parts.table.pressed:
+            parts.table.table = drawing.table_html()
         self._show_query()
 
     def _draw_query(self, drawing, i: int, geometry: dict | None, bars: dict | None) -> None:
         """Query ``i``'s row outline and bars, into its Stacks' children."""
-        self._query_layers.children[i].value = drawing.query_svg(geometry, i)
-        self._bar_values.children[i].value = drawing.bars_values_svg(bars, i)
+        self.parts.query_layers.children[i].value = drawing.query_svg(geometry, i)
+        self.parts.bar_values.children[i].value = drawing.bars_values_svg(bars, i)
 
     def _draw_every_query(self) -> None:
         """Every query's pictures, as the state is now (the one on screen is unchanged, so not
         sent again)."""
         self._every_query_due = False
-        drawing = self._drawing()
+        drawing = self.drawing()
         geometry, bars = drawing.heatmap_geometry(), drawing.bars_geometry()
         for i in range(len(self._tokens)):
             self._draw_query(drawing, i, geometry, bars)
@@ -748,19 +548,19 @@ class AttentionExplorer:
     def _send_messages(self, drawing: ExplorerDrawing | None = None) -> None:
         """The message line's text for every query (after a pick in the browser, with the
         other queries' pictures: the new map is painted first, the words a moment later)."""
-        drawing = drawing or self._drawing()
-        with self._token_control.hold_sync():  # one message to the browser
-            self._token_control.note = self._note()
-            self._token_control.messages = [drawing.describe(i) for i in range(len(self._tokens))]
+        drawing = drawing or self.drawing()
+        with self.parts.tokens.hold_sync():  # one message to the browser
+            self.parts.tokens.note = self._note()
+            self.parts.tokens.messages = [drawing.describe(i) for i in range(len(self._tokens))]
 
     def _show_query(self) -> None:
         """Select the query in the token row, the Stacks and the table (in the browser, a pick
         has already done so: then nothing is sent)."""
         index = self._query if self._tokens else None
-        self._move(self._token_control, "index", index)
-        for stack in self._stacks:
+        self._move(self.parts.tokens, "index", index)
+        for stack in self.parts.stacks:
             stack.selected_index = index
-        self._table_control.index = index
+        self.parts.table.index = index
 
     def _note(self) -> str:
         """What the message says of the sentence as a whole ("" when nothing)."""
@@ -772,19 +572,14 @@ class AttentionExplorer:
     def heatmap_svg(self) -> str:
         """The heatmap's three SVG layers (map, axes, selected query) as one string, as the
         browser shows them now."""
-        return self._heatmap_map.value + self._heatmap_axes.value + _shown(self._query_layers)
+        parts = self.parts
+        return parts.heatmap_map.value + parts.heatmap_axes.value + shown(parts.query_layers)
 
     @property
     def bars_svg(self) -> str:
         """The bar chart's two SVG layers (axes, the selected query's bars) as one string, as
         the browser shows them now."""
-        return self._bars_axes.value + _shown(self._bar_values)
-
-
-def _shown(stack: widgets.Stack) -> str:
-    """The value of the Stack's child on screen ("" when none is)."""
-    i = stack.selected_index
-    return "" if i is None else stack.children[i].value
+        return self.parts.bars_axes.value + shown(self.parts.bar_values)
 
 
 AFTER_PAINT_S = 0.03

@@ -48,10 +48,11 @@ class InductionExplorer(AttentionExplorer):
         self.widget.add_class("induction-explorer")
 
     def alt_text(self) -> str:
+        tokens, query = self.tokens, self.query
         return (
-            f"Attention explorer on lesson 10's two-layer causal model: layer {self._layer}, "
-            f"head {self._head}, over the {len(self._tokens)} characters "
-            f"{''.join(self._tokens).replace(SPACE, ' ')!r}; heatmap with rows = query, "
+            f"Attention explorer on lesson 10's two-layer causal model: layer {self.layer}, "
+            f"head {self.head}, over the {len(tokens)} characters "
+            f"{''.join(tokens).replace(SPACE, ' ')!r}; heatmap with rows = query, "
             f"columns = key (the future masked), and the weights of query "
-            f"{self._tokens[self._query]!r} (position {self._query}) as bars."
+            f"{tokens[query]!r} (position {query}) as bars."
         )

@@ -75,11 +75,12 @@ class RealAttentionExplorer(AttentionExplorer):
 
     def alt_text(self) -> str:
         """A one-sentence description of the current picture."""
+        tokens, query = self.tokens, self.query
         return (
-            f"Attention explorer on all-MiniLM-L6-v2: layer {self._layer}, head {self._head}, "
-            f"over {len(self._tokens)} tokens; heatmap with rows = query, columns = key, and the "
-            f"weights of query {self._tokens[self._query]!r} (position {self._query}) as bars"
-            f"{self._drawing().top_key_text()}."
+            f"Attention explorer on all-MiniLM-L6-v2: layer {self.layer}, head {self.head}, "
+            f"over {len(tokens)} tokens; heatmap with rows = query, columns = key, and the "
+            f"weights of query {tokens[query]!r} (position {query}) as bars"
+            f"{self.drawing().top_key_text()}."
         )
 
 
