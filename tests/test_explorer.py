@@ -804,6 +804,20 @@ def test_the_explorer_draws_its_state():
         state.weights[0, 0] = 1.0  # the state shares the explorer's weights: not writable
 
 
+def test_the_geometry_is_made_once_per_sentence():
+    """Where things go depends on the sentence only: every map of it (lesson 09's grid draws
+    72) shares one geometry; a new sentence gets its own."""
+    ex = AttentionExplorer(n_heads=4)
+    heatmap, bars = ex.drawing().heatmap_geometry(), ex.drawing().bars_geometry()
+    ex.set_head(3)
+    ex.set_causal(True)
+    assert ex.drawing().heatmap_geometry() is heatmap and ex.drawing().bars_geometry() is bars
+    ex.set_sentence("a longer sentence than the running example's, with a few more tokens")
+    again = ex.drawing().heatmap_geometry()
+    assert again is not heatmap and again["n"] == len(ex.tokens) != heatmap["n"]
+    assert ExplorerDrawing(ex.state).heatmap_geometry() == again  # made afresh: the same
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [

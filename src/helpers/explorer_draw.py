@@ -156,39 +156,40 @@ class ExplorerDrawing:
     """The pictures and words of one :class:`ExplorerState`: SVG layers, messages, the table's
     HTML, the static figure; strings (and a Figure), no widgets.
 
-    ``cache`` (optional) is a dict the caller keeps for one sentence: each map's cells and
-    bottom layer are drawn once and kept there by :attr:`ExplorerState.map_key` (the explorer
-    gives a new dict with each sentence).
+    ``cache`` (optional) is a dict the caller keeps for one sentence: the geometry is made once
+    and kept there, and each map's cells and bottom layer are drawn once and kept there by
+    :attr:`ExplorerState.map_key` (the explorer gives a new dict with each sentence).
     """
 
     def __init__(self, state: ExplorerState, cache: dict | None = None):
         self.state = state
         self._cache = {} if cache is None else cache
-        # The short names the drawing code reads.
-        self._tokens, self._labels, self._weights = state.tokens, state.labels, state.weights
-        self._query, self._layer, self._head = state.query, state.layer, state.head
-        self._causal, self._temperature = state.causal, state.temperature
-        self.n_layers = state.n_layers
-        self._label_len = min(max((len(t) for t in self._tokens), default=0), LABEL_CHARS)
 
     @functools.cached_property
     def _mask(self) -> np.ndarray:
-        return causal_mask(len(self._tokens))
+        return causal_mask(len(self.state.tokens))
+
+    @functools.cached_property
+    def _label_len(self) -> int:
+        """The longest axis label's length in characters (at most ``LABEL_CHARS``)."""
+        return min(max((len(t) for t in self.state.tokens), default=0), LABEL_CHARS)
 
     def top_key_text(self) -> str:
         """'; its largest weight, 0.50, is on key 'mat' (position 5)': the number that matters."""
-        if not len(self._weights):
+        state = self.state
+        if not len(state.weights):
             return ""
-        row = self._weights[self._query]
+        row = state.weights[state.query]
         key = int(np.argmax(row))
         return (
-            f"; its largest weight, {row[key]:.2f}, is on key {_word(self._tokens[key])!r} "
+            f"; its largest weight, {row[key]:.2f}, is on key {_word(state.tokens[key])!r} "
             f"(position {key})"
         )
 
     def static_figure(self, dpi: int = 90) -> Figure:
         """The figure :meth:`static_png` saves: heatmap on the left, the query's bars right."""
-        n = len(self._tokens)
+        state = self.state
+        n = len(state.tokens)
         size = min(max(0.5 * n + 1.5, 3.5), 9.0)
         width, height = 2 * size + 1.6, size + 0.9
         fig = Figure(figsize=(width, height), dpi=dpi)  # fixed margins: a layout engine
@@ -202,11 +203,11 @@ class ExplorerDrawing:
                 ax.set_axis_off()
             heat_ax.text(0.5, 0.5, "no tokens: type a sentence", ha="center", va="center")
         else:
-            short = [_short(t) for t in self._tokens]
+            short = [_short(t) for t in state.tokens]
             labels = short if n <= 32 else [t if i % 4 == 0 else "" for i, t in enumerate(short)]
-            masked = ~causal_mask(n) if self._causal else None
+            masked = ~causal_mask(n) if state.causal else None
             plot_heatmap(
-                self._weights,
+                state.weights,
                 labels,
                 labels,
                 ax=heat_ax,
@@ -219,11 +220,11 @@ class ExplorerDrawing:
                 ylabel="query",
             )
             heat_ax.add_patch(
-                Rectangle((-0.5, self._query - 0.5), n, 1, fill=False, ec=HIGHLIGHT, lw=2.5)
+                Rectangle((-0.5, state.query - 0.5), n, 1, fill=False, ec=HIGHLIGHT, lw=2.5)
             )
-            row = self._weights[self._query]
+            row = state.weights[state.query]
             colours = [_HEX[i] for i in _colour_index(row)]
-            seen = self._query + 1 if self._causal else n  # keys 0..seen-1 take part
+            seen = state.query + 1 if state.causal else n  # keys 0..seen-1 take part
             bar_ax.bar(
                 np.arange(seen), row[:seen], color=colours[:seen], edgecolor="#444444", lw=0.5
             )
@@ -247,7 +248,7 @@ class ExplorerDrawing:
             bar_ax.set_xticks(np.arange(n), labels, rotation=45 if n > 6 else 0)
             bar_ax.set_xlabel("key")
             bar_ax.set_ylabel("attention weight")
-            bar_ax.set_title(f"query {_word(self._tokens[self._query])!r} (position {self._query})")
+            bar_ax.set_title(f"query {_word(state.tokens[state.query])!r} (position {state.query})")
             if n <= 12:
                 for j, w in enumerate(row[:seen]):
                     bar_ax.text(j, w + 0.02, f"{w:.2f}", ha="center", fontsize=8)
@@ -258,11 +259,12 @@ class ExplorerDrawing:
     def describe(self, query: int) -> str:
         """What the message says of query ``query``: where it looks, its largest weight, and
         which map this is (so the message changes with the head, the mask, the temperature)."""
-        n = len(self._tokens)
-        token = _word(self._tokens[query])
-        row = self._weights[query]
+        state = self.state
+        n = len(state.tokens)
+        token = _word(state.tokens[query])
+        row = state.weights[query]
         top = int(np.argmax(row))
-        if self._causal:
+        if state.causal:
             where = (
                 "only to itself (it is the first token)"
                 if query == 0
@@ -272,30 +274,32 @@ class ExplorerDrawing:
             where = f"across all {n} token{'s' * (n > 1)}"
         return (
             f'"{token}" (position {query}) distributes its attention {where}, most to '
-            f'"{_word(self._tokens[top])}" ({row[top]:.2f}); {self.view_words()}. Brighter '
+            f'"{_word(state.tokens[top])}" ({row[top]:.2f}); {self.view_words()}. Brighter '
             "cell = more attention. Click a token, or use the arrow keys, to switch."
         )
 
     def view_words(self) -> str:
         """Which map is shown, in words: "head 0, no mask, temperature 1", "layer 2, head 5",
         "layer 1, head 0, causal mask" (what the source fixes is not said, unless a mask)."""
-        parts = [f"layer {self._layer}"] if self.n_layers > 1 else []
-        parts.append(f"head {self._head}")
-        if self.state.mask_control:
-            parts.append("causal mask" if self._causal else "no mask")
-        elif self._causal:
+        state = self.state
+        parts = [f"layer {state.layer}"] if state.n_layers > 1 else []
+        parts.append(f"head {state.head}")
+        if state.mask_control:
+            parts.append("causal mask" if state.causal else "no mask")
+        elif state.causal:
             parts.append("causal mask")
-        if self.state.temperature_control:
-            parts.append(f"temperature {self._temperature:g}")
+        if state.temperature_control:
+            parts.append(f"temperature {state.temperature:g}")
         return ", ".join(parts)
 
     def table_html(self) -> str:
         """The weights as an HTML table (the table view): a caption, one column header per
         key and one row header per query, each cell the weight to 2 decimals ("masked" where
         the causal mask hides the key); the selected query's row has ``aria-current``."""
-        if not self._tokens:
+        state = self.state
+        if not state.tokens:
             return '<p class="explorer-table">No tokens, no table: type a sentence.</p>'
-        words = [_esc(f"{_word(t)} ({i})") for i, t in enumerate(self._tokens)]
+        words = [_esc(f"{_word(t)} ({i})") for i, t in enumerate(state.tokens)]
         parts = [
             '<table class="explorer-table"><caption>Attention weights, '
             f"{_esc(self.view_words())}: one row per query token, one column per key token "
@@ -304,11 +308,11 @@ class ExplorerDrawing:
             *(f'<th scope="col">{word}</th>' for word in words),
             "</tr></thead><tbody>",
         ]
-        for i, row in enumerate(self._weights):
-            current = ' aria-current="true"' if i == self._query else ""
+        for i, row in enumerate(state.weights):
+            current = ' aria-current="true"' if i == state.query else ""
             parts.append(f'<tr data-query="{i}"{current}><th scope="row">{words[i]}</th>')
             parts.extend(
-                "<td>masked</td>" if self._causal and j > i else f"<td>{w:.2f}</td>"
+                "<td>masked</td>" if state.causal and j > i else f"<td>{w:.2f}</td>"
                 for j, w in enumerate(row)
             )
             parts.append("</tr>")
@@ -316,17 +320,18 @@ class ExplorerDrawing:
         return "".join(parts)
 
     def _cell_size(self) -> int:
-        n = max(len(self._tokens), 1)
+        n = max(len(self.state.tokens), 1)
         return int(min(44, max(6, 300 // n)))
 
     def _cells_uri(self) -> str:
         """The heatmap's cells as an n x n palette PNG data URI (one pixel per weight; the SVG
         scales it up, pixelated), cached per map."""
-        key = ("png", *self.state.map_key)
+        state = self.state
+        key = ("png", *state.map_key)
         uri = self._cache.get(key)
         if uri is None:
-            indices = _colour_index(self._weights)  # (n, n)
-            if self._causal:
+            indices = _colour_index(state.weights)  # (n, n)
+            if state.causal:
                 indices[~self._mask] = _MASKED_INDEX
             uri = "data:image/png;base64," + base64.b64encode(_palette_png(indices)).decode("ascii")
             self._cache[key] = uri
@@ -334,17 +339,18 @@ class ExplorerDrawing:
 
     def _cells_svg(self, left: float, top: float, cell: int) -> str:
         """The heatmap's cells: one square each up to RECT_TOKENS tokens, else the PNG."""
-        n = len(self._tokens)
+        state = self.state
+        n = len(state.tokens)
         if n > RECT_TOKENS:
             return (
                 f'<image x="{left}" y="{top}" width="{n * cell}" height="{n * cell}" '
                 f'style="image-rendering:pixelated" href="{self._cells_uri()}"/>'
             )
-        key = ("squares", *self.state.map_key, left, top, cell)
+        key = ("squares", *state.map_key, left, top, cell)
         cells = self._cache.get(key)
         if cells is None:
-            indices = _colour_index(self._weights)  # (n, n)
-            if self._causal:
+            indices = _colour_index(state.weights)  # (n, n)
+            if state.causal:
                 indices[~self._mask] = _MASKED_INDEX
             # One path per colour, a square per cell: a third of the bytes of one <rect> per
             # cell, and the bytes are what a click waits for.
@@ -367,7 +373,7 @@ class ExplorerDrawing:
         """What the heatmap and the bar chart share: one column per key (``cell`` pixels wide,
         ``grid`` in all), labelled every ``step`` keys below, rotated when crowded, in ``bottom``
         pixels; None if there are no tokens."""
-        n = len(self._tokens)
+        n = len(self.state.tokens)
         if n == 0:
             return None
         cell = self._cell_size()
@@ -380,8 +386,19 @@ class ExplorerDrawing:
             "bottom": (int(0.5 * font * longest) + 10 if rotate else font + 8) + 18,
         }  # fmt: skip
 
+    def _per_sentence(self, name: str, make):
+        """``make()``, kept in the cache under ``name``: for what depends on the sentence (its
+        tokens and labels) only, not on the map, such as the geometry."""
+        if name not in self._cache:
+            self._cache[name] = make()
+        return self._cache[name]
+
     def heatmap_geometry(self) -> dict | None:
-        """Where everything goes in the heatmap (shared by its three layers); None if empty."""
+        """Where everything goes in the heatmap (shared by its three layers); None if empty.
+        Made once per sentence (lesson 09's grid draws 72 maps of one sentence)."""
+        return self._per_sentence("heatmap geometry", self._heatmap_geometry)
+
+    def _heatmap_geometry(self) -> dict | None:
         g = self._key_geometry()
         if g is None:
             return None
@@ -405,23 +422,24 @@ class ExplorerDrawing:
         """The keys' labels, centred under their columns, from ``y`` down."""
         return "".join(
             _key_label(
-                self._labels[j], g["left"] + (j + 0.5) * g["cell"], y, g["font"], g["rotate"]
+                self.state.labels[j], g["left"] + (j + 0.5) * g["cell"], y, g["font"], g["rotate"]
             )
             for j in range(0, g["n"], g["step"])
         )
 
     def _map_label(self) -> str:
         """The heatmap in words (its SVG's aria-label): what, how big, where the extremes are."""
-        words = [_word(t) for t in self._tokens]
-        mask = "causal mask on" if self._causal else "no mask"
-        what = f"attention weights of head {self._head}, {mask}, temperature {self._temperature:g}"
-        hidden = ~causal_mask(len(words)) if self._causal else None
-        return heatmap_alt(self._weights, words, words, what, masked=hidden)
+        state = self.state
+        words = [_word(t) for t in state.tokens]
+        mask = "causal mask on" if state.causal else "no mask"
+        what = f"attention weights of head {state.head}, {mask}, temperature {state.temperature:g}"
+        hidden = ~causal_mask(len(words)) if state.causal else None
+        return heatmap_alt(state.weights, words, words, what, masked=hidden)
 
     def _bars_label(self, query: int) -> str:
         """One query's bar chart in words (its SVG's aria-label): every key's weight."""
-        words = [_word(t) for t in self._tokens]
-        row = self._weights[query]
+        words = [_word(t) for t in self.state.tokens]
+        row = self.state.weights[query]
         return f"Weights of query {words[query]!r} (position {query}) over the keys: " + ", ".join(
             f"{word} {w:.2f}" for word, w in zip(words, row)
         )
@@ -442,13 +460,14 @@ class ExplorerDrawing:
         return svg
 
     def _draw_map_svg(self, g: dict) -> str:
+        state = self.state
         left, top, cell = g["left"], g["top"], g["cell"]
         parts = [
             self._layer_open(
                 g,
-                f'{self._layer_attribute} data-head="{self._head}" '
-                f'data-causal="{int(self._causal)}" '
-                f'data-temperature="{self._temperature:g}" data-n="{g["n"]}" role="img" '
+                f'{self._layer_attribute} data-head="{state.head}" '
+                f'data-causal="{int(state.causal)}" '
+                f'data-temperature="{state.temperature:g}" data-n="{g["n"]}" role="img" '
                 f'aria-label="{html.escape(self._map_label())}"',
             ),
             f'<text x="{left}" y="16" font-size="13" font-weight="bold">{self._map_title()}</text>',
@@ -459,15 +478,15 @@ class ExplorerDrawing:
             parts.append(
                 '<g font-size="10" text-anchor="middle" dominant-baseline="middle" fill="#fff">'
             )
-            indices = _colour_index(self._weights)
-            for (i, j), w in np.ndenumerate(self._weights):
-                if self._causal and j > i:
+            indices = _colour_index(state.weights)
+            for (i, j), w in np.ndenumerate(state.weights):
+                if state.causal and j > i:
                     continue
                 black = ' fill="#000"' if _TEXT_ON[indices[i, j]] == "#000000" else ""
                 x, y = left + j * cell + cell / 2, top + i * cell + cell / 2
                 parts.append(f'<text x="{x:.1f}" y="{y:.1f}"{black}>{w:.2f}</text>')
             parts.append("</g>")
-        if self._causal:
+        if state.causal:
             x, y = g["cbar_x"], top + g["cbar_len"]
             parts.append(
                 f'<rect x="{x}" y="{y + 8}" width="12" height="10" fill="{MASKED_GREY}"/>'
@@ -479,11 +498,12 @@ class ExplorerDrawing:
 
     @property
     def _layer_attribute(self) -> str:
-        return f' data-layer="{self._layer}"' if self.n_layers > 1 else ""
+        return f' data-layer="{self.state.layer}"' if self.state.n_layers > 1 else ""
 
     def _map_title(self) -> str:
-        layer = f"layer {self._layer}, " if self.n_layers > 1 else ""
-        return f"{layer}head {self._head}: rows = query, columns = key"
+        state = self.state
+        layer = f"layer {state.layer}, " if state.n_layers > 1 else ""
+        return f"{layer}head {state.head}: rows = query, columns = key"
 
     def axes_svg(self, g: dict | None) -> str:
         """The middle layer: the keys' labels, the axis titles and the colour bar."""
@@ -497,7 +517,7 @@ class ExplorerDrawing:
         ]
         for i in range(0, g["n"], g["step"]):
             y = top + i * cell + cell / 2
-            parts.append(f'<text x="{left - 6}" y="{y:.1f}">{self._labels[i]}</text>')
+            parts.append(f'<text x="{left - 6}" y="{y:.1f}">{self.state.labels[i]}</text>')
         parts.append("</g>")
         parts.append(
             f'<text x="12" y="{top + grid / 2:.1f}" font-size="12" text-anchor="middle" '
@@ -523,13 +543,13 @@ class ExplorerDrawing:
         ]
         if query % g["step"] == 0:
             y = top + query * cell + cell / 2
-            width = 0.7 * font * len(html.unescape(self._labels[query])) + 4
+            width = 0.7 * font * len(html.unescape(self.state.labels[query])) + 4
             x = max(left - 6 - width, 22)  # clear of the "query (row)" title
             parts.append(
                 f'<rect x="{x:.1f}" y="{y - font / 2 - 1:.1f}" width="{left - 4 - x:.1f}" '
                 f'height="{font + 2}" fill="#fff"/><text x="{left - 6}" y="{y:.1f}" '
                 f'font-size="{font}" text-anchor="end" dominant-baseline="middle" '
-                f'font-weight="bold" fill="{HIGHLIGHT}">{self._labels[query]}</text>'
+                f'font-weight="bold" fill="{HIGHLIGHT}">{self.state.labels[query]}</text>'
             )
         # The outline: 3 px of the highlight between 1 px of black outside and 1 px of white
         # inside, so that one of them stands out on every colour (WCAG 1.4.11, 3:1), whatever
@@ -562,7 +582,11 @@ class ExplorerDrawing:
         )
 
     def bars_geometry(self) -> dict | None:
-        """Where everything goes in the bar chart (shared by its two layers); None if empty."""
+        """Where everything goes in the bar chart (shared by its two layers); None if empty.
+        Made once per sentence."""
+        return self._per_sentence("bars geometry", self._bars_geometry)
+
+    def _bars_geometry(self) -> dict | None:
         g = self._key_geometry()
         if g is None:
             return None
@@ -600,12 +624,13 @@ class ExplorerDrawing:
     def bars_values_svg(self, g: dict | None, query: int) -> str:
         """The bar chart's top layer for query ``query``, down to the zero line (the keys'
         labels under it keep their hover titles): its title, bars, numbers, masked keys."""
+        state = self.state
         if g is None:
             return ""
         left, top, plot_h, cell, n = g["left"], g["top"], g["plot_h"], g["cell"], g["n"]
-        row = self._weights[query]
+        row = state.weights[query]
         indices = _colour_index(row)
-        token = self._labels[query]
+        token = state.labels[query]
         parts = [
             self._layer_open(
                 g,
@@ -618,7 +643,7 @@ class ExplorerDrawing:
             f'<text x="4" y="33" font-size="12">its weights over the keys (sum = {row.sum():.2f})'
             "</text>",
         ]
-        seen = query + 1 if self._causal else n  # keys 0..seen-1 take part
+        seen = query + 1 if state.causal else n  # keys 0..seen-1 take part
         if seen < n:
             parts.append(
                 f'<g class="masked-legend">{_cross(10, 46, 4)}<text x="20" y="46" '
