@@ -839,3 +839,16 @@ def test_bad_model_sizes_get_seeded_projections_own_errors(kwargs):
     with pytest.raises(expected.type) as got:
         AttentionExplorer(**args)
     assert str(got.value) == str(expected.value)
+
+
+def test_a_source_that_is_not_a_weight_source_is_refused_with_what_it_lacks():
+    class HalfSource:  # a model wrapper that forgot most of the protocol
+        n_layers, n_heads, d_k = 1, 2, 4
+
+        def load(self, text):
+            raise AssertionError("never called: the explorer checks the source first")
+
+    with pytest.raises(
+        TypeError, match=r"HalfSource has no fixed_causal, fixed_temperature, weights"
+    ):
+        AttentionExplorer(source=HalfSource())

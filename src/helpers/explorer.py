@@ -42,7 +42,6 @@ from __future__ import annotations
 import asyncio
 import io
 import math
-import numbers
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -52,18 +51,19 @@ import numpy as np
 
 from ._validate import ArgumentTypeError, whole_number
 from .embeddings import D_MODEL, RUNNING_SENTENCE
-from .explorer_controls import TEMPERATURE_RANGE, ExplorerParts, build_parts, causal_look, shown
+from .explorer_controls import (
+    TEMPERATURE_RANGE,
+    ExplorerParts,
+    build_parts,
+    causal_look,
+    shown,
+    valid_temperature,
+)
 from .explorer_draw import ExplorerDrawing, ExplorerState, _axis_label, _word
-from .explorer_weights import MAX_TOKENS, SeededWeights
+from .explorer_weights import MAX_TOKENS, SeededWeights, check_source
 from .live import show as _show_live
 
 __all__ = ["AttentionExplorer", "ExplorerParts", "MAX_TOKENS", "TEMPERATURE_RANGE"]
-
-
-# What a weight source has (helpers.explorer_weights says what each means).
-_SOURCE_NEEDS = (
-    "n_layers", "n_heads", "d_k", "fixed_causal", "fixed_temperature", "load", "weights"
-)  # fmt: skip
 
 
 def _index(value, size: int, what: str) -> int:
@@ -128,20 +128,14 @@ class AttentionExplorer:
             source = SeededWeights(d_model, n_heads, seed)
         if not isinstance(causal, (bool, np.bool_)):
             raise ArgumentTypeError(f"causal must be True or False, got {causal!r}")
-        missing = [name for name in _SOURCE_NEEDS if not hasattr(source, name)]
-        if missing:
-            raise ArgumentTypeError(
-                f"source must be a weight source (see helpers.explorer_weights): "
-                f"{type(source).__name__} has no {', '.join(missing)}"
-            )
-        self.source = source
+        self.source = check_source(source)
         self.n_layers, self.n_heads, self.d_k = source.n_layers, source.n_heads, source.d_k
         self.d_model, self.seed = self.n_heads * self.d_k, getattr(source, "seed", None)
         self._layer = _index(layer, self.n_layers, "layer")
         self._head = _index(head, self.n_heads, "head")
         fixed = source.fixed_causal
         self._causal = bool(causal) if fixed is None else fixed
-        self._temperature = self._valid_temperature(
+        self._temperature = valid_temperature(
             temperature if source.fixed_temperature is None else source.fixed_temperature
         )
         self._listeners: list = []
@@ -267,7 +261,7 @@ class AttentionExplorer:
         fixed = self.source.fixed_temperature
         if fixed is not None and float(temperature) != fixed:
             raise ValueError(self.source.temperature_error)
-        self._temperature = self._valid_temperature(temperature)
+        self._temperature = valid_temperature(temperature)
         self._move(self.parts.temperature, "value", self._temperature)
         self._redraw()
 
@@ -348,21 +342,6 @@ class AttentionExplorer:
         return buffer.getvalue()
 
     # ------------------------------------------------------------------ state
-
-    @staticmethod
-    def _valid_temperature(t) -> float:
-        if isinstance(t, (bool, np.bool_)) or not isinstance(t, numbers.Real):
-            raise ArgumentTypeError(
-                f"temperature must be a number between {TEMPERATURE_RANGE[0]} and "
-                f"{TEMPERATURE_RANGE[1]}, got {t!r} of type {type(t).__name__}"[:300]
-            )
-        t = float(t)
-        low, high = TEMPERATURE_RANGE
-        if math.isfinite(t) and low * (1 - 1e-9) <= t <= high * (1 + 1e-9):
-            t = min(max(t, low), high)  # a limit may arrive as 0.09999999999999999
-        if not math.isfinite(t) or not low <= t <= high:
-            raise ValueError(f"temperature must be between {low} and {high}, got {t!r}")
-        return t
 
     def _load_sentence(self, text: str) -> str:
         """Load the text into the weight source (its per-sentence work, once), then keep its

@@ -14,16 +14,39 @@ are what the browser tests, the accessibility audit and the browser modules
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, field
 
 import ipywidgets as widgets
+import numpy as np
 from ipywidgets.widgets.widget_string import HTMLStyle
 
+from ._validate import ArgumentTypeError
 from .explorer_front import TableView, TokenRow
 
-__all__ = ["ExplorerParts", "TEMPERATURE_RANGE", "build_parts", "causal_look", "shown"]
+__all__ = [
+    "ExplorerParts", "TEMPERATURE_RANGE", "build_parts", "causal_look", "shown", "valid_temperature"
+]  # fmt: skip
 
 TEMPERATURE_RANGE = (0.1, 10.0)  # the temperature box's limits
+
+
+def valid_temperature(t) -> float:
+    """``t`` as a temperature the box can show (a float in ``TEMPERATURE_RANGE``), or a clear
+    error."""
+    if isinstance(t, (bool, np.bool_)) or not isinstance(t, numbers.Real):
+        raise ArgumentTypeError(
+            f"temperature must be a number between {TEMPERATURE_RANGE[0]} and "
+            f"{TEMPERATURE_RANGE[1]}, got {t!r} of type {type(t).__name__}"[:300]
+        )
+    t = float(t)
+    low, high = TEMPERATURE_RANGE
+    if math.isfinite(t) and low * (1 - 1e-9) <= t <= high * (1 + 1e-9):
+        t = min(max(t, low), high)  # a limit may arrive as 0.09999999999999999
+    if not math.isfinite(t) or not low <= t <= high:
+        raise ValueError(f"temperature must be between {low} and {high}, got {t!r}")
+    return t
 
 
 def causal_look(on: bool) -> dict[str, str]:

@@ -27,9 +27,28 @@ from .attention import causal_mask, scaled_dot_product_attention
 from .embeddings import build_Z, tokenize, valid_text
 from .projections import seeded_projections
 
-__all__ = ["InductionWeights", "LoadedText", "MAX_TOKENS", "MiniLMWeights", "SeededWeights"]
+__all__ = [
+    "InductionWeights", "LoadedText", "MAX_TOKENS", "MiniLMWeights", "SeededWeights",
+    "check_source",
+]  # fmt: skip
 
 MAX_TOKENS = 64  # longer sentences are truncated, and the message says so
+
+# What a weight source has (the module's docstring says what each means).
+_SOURCE_NEEDS = (
+    "n_layers", "n_heads", "d_k", "fixed_causal", "fixed_temperature", "load", "weights"
+)  # fmt: skip
+
+
+def check_source(source):
+    """``source`` if it has what a weight source has, else a clear error saying what it lacks."""
+    missing = [name for name in _SOURCE_NEEDS if not hasattr(source, name)]
+    if missing:
+        raise ArgumentTypeError(
+            f"source must be a weight source (see helpers.explorer_weights): "
+            f"{type(source).__name__} has no {', '.join(missing)}"
+        )
+    return source
 
 
 @dataclass(frozen=True)
