@@ -97,8 +97,8 @@ class ExplorerParts:
     bars: widgets.GridBox
     bars_axes: widgets.HTML
     bar_values: widgets.Stack
-    links: tuple
     widget: widgets.VBox
+    links: tuple = field(init=False)  # made from ``followers``
     # Each Stack's children come from a pool that only grows (to the longest sentence), so a
     # new sentence reuses them; they share one layout and one style (fewer widgets).
     _pools: tuple = field(default_factory=lambda: ([], []), init=False, repr=False)
@@ -108,6 +108,10 @@ class ExplorerParts:
         repr=False,
     )
 
+    def __post_init__(self):
+        links = tuple(widgets.jslink((self.tokens, "index"), pair) for pair in self.followers)
+        object.__setattr__(self, "links", links)
+
     @property
     def stacks(self) -> tuple[widgets.Stack, widgets.Stack]:
         """The Stacks that switch with the query in the browser."""
@@ -115,7 +119,8 @@ class ExplorerParts:
 
     @property
     def followers(self) -> tuple[tuple[widgets.Widget, str], ...]:
-        """What the token row's index moves in the browser: (widget, trait name) pairs."""
+        """What the token row's index moves in the browser (:attr:`links`): (widget, trait
+        name) pairs."""
         return (*((stack, "selected_index") for stack in self.stacks), (self.table, "index"))
 
     def fit_stacks(self, n: int) -> None:
@@ -159,14 +164,6 @@ def build_parts(
     # the token row in the browser too.
     table = TableView()
     table.layout.width = "100%"
-    links = tuple(
-        widgets.jslink((tokens, "index"), (target, name))
-        for target, name in [
-            (query_layers, "selected_index"),
-            (bar_values, "selected_index"),
-            (table, "index"),
-        ]
-    )
     # Many heads, or layers too: short labels ("head 10" does not fit 12 in a row).
     short = n_layers > 1 or n_heads > 4
     head_control = widgets.ToggleButtons(
@@ -279,6 +276,5 @@ def build_parts(
         bars=bars,
         bars_axes=bars_axes,
         bar_values=bar_values,
-        links=links,
         widget=widget,
     )
