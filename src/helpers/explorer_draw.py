@@ -355,10 +355,12 @@ class ExplorerDrawing:
             # One path per colour, a square per cell: a third of the bytes of one <rect> per
             # cell, and the bytes are what a click waits for.
             squares: dict[int, list[str]] = {}
-            for (i, j), index in np.ndenumerate(indices):
-                squares.setdefault(int(index), []).append(
-                    f"M{left + j * cell} {top + i * cell}h{cell}v{cell}h-{cell}z"
-                )
+            for i, row in enumerate(indices.tolist()):  # Python ints: faster than NumPy's
+                y = top + i * cell
+                for j, index in enumerate(row):
+                    squares.setdefault(index, []).append(
+                        f"M{left + j * cell} {y}h{cell}v{cell}h-{cell}z"
+                    )
             cells = self._cache[key] = (
                 '<g class="explorer-cells" shape-rendering="crispEdges">'
                 + "".join(f'<path fill="{_HEX[k]}" d="{"".join(d)}"/>' for k, d in squares.items())
@@ -478,13 +480,13 @@ class ExplorerDrawing:
             parts.append(
                 '<g font-size="10" text-anchor="middle" dominant-baseline="middle" fill="#fff">'
             )
-            indices = _colour_index(state.weights)
-            for (i, j), w in np.ndenumerate(state.weights):
-                if state.causal and j > i:
-                    continue
-                black = ' fill="#000"' if _TEXT_ON[indices[i, j]] == "#000000" else ""
-                x, y = left + j * cell + cell / 2, top + i * cell + cell / 2
-                parts.append(f'<text x="{x:.1f}" y="{y:.1f}"{black}>{w:.2f}</text>')
+            indices = _colour_index(state.weights).tolist()
+            for i, row in enumerate(state.weights.tolist()):
+                y = top + i * cell + cell / 2
+                for j, w in enumerate(row[: i + 1] if state.causal else row):
+                    black = ' fill="#000"' if _TEXT_ON[indices[i][j]] == "#000000" else ""
+                    x = left + j * cell + cell / 2
+                    parts.append(f'<text x="{x:.1f}" y="{y:.1f}"{black}>{w:.2f}</text>')
             parts.append("</g>")
         if state.causal:
             x, y = g["cbar_x"], top + g["cbar_len"]
