@@ -147,7 +147,7 @@ def test_the_widget_controls_drive_the_same_state_as_the_methods():
 
 
 def test_a_pick_in_the_browser_sends_no_query_index_back(monkeypatch):
-    """The browser already moved the Stacks and the table (jslinked to the token row). If the
+    """The browser already moved the Stacks and the table (the token row's followers). If the
     kernel sent its index back, a busy kernel handling an older pick would undo a newer one made
     meanwhile (seen in the browser: 'sat' checked after ArrowRight, End, Home)."""
     import ipywidgets
@@ -542,16 +542,17 @@ def test_the_token_row_shows_the_words_as_they_are():
     assert ex.parts.tokens.index == ex.query == 1
 
 
-def test_every_query_has_its_pictures_in_the_stacks_and_the_browser_links_them():
-    """The browser switches between queries itself: the token buttons' index is linked to
-    the three Stacks' selected_index (jslink), and child i of each Stack is query i's."""
+def test_every_query_has_its_pictures_in_the_stacks_and_the_browser_switches_them():
+    """The browser switches between queries itself: the token row sets the two Stacks'
+    selected_index and the table's index there (its followers, sent to the browser as widget
+    references), and child i of each Stack is query i's."""
     ex = AttentionExplorer(causal=True)
     ex.set_head(1)
-    for link in ex.parts.links:
-        assert link.source == (ex.parts.tokens, "index")
     targets = [(stack, "selected_index") for stack in ex.parts.stacks]
     targets.append((ex.parts.table, "index"))
-    assert [link.target for link in ex.parts.links] == targets
+    assert ex.parts.tokens.followers == targets
+    sent = ex.parts.tokens.get_state()["followers"]
+    assert sent == [[f"IPY_MODEL_{w.model_id}", name] for w, name in targets]
     for i, token in enumerate(ex.tokens):
         assert f'"{token}" (position {i})' in ex.parts.tokens.messages[i]
         for stack in (ex.parts.query_layers, ex.parts.bar_values):

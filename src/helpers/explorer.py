@@ -29,8 +29,9 @@ The explorer is four parts, one module each:
 **Why it is fast.** The per-head Q, K, V are computed once per sentence, the weights once per
 map, the cells once per weight matrix. A token pick never waits for the kernel: every query's
 row outline and bars are already in the browser, one child of an ``ipywidgets.Stack`` each,
-its message in the token row, and the token row's index is linked to the Stacks in the
-browser (``jslink``). ``benchmarks/bench_explorer.py`` measures the kernel's side against the
+its message in the token row, and the token row switches the Stacks itself, in the browser
+(its ``followers``); the kernel hears of the pick after it is painted.
+``benchmarks/bench_explorer.py`` measures the kernel's side against the
 matplotlib way; the browser tests time a click to new pixels.
 
 **Readable without a kernel.** :meth:`AttentionExplorer.show` puts a matplotlib PNG of the
@@ -205,7 +206,7 @@ class AttentionExplorer:
 
     def select_query(self, query: int) -> None:
         """Show the distribution of query position ``query`` (what a click on its token does:
-        there the browser switches the pictures itself: :attr:`ExplorerParts.links`)."""
+        there the browser switches the pictures itself: :attr:`ExplorerParts.followers`)."""
         self._set_query(query)
         self._show_query()
 
@@ -426,14 +427,14 @@ class AttentionExplorer:
         self.parts.table.table = self.table_html() if change["new"] else ""
 
     def _clicked(self, index) -> None:
-        """A token was picked in the browser, which already shows that query: its jslinks moved
-        the Stacks and the table, and tell the kernel so themselves.
+        """A token was picked in the browser, which already shows that query: the token row
+        moved its followers (the Stacks and the table) there, without telling the kernel.
 
         The kernel's copies are updated without sending them back (ipywidgets' own property
         lock, as when it applies a browser update). Sending them made a race: with the kernel
         busy, the browser queues several picks; the kernel, handling the first, sent that older
-        index to the Stacks, whose jslink moved the token row back to it (the keyboard walk in
-        the browser tests saw 'sat' checked after ArrowRight, End, Home).
+        index to the Stacks, which moved the token row back to it (the keyboard walk in the
+        browser tests saw 'sat' checked after ArrowRight, End, Home).
         """
         if index is None:
             return

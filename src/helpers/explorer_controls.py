@@ -3,9 +3,9 @@
 :func:`build_parts` makes them and lays them out, and returns them by name as
 :class:`ExplorerParts`; it wires nothing to the explorer (no observers: the explorer,
 :class:`helpers.explorer.AttentionExplorer`, observes ``parts.…`` itself) and draws nothing
-(the pictures' layers start empty). The only links it makes are the browser-side ones
-(``jslink``) from the token row's index to what follows the query, so that a token pick is
-answered in the browser.
+(the pictures' layers start empty). The only link it makes is the token row's ``followers``:
+what the token row moves in the browser with the query (the Stacks, the table), so that a
+token pick is answered in the browser.
 
 The CSS classes (``attention-explorer``, ``explorer-head``, ...), the layout and the names
 are what the browser tests, the accessibility audit and the browser modules
@@ -79,8 +79,8 @@ class ExplorerParts:
     :class:`~helpers.explorer_front.TableView`) and ``controls_box`` (the row of layer, head,
     causal and temperature). Pictures: ``heatmap`` (a grid of three stacked layers:
     ``heatmap_map``, ``heatmap_axes`` and ``query_layers``, a Stack with one child per query),
-    ``bars`` (``bars_axes`` under ``bar_values``, a Stack). ``links``: the browser-side links
-    from the token row's index to the Stacks and the table."""
+    ``bars`` (``bars_axes`` under ``bar_values``, a Stack). ``followers``: what the token row
+    moves in the browser with the query (the Stacks and the table)."""
 
     text: widgets.Text
     tokens: TokenRow
@@ -98,7 +98,6 @@ class ExplorerParts:
     bars_axes: widgets.HTML
     bar_values: widgets.Stack
     widget: widgets.VBox
-    links: tuple = field(init=False)  # made from ``followers``
     # Each Stack's children come from a pool that only grows (to the longest sentence), so a
     # new sentence reuses them; they share one layout and one style (fewer widgets).
     _pools: tuple = field(default_factory=lambda: ([], []), init=False, repr=False)
@@ -109,8 +108,7 @@ class ExplorerParts:
     )
 
     def __post_init__(self):
-        links = tuple(widgets.jslink((self.tokens, "index"), pair) for pair in self.followers)
-        object.__setattr__(self, "links", links)
+        self.tokens.followers = list(self.followers)
 
     @property
     def stacks(self) -> tuple[widgets.Stack, widgets.Stack]:
@@ -119,8 +117,8 @@ class ExplorerParts:
 
     @property
     def followers(self) -> tuple[tuple[widgets.Widget, str], ...]:
-        """What the token row's index moves in the browser (:attr:`links`): (widget, trait
-        name) pairs."""
+        """What the token row moves in the browser with the query (its ``followers``):
+        (widget, trait name) pairs."""
         return (*((stack, "selected_index") for stack in self.stacks), (self.table, "index"))
 
     def fit_stacks(self, n: int) -> None:
@@ -151,12 +149,13 @@ def build_parts(
     )
     text.add_class("explorer-text")
     # A token pick never waits for the kernel. Each query's pictures (its row's outline, its
-    # bars) are one child of a Stack, and the token row's index is linked to the Stacks'
-    # selected_index in the browser (jslink), so a pick shows the child that is already there;
-    # the token row holds every query's message and switches it itself. The kernel only hears
-    # which query is shown. The token row is a small browser module (helpers.explorer_front):
-    # a radio group with arrow keys, and the message as a live region that screen readers
-    # announce.
+    # bars) are one child of a Stack, and the token row sets the Stacks' selected_index in the
+    # browser (its followers), so a pick shows the child that is already there; the token row
+    # holds every query's message and switches it itself. The kernel only hears which query is
+    # shown, once, after the browser painted it (jslinks sent one message per Stack, and the
+    # kernel's answers to them delayed the paint: helpers/explorer_front/token_row.js). The
+    # token row is a small browser module (helpers.explorer_front): a radio group with arrow
+    # keys, and the message as a live region that screen readers announce.
     tokens = TokenRow()
     query_layers = widgets.Stack()
     bar_values = widgets.Stack()

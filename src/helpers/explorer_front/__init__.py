@@ -1,8 +1,9 @@
 """The explorer's front end: small browser modules (anywidget) where ipywidgets has no control.
 
 * :class:`TokenRow`: the token row (a radio group with arrow keys, Home and End) and the
-  message line (``role="status"``, ``aria-live="polite"``). Its ``index`` is linked in the
-  browser to the Stacks that hold each query's pictures, so a pick never waits for the kernel.
+  message line (``role="status"``, ``aria-live="polite"``). A pick moves its ``followers``
+  (the Stacks that hold each query's pictures) in the browser, so it never waits for the
+  kernel.
 * :class:`TableView`: a "table view" toggle and the weights as an HTML table.
 * :class:`GridPicker`: lesson 09's layer x head grid of maps, a keyboard grid (``role="grid"``).
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anywidget
+import ipywidgets as widgets
 import traitlets as t
 
 __all__ = ["GridPicker", "TableView", "TokenRow"]
@@ -29,12 +31,20 @@ def _source(name: str) -> str:
 
 class TokenRow(anywidget.AnyWidget):
     """One button per token (``tokens``), ``index`` the selected one (None when empty), and the
-    message line: ``note`` then ``messages[index]``."""
+    message line: ``note`` then ``messages[index]``.
+
+    ``followers``: (widget, trait name) pairs that a pick in the browser sets to the picked
+    index there, at once, without sending them to the kernel; the kernel hears of the pick
+    through ``index`` alone (a moment later: after the browser painted it) and is expected to
+    set its copies of the followers itself, without sending them back."""
 
     _esm = _source("token_row.js")
     _css = _source("token_row.css")
     tokens = t.List(t.Unicode()).tag(sync=True)
     index = t.Int(None, allow_none=True).tag(sync=True)
+    followers = t.List(t.Tuple(t.Instance(widgets.Widget), t.Unicode())).tag(
+        sync=True, **widgets.widget_serialization
+    )
     messages = t.List(t.Unicode()).tag(sync=True)
     note = t.Unicode("").tag(sync=True)
     label = t.Unicode("query token").tag(sync=True)
