@@ -18,7 +18,9 @@ captures the figure, so both sides pay for their messages. No browser is attache
 browser's share (click to new pixels) is measured by the browser tests. ``--no-kernel`` runs
 the same measurements in this process instead (widget messages then go nowhere).
 
-It also times the encoding of the heatmap's cell picture (a palette PNG, made once per new
+It also times lesson 09's grid on a new sentence: the 72 ``map_svg_of`` calls that give the
+browser every map's layer (skipped when the model's files are missing: ``make real-model``),
+the encoding of the heatmap's cell picture (a palette PNG, made once per new
 weight matrix) by the explorer's hand-written encoder against Pillow's ``Image.save`` at the
 same zlib level, and ``static_png()`` with a 100,000-character word in the sentence.
 """
@@ -167,10 +169,37 @@ def measure(repeats: int) -> None:
     long_ms = median_ms(lambda k: long_ex.set_temperature(float(temperatures[-1 - k])), repeats)
     long_click = median_ms(lambda k: setattr(long_ex.parts.tokens, "index", k % n_long), repeats)
     print(f"  at n = {n_long} tokens: click {long_click:.2f} ms, temperature {long_ms:.2f} ms")
+    grid_maps(repeats)
     png_encoders()
     start = time.perf_counter()
     AttentionExplorer("the " + "a" * 100_000 + " sat", causal=True, query=1).static_png()
     print(f"  static_png() with a 100,000-character word: {time.perf_counter() - start:.2f} s")
+
+
+def grid_maps(repeats: int) -> None:
+    """Lesson 09's grid after a new sentence: every map's layer (``map_svg_of``, 72 calls, the
+    weights read from the sentence's forward pass); the forward pass itself not timed."""
+    from helpers.pretrained import ModelFilesError, load_minilm
+    from helpers.real_explorer import RealAttentionExplorer
+
+    try:
+        ex = RealAttentionExplorer("the cat sat on the mat", layer=4, head=5, model=load_minilm())
+    except ModelFilesError as error:
+        print(f"  lesson 09's 72 maps: skipped ({error})")
+        return
+    sentences = ["the cat sat on the mat", "attention is all you need, said the paper"]
+    times = []
+    for k in range(repeats):
+        ex.set_sentence(sentences[k % 2])  # a new sentence: nothing of the last one is kept
+        start = time.perf_counter()
+        for layer in range(ex.n_layers):
+            for head in range(ex.n_heads):
+                ex.map_svg_of(layer, head)
+        times.append(time.perf_counter() - start)
+    print(
+        f"  lesson 09's grid, a new sentence: 72 maps' layers (map_svg_of) "
+        f"{1000 * statistics.median(times):.2f} ms"
+    )
 
 
 def pillow_palette_png(indices: np.ndarray) -> bytes:
