@@ -4,10 +4,25 @@
 // End go to the first and last head of the row, Enter or Space (or a click) picks the cell:
 // `selected` = [layer, head] moves here, the explorer's heatmap shows the picked map at once
 // (from `maps`, when given), and the kernel, told by one custom message (no echo of a state
-// update to wait for), opens that map in the explorer (the same map, its bars and words).
+// update to wait for) after that is painted, opens that map in the explorer (the same map,
+// its bars and words).
 // The picked cell has aria-selected=true and an outline.
 
 const MOVE = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
+const LATEST_MS = 100; // a hidden page paints no frame: go on anyway
+
+// Call `callback` once, just after the next frame is painted (or LATEST_MS from now).
+function afterPaint(callback) {
+  let due = true;
+  const run = () => {
+    if (due) {
+      due = false;
+      callback();
+    }
+  };
+  requestAnimationFrame(() => setTimeout(run, 0));
+  setTimeout(run, LATEST_MS);
+}
 
 function render({ model, el }) {
   const grid = document.createElement("div");
@@ -110,13 +125,18 @@ function render({ model, el }) {
   function pick(k, a) {
     const [sk, sa] = model.get("selected");
     if (sk === k && sa === a) return;
-    model.send({ pick: [k, a] }); // the kernel opens the map in the explorer (sent first)
     // The picked map now, from the maps the browser holds; the kernel sends the same one, with
     // the map's bars and words, a moment later.
     const svg = model.get("maps")[k * model.get("n_heads") + a];
     const layer = svg ? mapLayer() : null;
     if (layer) layer.innerHTML = svg;
     model.set("selected", [k, a]); // the outline moves now, in the browser
+    // The kernel opens the map in the explorer. With the map drawn here, it is told after the
+    // paint: its answers (kernel status, the pictures) keep this page's main thread busy, and
+    // before the frame they delayed the map (as in token_row.js). Without it, at once.
+    const tell = () => model.send({ pick: [k, a] });
+    if (layer) afterPaint(tell);
+    else tell();
   }
 
   grid.addEventListener("keydown", (event) => {

@@ -16,7 +16,20 @@
 
 const STEP = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
 const REF = "IPY_MODEL_";
-const LATEST_SAVE_MS = 100; // a hidden page paints no frame: send the pick anyway
+const LATEST_MS = 100; // a hidden page paints no frame: go on anyway
+
+// Call `callback` once, just after the next frame is painted (or LATEST_MS from now).
+function afterPaint(callback) {
+  let due = true;
+  const run = () => {
+    if (due) {
+      due = false;
+      callback();
+    }
+  };
+  requestAnimationFrame(() => setTimeout(run, 0));
+  setTimeout(run, LATEST_MS);
+}
 
 function render({ model, el }) {
   el.classList.add("explorer-token-row");
@@ -79,13 +92,10 @@ function render({ model, el }) {
   function saveAfterPaint() {
     if (saveDue) return;
     saveDue = true;
-    const send = () => {
-      if (!saveDue) return;
+    afterPaint(() => {
       saveDue = false;
       model.save_changes(); // the index as it is then (several quick picks: one message)
-    };
-    requestAnimationFrame(() => setTimeout(send, 0));
-    setTimeout(send, LATEST_SAVE_MS);
+    });
   }
 
   function select(i, focus) {
