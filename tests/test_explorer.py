@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import helpers
 from helpers import explorer_draw, explorer_weights
 from helpers.explorer import MAX_TOKENS, TEMPERATURE_RANGE, AttentionExplorer
-from helpers.explorer_controls import shown
+from helpers.explorer_controls import build_parts, shown
 from helpers.explorer_draw import ExplorerDrawing, ExplorerState
 
 TOKENS = helpers.tokenize(helpers.RUNNING_SENTENCE)
@@ -853,3 +853,21 @@ def test_a_source_that_is_not_a_weight_source_is_refused_with_what_it_lacks():
         TypeError, match=r"HalfSource has no fixed_causal, fixed_temperature, weights"
     ):
         AttentionExplorer(source=HalfSource())
+
+
+def test_build_parts_makes_the_widgets_alone():
+    """The controls are built without an explorer: set to the values asked, what the model
+    fixes hidden, the token row told what follows the query, nothing drawn yet."""
+    parts = build_parts(6, 12, 4, 5, False, 1.0, fixed_causal=False, fixed_temperature=1.0)
+    assert (parts.layer.value, parts.head.value) == (4, 5)
+    assert [label for label, _ in parts.head.options] == [str(a) for a in range(12)]
+    assert parts.controls_box.children == (parts.layer, parts.head, parts.causal, parts.temperature)
+    assert parts.causal.layout.display == parts.temperature.layout.display == "none"
+    assert parts.tokens.followers == [*parts.followers]  # what a pick moves in the browser
+    assert parts.heatmap_map.value == "" and parts.query_layers.children == ()
+    parts.fit_stacks(3)
+    assert [len(stack.children) for stack in parts.stacks] == [3, 3]
+    one = build_parts(1, 2, 0, 1, True, 0.5)
+    assert one.layer is None and one.head.options == (("head 0", 0), ("head 1", 1))
+    assert one.causal.description == "causal mask: on" and one.temperature.value == 0.5
+    assert one.widget.children[:4] == (one.text, one.tokens, one.controls_box, one.table)

@@ -279,7 +279,7 @@ class AttentionExplorer:
         """Display the live widget, with a static PNG of the current state as its fallback."""
         _show_live(self.widget, self.static_png(), alt=self.alt_text())
 
-    # ------------------------------------------------------------------ the static figure
+    # ------------------------------------------------------------------ what it shows
 
     def alt_text(self) -> str:
         """A one-sentence description of the current picture (the output's text/plain)."""
@@ -321,7 +321,7 @@ class AttentionExplorer:
 
     def drawing(self) -> ExplorerDrawing:
         """The drawing of the state now (its per-map strings kept for this sentence)."""
-        return ExplorerDrawing(self.state, self._png_cache)
+        return ExplorerDrawing(self.state, self._drawing_cache)
 
     def map_svg_of(self, layer: int, head: int) -> str:
         """The heatmap's bottom layer (cells and numbers) for map (layer, head) of this
@@ -333,7 +333,7 @@ class AttentionExplorer:
             return ""
         weights = self._weights_of(layer, head, self._causal, self._temperature)[1]
         state = replace(self.state, layer=layer, head=head, weights=weights)
-        drawing = ExplorerDrawing(state, self._png_cache)
+        drawing = ExplorerDrawing(state, self._drawing_cache)
         return drawing.map_svg(drawing.heatmap_geometry())
 
     def static_png(self, dpi: int = 90) -> bytes:
@@ -354,7 +354,7 @@ class AttentionExplorer:
         self._text_note = loaded.note
         self._labels = tuple(_axis_label(t) for t in tokens)  # escaped, shortened
         self._weights_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
-        self._png_cache: dict[tuple, str] = {}
+        self._drawing_cache: dict = {}  # the drawing's, for this sentence
         self._set_token_options()
         return loaded.text
 
