@@ -128,6 +128,7 @@ class AttentionGrid:
         self.picker.observe(self._picked, names="selected")
         self._caption = widgets.HTML()
         self._selected = (-1, -1)
+        self._sentence_key: tuple | None = None  # the tokens the thumbnails were made for
         self.explorer.on_change(self._sync)
         self._sync()
         self.widget = widgets.VBox([self._caption, self.picker, self.explorer.widget])
@@ -173,7 +174,7 @@ class AttentionGrid:
         """
         ex = self.explorer
         sentence_key = tuple(ex.tokens)
-        if getattr(self, "_sentence_key", None) != sentence_key:
+        if self._sentence_key != sentence_key:
             self._sentence_key = sentence_key
             self.picker.thumbnails = [_thumbnail_uri(A) for _, A in _maps(ex.trace.attention)]
             # Every map's layer in the browser too, so that a pick is drawn there at once.
