@@ -132,6 +132,26 @@ def kernel_stopped(lab):
         os.kill(pid, signal.SIGCONT)
 
 
+# Ask the notebook's kernel to run nothing, and wait for its answer and its "idle": the kernel
+# handles its messages in order, and sends what it sends in order, so by then it has handled
+# every message the page sent before and the page has received all it sent back.
+KERNEL_CAUGHT_UP = """
+async () => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  await kernel.requestExecute({code: '', silent: true, store_history: false}).done;
+}
+"""
+# What the explorer sends a moment after a browser event (helpers.explorer.AFTER_PAINT_S is
+# 0.03 s), with room to spare.
+KERNEL_LATER_MS = 300
+
+
+def kernel_caught_up(lab) -> None:
+    """Return once the current notebook's kernel has handled every message sent to it so far
+    and the page has received its answers."""
+    lab.page.evaluate(KERNEL_CAUGHT_UP)
+
+
 def cdp_ax(lab, root_selector: str, role: str) -> list[dict]:
     """Chromium's accessibility-tree nodes of ``role`` under the first ``root_selector``
     (CDP Accessibility.queryAXTree), each as {name, properties, text}: ``text`` joins the
@@ -238,9 +258,9 @@ def walk_explorer(lab, tag: str) -> dict:
         assert_query(explorer_state(explorer), 0, "ArrowLeft on the first token")
     # The kernel runs again and handles the queued picks: the browser's last pick must stay
     # (a kernel sending back an older index used to move the token row to it).
-    for _ in range(15):
-        page.wait_for_timeout(200)
-        assert_query(explorer_state(explorer), 0, "after the kernel caught up with the picks")
+    kernel_caught_up(lab)
+    page.wait_for_timeout(KERNEL_LATER_MS)
+    assert_query(explorer_state(explorer), 0, "after the kernel caught up with the picks")
     explorer.screenshot(path=shot(f"{tag}_keyboard.png"))
 
     # Chromium's accessibility tree.
