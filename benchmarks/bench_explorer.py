@@ -43,7 +43,7 @@ from IPython.display import Image, display
 from PIL import Image as PILImage
 
 import helpers
-from helpers import explorer_draw
+from helpers import explorer_colours
 from helpers.explorer import AttentionExplorer
 from helpers.plots import plot_heatmap
 
@@ -205,7 +205,7 @@ def grid_maps(repeats: int) -> None:
 def pillow_palette_png(indices: np.ndarray) -> bytes:
     """What the explorer's hand-written encoder makes, made by Pillow (same zlib level 1)."""
     image = PILImage.frombytes("P", indices.shape[::-1], indices.tobytes())
-    image.putpalette(explorer_draw._PALETTE.tobytes())
+    image.putpalette(explorer_colours.PALETTE.tobytes())
     buffer = io.BytesIO()
     image.save(buffer, format="png", compress_level=1)
     return buffer.getvalue()
@@ -218,13 +218,13 @@ def png_encoders() -> None:
     for n in (6, 64):
         cell = int(min(44, max(6, 300 // n)))  # as AttentionExplorer._cell_size
         weights = rng.dirichlet(np.ones(n), size=n)
-        indices = explorer_draw._colour_index(weights)
+        indices = explorer_colours.colour_index(weights)
         big = np.repeat(np.repeat(indices, cell, axis=0), cell, axis=1)
-        decoded = np.asarray(PILImage.open(io.BytesIO(explorer_draw._palette_png(big))))
+        decoded = np.asarray(PILImage.open(io.BytesIO(explorer_colours.palette_png(big))))
         assert (decoded == big).all(), "the hand-written PNG does not decode to its pixels"
         us = {}
         for name, encode in (
-            ("hand-written", explorer_draw._palette_png),
+            ("hand-written", explorer_colours.palette_png),
             ("Pillow", pillow_palette_png),
         ):
             runs = timeit.repeat(lambda f=encode, x=big: f(x), number=200, repeat=5)

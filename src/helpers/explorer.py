@@ -61,6 +61,7 @@ from .explorer_controls import (
     valid_temperature,
 )
 from .explorer_draw import ExplorerDrawing, ExplorerState, _axis_label, _word
+from .explorer_figure import static_figure
 from .explorer_weights import MAX_TOKENS, SeededWeights, check_source
 from .live import show as _show_live
 
@@ -295,8 +296,8 @@ class AttentionExplorer:
 
     def static_figure(self, dpi: int = 90):
         """The figure :meth:`static_png` saves: heatmap on the left, the query's bars right
-        (a matplotlib Figure, :meth:`ExplorerDrawing.static_figure`)."""
-        return self.drawing().static_figure(dpi)
+        (a matplotlib Figure, :func:`helpers.explorer_figure.static_figure`)."""
+        return static_figure(self.drawing(), dpi)
 
     def table_html(self) -> str:
         """The weights as an HTML table (the table view's), with row and column headers."""

@@ -1,16 +1,18 @@
-"""The attention explorer's drawing: its state as SVG, words, a table and a matplotlib figure.
+"""The attention explorer's drawing: its state as SVG, words and a table.
 
 :class:`ExplorerState` is what an explorer shows (tokens and their axis labels, the weights,
 the query, which map, what the learner may change); :class:`ExplorerDrawing` turns one state
 into strings: the heatmap's three SVG layers (map, axes, selected query), the bar chart's two,
-the message of each query, the table view's HTML, and the static matplotlib figure. It holds
-no widget and sends nothing (tests draw a state without any): which string goes to which
-widget, and when, is :class:`helpers.explorer.AttentionExplorer`'s business.
+the message of each query and the table view's HTML. It holds no widget and sends nothing
+(tests draw a state without any): which string goes to which widget, and when, is
+:class:`helpers.explorer.AttentionExplorer`'s business. The same state as a matplotlib figure
+is :func:`helpers.explorer_figure.static_figure`; the colours and marks both use are
+:mod:`helpers.explorer_colours`.
 
 **Why SVG.** Redrawing a matplotlib figure per click costs 55-136 ms. The heatmap's cells are
-SVG squares up to ``RECT_TOKENS`` tokens, above it one small palette PNG built in NumPy (a
-viridis look-up table, ``zlib``; see :func:`_palette_png` for why not Pillow); labels,
-numbers, highlight and bars are SVG text and rectangles.
+SVG squares up to ``RECT_TOKENS`` tokens, above it one small palette PNG built in NumPy
+(:func:`helpers.explorer_colours.palette_png`, which says why not Pillow); labels, numbers,
+highlight and bars are SVG text and rectangles.
 """
 
 from __future__ import annotations
@@ -19,38 +21,26 @@ import base64
 import functools
 import html
 import math
-import struct
-import zlib
 from dataclasses import dataclass
 
-import matplotlib
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
 from .attention import causal_mask
-from .plots import MASKED_GREY, heatmap_alt, plot_heatmap
+from .explorer_colours import (
+    HEX,
+    HIGHLIGHT,
+    MASKED_INDEX,
+    MASKED_MARK_COLOUR,
+    TEXT_ON,
+    colour_index,
+    palette_png,
+)
+from .plots import MASKED_GREY, heatmap_alt
 
 # Up to this many tokens the heatmap's cells are SVG squares, drawn with the rest of the SVG;
 # above it, one palette PNG. In Chromium a click on lesson 04's explorer took 28 ms to new
 # pixels with the PNG (its decode costs a frame) against 12 ms for a do-nothing widget.
 RECT_TOKENS = 24
-HIGHLIGHT = "#f03b20"  # the selected query's row and button: visible on every viridis colour
-# A masked key in the bar chart: no bar (its weight is exactly 0), this marker on the zero line.
-MASKED_MARKER = "x"
-MASKED_MARK_COLOUR = "#555555"
-
-# The colour scale is fixed at [0, 1] (weights are probabilities), so heads, masks and
-# temperatures can be compared by colour. Palette index 0..254 = viridis, 255 = masked grey.
-_N_COLOURS = 255
-_MASKED_INDEX = 255
-_VIRIDIS = (matplotlib.colormaps["viridis"](np.linspace(0, 1, _N_COLOURS))[:, :3] * 255).round()
-_GREY_RGB = [int(MASKED_GREY[i : i + 2], 16) for i in (1, 3, 5)]
-_PALETTE = np.vstack([_VIRIDIS, _GREY_RGB]).astype(np.uint8)  # (256, 3)
-_HEX = [f"#{r:02x}{g:02x}{b:02x}" for r, g, b in _PALETTE]
-# Text on a cell: black on the bright end of viridis, white on the dark end.
-_TEXT_ON = ["#000000" if i > 0.55 * _N_COLOURS else "#ffffff" for i in range(_N_COLOURS)]
 _FONT = "font-family:sans-serif"
 LABEL_CHARS = 12  # longer tokens are shortened to 11 characters and "…" on the axes
 # Longer tokens are shortened to 39 characters and "…" everywhere text shows them (buttons,
@@ -75,42 +65,6 @@ def _axis_label(token: str) -> str:
     if len(token) <= LABEL_CHARS:
         return _esc(token)
     return f"<title>{_esc(_word(token))}</title>{_esc(_short(token))}"
-
-
-def _colour_index(weights: np.ndarray) -> np.ndarray:
-    """Weights in [0, 1] -> palette indices 0..254 (uint8)."""
-    return np.clip(np.rint(weights * (_N_COLOURS - 1)), 0, _N_COLOURS - 1).astype(np.uint8)
-
-
-def _palette_png(indices: np.ndarray) -> bytes:
-    """A palette PNG (colour type 3, 8 bit) of a ``(height, width)`` uint8 index image.
-
-    Written by hand (the PNG format is four chunks: header, palette, zlib data, end) because
-    it is faster than Pillow here, and an update waits for it: ``benchmarks/bench_explorer.py``
-    measured the heatmap's cells at 75 against 133 us (n = 6 tokens, 264 x 264 pixels) and 227
-    against 455 us (n = 64, 384 x 384) on a quiet run; over six runs on the shared 2-core
-    machine Pillow took 1.0-2.6 times as long at n = 6 and 0.9-2.0 times at n = 64. Same
-    pixels, same zlib level 1: the compression is the same zlib call, and Pillow spends the
-    difference on building the image object, the palette and its plugin machinery. Pillow is
-    used where it is the simpler tool (:mod:`helpers.live` encodes RGBA frames).
-    """
-    height, width = indices.shape
-    raw = np.zeros((height, width + 1), dtype=np.uint8)  # filter byte 0 ("None") per row
-    raw[:, 1:] = indices
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    return b"".join(
-        [
-            b"\x89PNG\r\n\x1a\n",
-            chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 3, 0, 0, 0)),
-            chunk(b"PLTE", _PALETTE.tobytes()),
-            chunk(b"IDAT", zlib.compress(raw.tobytes(), 1)),
-            chunk(b"IEND", b""),
-        ]
-    )
 
 
 def _esc(text: str) -> str:
@@ -186,76 +140,6 @@ class ExplorerDrawing:
             f"(position {key})"
         )
 
-    def static_figure(self, dpi: int = 90) -> Figure:
-        """The figure :meth:`static_png` saves: heatmap on the left, the query's bars right."""
-        state = self.state
-        n = len(state.tokens)
-        size = min(max(0.5 * n + 1.5, 3.5), 9.0)
-        width, height = 2 * size + 1.6, size + 0.9
-        fig = Figure(figsize=(width, height), dpi=dpi)  # fixed margins: a layout engine
-        FigureCanvasAgg(fig)  # would draw the figure twice
-        fig.subplots_adjust(
-            left=1.0 / width, right=1 - 0.3 / width, bottom=0.8 / height, top=1 - 0.4 / height
-        )
-        heat_ax, bar_ax = fig.subplots(1, 2, width_ratios=[1.15, 1], gridspec_kw={"wspace": 0.3})
-        if n == 0:
-            for ax in (heat_ax, bar_ax):
-                ax.set_axis_off()
-            heat_ax.text(0.5, 0.5, "no tokens: type a sentence", ha="center", va="center")
-        else:
-            short = [_short(t) for t in state.tokens]
-            labels = short if n <= 32 else [t if i % 4 == 0 else "" for i, t in enumerate(short)]
-            masked = ~causal_mask(n) if state.causal else None
-            plot_heatmap(
-                state.weights,
-                labels,
-                labels,
-                ax=heat_ax,
-                vmin=0,
-                vmax=1,
-                masked=masked,
-                annotate=n <= 8,
-                title=self._map_title(),
-                xlabel="key",
-                ylabel="query",
-            )
-            heat_ax.add_patch(
-                Rectangle((-0.5, state.query - 0.5), n, 1, fill=False, ec=HIGHLIGHT, lw=2.5)
-            )
-            row = state.weights[state.query]
-            colours = [_HEX[i] for i in _colour_index(row)]
-            seen = state.query + 1 if state.causal else n  # keys 0..seen-1 take part
-            bar_ax.bar(
-                np.arange(seen), row[:seen], color=colours[:seen], edgecolor="#444444", lw=0.5
-            )
-            future = np.arange(seen, n)
-            if len(future):
-                # A masked key's weight is exactly 0: no bar, a marker on the zero line.
-                bar_ax.plot(
-                    future,
-                    np.zeros(len(future)),
-                    linestyle="none",
-                    marker=MASKED_MARKER,
-                    markersize=9,
-                    markeredgewidth=1.8,
-                    color=MASKED_MARK_COLOUR,
-                    clip_on=False,
-                    zorder=3,
-                    label="masked (future) key: weight exactly 0",
-                )
-                bar_ax.legend(loc="upper right", fontsize=8)
-            bar_ax.set_ylim(0, 1)
-            bar_ax.set_xticks(np.arange(n), labels, rotation=45 if n > 6 else 0)
-            bar_ax.set_xlabel("key")
-            bar_ax.set_ylabel("attention weight")
-            bar_ax.set_title(f"query {_word(state.tokens[state.query])!r} (position {state.query})")
-            if n <= 12:
-                for j, w in enumerate(row[:seen]):
-                    bar_ax.text(j, w + 0.02, f"{w:.2f}", ha="center", fontsize=8)
-                for j in future:
-                    bar_ax.text(j, 0.035, "0", ha="center", fontsize=8, color=MASKED_MARK_COLOUR)
-        return fig
-
     def describe(self, query: int) -> str:
         """What the message says of query ``query``: where it looks, its largest weight, and
         which map this is (so the message changes with the head, the mask, the temperature)."""
@@ -330,10 +214,10 @@ class ExplorerDrawing:
         key = ("png", *state.map_key)
         uri = self._cache.get(key)
         if uri is None:
-            indices = _colour_index(state.weights)  # (n, n)
+            indices = colour_index(state.weights)  # (n, n)
             if state.causal:
-                indices[~self._mask] = _MASKED_INDEX
-            uri = "data:image/png;base64," + base64.b64encode(_palette_png(indices)).decode("ascii")
+                indices[~self._mask] = MASKED_INDEX
+            uri = "data:image/png;base64," + base64.b64encode(palette_png(indices)).decode("ascii")
             self._cache[key] = uri
         return uri
 
@@ -349,9 +233,9 @@ class ExplorerDrawing:
         key = ("squares", *state.map_key, left, top, cell)
         cells = self._cache.get(key)
         if cells is None:
-            indices = _colour_index(state.weights)  # (n, n)
+            indices = colour_index(state.weights)  # (n, n)
             if state.causal:
-                indices[~self._mask] = _MASKED_INDEX
+                indices[~self._mask] = MASKED_INDEX
             # One path per colour, a square per cell: a third of the bytes of one <rect> per
             # cell, and the bytes are what a click waits for.
             squares: dict[int, list[str]] = {}
@@ -363,7 +247,7 @@ class ExplorerDrawing:
                     )
             cells = self._cache[key] = (
                 '<g class="explorer-cells" shape-rendering="crispEdges">'
-                + "".join(f'<path fill="{_HEX[k]}" d="{"".join(d)}"/>' for k, d in squares.items())
+                + "".join(f'<path fill="{HEX[k]}" d="{"".join(d)}"/>' for k, d in squares.items())
                 + "</g>"
             )
         return cells
@@ -472,7 +356,7 @@ class ExplorerDrawing:
                 f'data-temperature="{state.temperature:g}" data-n="{g["n"]}" role="img" '
                 f'aria-label="{html.escape(self._map_label())}"',
             ),
-            f'<text x="{left}" y="16" font-size="13" font-weight="bold">{self._map_title()}</text>',
+            f'<text x="{left}" y="16" font-size="13" font-weight="bold">{self.map_title()}</text>',
             self._cells_svg(left, top, cell),
         ]
         # The numbers, when the cells are big enough to hold them (white unless said black).
@@ -480,11 +364,11 @@ class ExplorerDrawing:
             parts.append(
                 '<g font-size="10" text-anchor="middle" dominant-baseline="middle" fill="#fff">'
             )
-            indices = _colour_index(state.weights).tolist()
+            indices = colour_index(state.weights).tolist()
             for i, row in enumerate(state.weights.tolist()):
                 y = top + i * cell + cell / 2
                 for j, w in enumerate(row[: i + 1] if state.causal else row):
-                    black = ' fill="#000"' if _TEXT_ON[indices[i][j]] == "#000000" else ""
+                    black = ' fill="#000"' if TEXT_ON[indices[i][j]] == "#000000" else ""
                     x = left + j * cell + cell / 2
                     parts.append(f'<text x="{x:.1f}" y="{y:.1f}"{black}>{w:.2f}</text>')
             parts.append("</g>")
@@ -502,7 +386,7 @@ class ExplorerDrawing:
     def _layer_attribute(self) -> str:
         return f' data-layer="{self.state.layer}"' if self.state.n_layers > 1 else ""
 
-    def _map_title(self) -> str:
+    def map_title(self) -> str:
         state = self.state
         layer = f"layer {state.layer}, " if state.n_layers > 1 else ""
         return f"{layer}head {state.head}: rows = query, columns = key"
@@ -569,7 +453,7 @@ class ExplorerDrawing:
 
     def _colour_bar(self, x: float, top: float, length: float) -> str:
         stops = "".join(
-            f'<stop offset="{k / 10:.1f}" stop-color="{_HEX[round((1 - k / 10) * 254)]}"/>'
+            f'<stop offset="{k / 10:.1f}" stop-color="{HEX[round((1 - k / 10) * 254)]}"/>'
             for k in range(11)
         )
         ticks = "".join(
@@ -631,7 +515,7 @@ class ExplorerDrawing:
             return ""
         left, top, plot_h, cell, n = g["left"], g["top"], g["plot_h"], g["cell"], g["n"]
         row = state.weights[query]
-        indices = _colour_index(row)
+        indices = colour_index(row)
         token = state.labels[query]
         parts = [
             self._layer_open(
@@ -670,12 +554,12 @@ class ExplorerDrawing:
             bar = w * plot_h  # the bar's height in pixels
             bars.append(
                 f'<rect x="{x:.1f}" y="{top + plot_h - bar:.1f}" width="{cell - 2 * gap:.1f}" '
-                f'height="{bar:.1f}" fill="{_HEX[indices[j]]}"/>'
+                f'height="{bar:.1f}" fill="{HEX[indices[j]]}"/>'
             )
             if cell >= 30:
                 inside = bar > plot_h - 14  # no room above a tall bar: write inside it
                 y = top + plot_h - bar + (12 if inside else -4)
-                colour = _TEXT_ON[indices[j]] if inside else "#000000"
+                colour = TEXT_ON[indices[j]] if inside else "#000000"
                 numbers.append(
                     f'<text x="{left + j * cell + cell / 2:.1f}" y="{y:.1f}" fill="{colour}">'
                     f"{w:.2f}</text>"

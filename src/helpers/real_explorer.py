@@ -24,7 +24,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from .explorer import AttentionExplorer
-from .explorer_draw import _colour_index, _palette_png
+from .explorer_colours import colour_index, palette_png
 from .explorer_front import GridPicker
 from .explorer_weights import MiniLMWeights
 from .live import show as _show_live
@@ -89,7 +89,7 @@ class RealAttentionExplorer(AttentionExplorer):
 
 def _thumbnail_uri(weights: np.ndarray) -> str:
     """One map as a tiny palette PNG (one pixel per weight; the browser scales it up)."""
-    png = _palette_png(_colour_index(weights))
+    png = palette_png(colour_index(weights))
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
