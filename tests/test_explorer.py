@@ -760,16 +760,21 @@ def test_the_table_escapes_the_words_and_an_empty_sentence_has_none():
 
 def test_the_front_end_modules_are_shipped_with_the_package():
     """The token row's and the table's browser code travel as the widgets' _esm and _css, read
-    from files beside the module (package data)."""
+    from files beside the module (package data); the token row's after the shared
+    after_paint.js it uses."""
     from importlib import resources
 
     from helpers import explorer_front
 
     ex = AttentionExplorer()
     files = resources.files(explorer_front)
-    for widget, name in [(ex.parts.tokens, "token_row"), (ex.parts.table, "table_view")]:
-        assert widget._esm == files.joinpath(f"{name}.js").read_text(encoding="utf-8")
-        assert widget._css == files.joinpath(f"{name}.css").read_text(encoding="utf-8")
+    read = lambda name: files.joinpath(name).read_text(encoding="utf-8")  # noqa: E731
+    for widget, name, shared in [
+        (ex.parts.tokens, "token_row", ["after_paint.js"]),
+        (ex.parts.table, "table_view", []),
+    ]:
+        assert widget._esm == "\n".join(read(part) for part in [*shared, f"{name}.js"])
+        assert widget._css == read(f"{name}.css")
         assert "export default" in widget._esm
     assert 'role", "radiogroup"' in ex.parts.tokens._esm
     assert 'aria-live", "polite"' in ex.parts.tokens._esm

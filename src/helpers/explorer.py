@@ -539,9 +539,8 @@ class AttentionExplorer:
         has already done so: then nothing is sent)."""
         index = self._query if self._tokens else None
         self._move(self.parts.tokens, "index", index)
-        for stack in self.parts.stacks:
-            stack.selected_index = index
-        self.parts.table.index = index
+        for control, name in self.parts.followers:
+            setattr(control, name, index)
 
     def _note(self) -> str:
         """What the message says of the sentence as a whole ("" when nothing)."""

@@ -25,8 +25,10 @@ __all__ = ["GridPicker", "TableView", "TokenRow"]
 _HERE = Path(__file__).parent
 
 
-def _source(name: str) -> str:
-    return (_HERE / name).read_text(encoding="utf-8")
+def _source(name: str, *shared: str) -> str:
+    """The text of file ``name`` beside this one, after the ``shared`` files it uses (an
+    anywidget module is one file: no imports between them)."""
+    return "\n".join((_HERE / part).read_text(encoding="utf-8") for part in (*shared, name))
 
 
 class TokenRow(anywidget.AnyWidget):
@@ -38,7 +40,7 @@ class TokenRow(anywidget.AnyWidget):
     through ``index`` alone (a moment later: after the browser painted it) and is expected to
     set its copies of the followers itself, without sending them back."""
 
-    _esm = _source("token_row.js")
+    _esm = _source("token_row.js", "after_paint.js")
     _css = _source("token_row.css")
     tokens = t.List(t.Unicode()).tag(sync=True)
     index = t.Int(None, allow_none=True).tag(sync=True)
@@ -86,7 +88,7 @@ class GridPicker(anywidget.AnyWidget):
     ``selected`` hear a browser pick as before.
     """
 
-    _esm = _source("attention_grid.js")
+    _esm = _source("attention_grid.js", "after_paint.js")
     _css = _source("attention_grid.css")
     n_layers = t.Int(1).tag(sync=True)
     n_heads = t.Int(1).tag(sync=True)

@@ -9,20 +9,7 @@
 // The picked cell has aria-selected=true and an outline.
 
 const MOVE = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
-const LATEST_MS = 100; // a hidden page paints no frame: go on anyway
-
-// Call `callback` once, just after the next frame is painted (or LATEST_MS from now).
-function afterPaint(callback) {
-  let due = true;
-  const run = () => {
-    if (due) {
-      due = false;
-      callback();
-    }
-  };
-  requestAnimationFrame(() => setTimeout(run, 0));
-  setTimeout(run, LATEST_MS);
-}
+// afterPaint: after_paint.js
 
 function render({ model, el }) {
   const grid = document.createElement("div");

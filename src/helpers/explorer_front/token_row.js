@@ -16,20 +16,7 @@
 
 const STEP = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
 const REF = "IPY_MODEL_";
-const LATEST_MS = 100; // a hidden page paints no frame: go on anyway
-
-// Call `callback` once, just after the next frame is painted (or LATEST_MS from now).
-function afterPaint(callback) {
-  let due = true;
-  const run = () => {
-    if (due) {
-      due = false;
-      callback();
-    }
-  };
-  requestAnimationFrame(() => setTimeout(run, 0));
-  setTimeout(run, LATEST_MS);
-}
+// afterPaint: after_paint.js
 
 function render({ model, el }) {
   el.classList.add("explorer-token-row");
