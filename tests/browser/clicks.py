@@ -3,8 +3,9 @@
 Run on the all-lessons test's own page of lessons 04 and 09 after their Run All, audit and
 keyboard walks (no Run All of their own): every token button, the causal toggle and a few grid
 picks must change the heatmap's pixels; then the median click-to-new-pixels time of each kind
-of click must stay within TARGET_RATIO (1.5, CURRICULUM.md) times the round trip of a
-do-nothing widget (``widget_roundtrip.ipynb``'s button and label), measured in the same page:
+of click is compared with the round trip of a do-nothing widget (``widget_roundtrip.ipynb``'s
+button and label; CURRICULUM.md: a token click faster, a grid pick within 1.5 times), measured
+in the same page:
 its cell is added right below the explorer (or the grid) and run there, both on screen, their
 clicks timed in turn. Every time goes to ``build/browser-latency.json`` (lesson 04) and
 ``build/browser-latency-09.json``. (A token click never reaches the kernel: the browser shows the
@@ -23,12 +24,16 @@ from explorer_walks import PANEL, ROOT, SCREENSHOTS
 
 BASELINE = ROOT / "tests" / "browser" / "widget_roundtrip.ipynb"
 # Timed clicks of each kind (one of each per round, interleaved). The runs time alone, with
-# nothing else running (every click ~0.23 s, most of it the gap below). 20 suffice now that the
-# ratios are far below the target: in one run's 30 clicks (lessons 04 and 09, after the token
-# row stopped sending before the paint) the first and the last 20 gave ratios 0.38 / 0.33
-# (token, 04), 0.08 / 0.16 (grid pick) and 0.22 / 0.23 (token, 09), all 30 0.37, 0.08, 0.23.
-LATENCY_CLICKS = 20
-# CURRICULUM.md: click to new pixels <= 1.5x a do-nothing widget's, measured in the same run.
+# nothing else running (every click ~0.25 s, most of it the gap below), so each click adds to
+# the suite's time. 12 suffice while the ratios stay far below the target: in one full run's 20
+# rounds, the medians of the first 12 against all 20 were 14.1 / 14.1 ms (token, lesson 04),
+# 27.4 / 28.7 ms (do-nothing, 04), 4.7 / 4.7 ms (grid pick), 13.2 / 13.1 ms (token, 09) and
+# 44.3 / 41.5 ms (do-nothing, 09): ratios 0.51 / 0.49, 0.11 / 0.11 and 0.30 / 0.32.
+LATENCY_CLICKS = 12
+# CURRICULUM.md, click to new pixels against a do-nothing widget's round trip in the same run:
+# a token click, answered in the browser, faster than it; a head and layer change (lesson 09's
+# grid pick) within 1.5 times it.
+TOKEN_RATIO = 1.0
 TARGET_RATIO = 1.5
 # Idle time between timed clicks, as between a person's clicks. Back to back (the next click
 # sent the moment the last update was drawn) even the do-nothing widget measured ~60 ms here,
@@ -228,13 +233,13 @@ def explorer_clicks_and_latency(lab, quiet) -> dict:
         "explorer_click_to_new_pixels_ms": timing(explorer_ms, explorer_all),
         "do_nothing_widget_in_the_lesson_ms": timing(noop_ms, noop_all),
         "ratio": round(ratio, 2),
-        "target_ratio": TARGET_RATIO,
+        "target_ratio": TOKEN_RATIO,
         "load_average": [round(v, 1) for v in os.getloadavg()],
     }
     out = write_report("browser-latency.json", report)
-    assert ratio <= TARGET_RATIO, (
+    assert ratio < TOKEN_RATIO, (
         f"a token click took {ratio:.2f}x the do-nothing widget's round trip "
-        f"(target <= {TARGET_RATIO}); every time in {out}"
+        f"(target < {TOKEN_RATIO}: answered in the browser, faster than it); every time in {out}"
     )
     return {
         "explorer_ms": round(explorer_ms, 1),
@@ -361,11 +366,12 @@ def grid_clicks_and_latency(lab, quiet) -> dict:
     quiet()
     result = measure(lab, g, label, button)
     report = {"clicks": LATENCY_CLICKS, "gap_between_clicks_ms": CLICK_GAP_MS}
-    out = write_report("browser-latency-09.json", report | {"target_ratio": TARGET_RATIO} | result)
+    targets = {"grid_pick": TARGET_RATIO, "token_click_below": TOKEN_RATIO}
+    out = write_report("browser-latency-09.json", report | {"target_ratios": targets} | result)
     pick, token = result["ratios"]
-    assert pick <= TARGET_RATIO and token <= TARGET_RATIO, (
+    assert pick <= TARGET_RATIO and token < TOKEN_RATIO, (
         f"grid pick {pick}x and token click {token}x the do-nothing widget's round trip "
-        f"(target <= {TARGET_RATIO} each); every time in {out}"
+        f"(targets: <= {TARGET_RATIO} and < {TOKEN_RATIO}); every time in {out}"
     )
     return {
         "grid_pick_ms": result["grid_pick_to_new_pixels_ms"]["median"],

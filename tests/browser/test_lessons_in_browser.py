@@ -189,29 +189,29 @@ WATCH_QUEUED = """
 """
 
 RUN_FINISHED = """
-([panelSelector, expected]) => {
-  // Done when every non-empty code cell shows [n]: and the kernel is idle. JupyterLab attaches
-  // the cells of a long notebook to the page lazily, so [*] not being seen proves nothing: the
-  // count must be reached (seen on lessons 02 and 04: Idle between two cells, the queued last
-  // cell not attached yet).
-  const panel = document.querySelector(panelSelector);
-  if (!panel || !window.__runQueued) return false;
-  const prompts = [...panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
-      .map((p) => p.textContent);
-  const status = document.querySelector('#jp-main-statusbar');
-  const idle = !!status && status.textContent.includes('| Idle');
-  const queued = prompts.some((p) => p.includes('*'));
-  const ran = prompts.filter((p) => /\\[\\d+\\]/.test(p)).length;
-  if (idle && !queued && ran >= expected) return true;
-  // A cell raised: Run All stops there (the assertions report it).
-  if (idle && !queued && [...panel.querySelectorAll('.jp-OutputArea-output')]
-      .some((o) => o.textContent.includes('Traceback'))) return true;
-  // Bring the cells not attached yet onto the page (only then: each scroll makes the notebook
-  // lay out and draw again, ten times a second while the cells run).
-  const scroller = panel.querySelector('.jp-WindowedPanel-outer');
-  if (scroller && prompts.length < expected) scroller.scrollTop = scroller.scrollHeight;
+([path]) => {
+  // Done when the notebook's model says Run All is over: every non-empty code cell has run
+  // (an execution count, none queued or running; Run All queues them all at once) or one
+  // failed, and the kernel is idle; and every cell is on the page (the checks after this read
+  // the page; JupyterLab attaches a long notebook's cells a few at a time when the page is
+  // idle). The model, not the prompts on the page: counting prompts meant scrolling to the
+  // bottom to attach the cells, and every scroll made each cell's editor measure itself again
+  // (~2 s of the tab's CPU per notebook, of ~5 s, in a probe of lessons 01, 03 and 06).
+  if (!window.__runQueued) return false;
+  const panel = [...window.jupyterapp.shell.widgets('main')]
+      .find((w) => w.context && w.context.path === path);
+  if (!panel) return false;
+  const code = [...panel.content.model.cells]
+      .filter((c) => c.type === 'code' && c.sharedModel.getSource().trim());
+  const ran = code.filter((c) => c.executionCount !== null).length;
+  const queued = code.some((c) => c.executionState === 'running');
+  const failed = code.some((c) => c.outputs.toJSON().some((o) => o.output_type === 'error'));
+  const idle = panel.sessionContext.session?.kernel?.status === 'idle';
+  const attached = panel.content.widgets.filter((w) => w.isAttached).length;
+  const over = idle && !queued && (ran === code.length || failed);
+  if (over && attached === panel.content.widgets.length) return true;
   // Idle, nothing queued, nothing changing for 10 s: stop waiting (the assertions report it).
-  const key = [ran, prompts.length, idle, queued].join('|');
+  const key = [ran, attached, idle, queued].join('|');
   if (window.__runKey !== key) { window.__runKey = key; window.__runSince = performance.now(); }
   return idle && !queued && performance.now() - window.__runSince > 10000;
 }
@@ -288,26 +288,25 @@ def run_ahead(lab, path: str) -> None:
     other.run_started = start_run_all(other.page)
 
 
-def run_all(lab, expected_cells: int, meanwhile=None) -> float:
-    """Run → Run All Cells (unless a previous test started it: run_ahead), wait until the
-    ``expected_cells`` non-empty code cells have run (or one failed); returns the seconds since
-    it was started. ``meanwhile()`` is called once the cells are queued."""
+def run_all(lab, meanwhile=None) -> float:
+    """Run → Run All Cells (unless a previous test started it: run_ahead), wait until every
+    code cell has run (or one failed); returns the seconds since it was started.
+    ``meanwhile()`` is called once the cells are queued."""
     page = lab.page
     start = lab.current.run_started
     if start is None:
         start = start_run_all(page)
     if meanwhile is not None:
         meanwhile()
-    return wait_until_run_finished(page, expected_cells) - start
+    return wait_until_run_finished(page, lab.current.path) - start
 
 
-def wait_until_run_finished(page, expected_cells: int) -> float:
-    """Wait until Run All (started in ``page``) has run the ``expected_cells`` non-empty code
-    cells (or one failed); returns perf_counter() then. Then, for up to 15 s, until no widget
-    still says "Loading widget" (they render a moment after their output arrives)."""
-    page.wait_for_function(
-        RUN_FINISHED, arg=[PANEL, expected_cells], timeout=RUN_TIMEOUT, polling=100
-    )
+def wait_until_run_finished(page, path: str) -> float:
+    """Wait until Run All (started in ``page``) of notebook ``path`` has run every code cell
+    (or one failed) and all its cells are on the page; returns perf_counter() then. Then, for
+    up to 15 s, until no widget still says "Loading widget" (they render a moment after their
+    output arrives)."""
+    page.wait_for_function(RUN_FINISHED, arg=[path], timeout=RUN_TIMEOUT, polling=100)
     finished = time.perf_counter()
     try:
         page.wait_for_function(NO_LOADING_WIDGET, arg=PANEL, timeout=15_000, polling=100)
@@ -376,7 +375,7 @@ def test_lesson_runs_in_jupyterlab(lab, notebook: Path):
     else:
         preload = lambda: lab.preload(py_lesson(), prestart=False)  # noqa: E731
     ahead = lab.current.run_started is not None
-    seconds = run_all(lab, runnable_cells(notebook), meanwhile=preload)
+    seconds = run_all(lab, meanwhile=preload)
     if after:
         run_ahead(lab, after)
     state = lab.page.evaluate(NOTEBOOK_STATE, PANEL)
@@ -484,7 +483,7 @@ def wait_for_other_tab(lab) -> None:
     if other.run_started is None:
         wait_until_idle(other.page)
     else:
-        wait_until_run_finished(other.page, runnable_cells(ROOT / other.path))
+        wait_until_run_finished(other.page, other.path)
 
 
 def py_lesson() -> str:
