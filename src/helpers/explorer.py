@@ -44,7 +44,7 @@ import asyncio
 import io
 import math
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 
 import ipywidgets as widgets
@@ -226,20 +226,21 @@ class AttentionExplorer:
         self._redraw()
         self._notify()
 
-    def select(self, layer: int, head: int) -> None:
+    def select(self, layer: int, head: int, *, in_browser: bool = False) -> None:
         """Show map (layer, head) with one redraw (what a pick in lesson 09's grid does).
 
-        After a pick in the browser, the pictures are sent at once and the layer and head
-        buttons (and the grid's outline) a moment later (:func:`_after_paint`), so the browser
-        draws the new map first.
+        ``in_browser``: the pick was made in the browser (the grid has painted the map): the
+        pictures are sent at once and the layer and head buttons (and the grid's outline) a
+        moment later (:func:`_after_paint`), so the browser draws the new map first.
         """
-        self._layer = _index(layer, self.n_layers, "layer")
-        self._head = _index(head, self.n_heads, "head")
-        self._redraw()
-        if self._in_browser_event:
-            _after_paint(self._show_selection)
-        else:
-            self._show_selection()
+        with self._browser_event() if in_browser else nullcontext():
+            self._layer = _index(layer, self.n_layers, "layer")
+            self._head = _index(head, self.n_heads, "head")
+            self._redraw()
+            if self._in_browser_event:
+                _after_paint(self._show_selection)
+            else:
+                self._show_selection()
 
     def on_change(self, callback) -> None:
         """Call ``callback()`` after the sentence, layer or head changed."""
@@ -443,11 +444,6 @@ class AttentionExplorer:
         for control, name in self.parts.followers:
             with control._lock_property(**{name: self._query}), self._holding_events():
                 setattr(control, name, self._query)
-
-    def _picked_in_browser(self, layer: int, head: int) -> None:
-        """A map was picked in lesson 09's grid (in the browser)."""
-        with self._browser_event():
-            self.select(layer, head)
 
     def _show_selection(self) -> None:
         """Move the layer and head buttons to the map shown, and tell the listeners."""

@@ -164,7 +164,7 @@ class AttentionGrid:
         """A map was picked in the browser (which has outlined it already)."""
         layer, head = change["new"]
         if (layer, head) != (self.explorer.layer, self.explorer.head):
-            self.explorer._picked_in_browser(layer, head)
+            self.explorer.select(layer, head, in_browser=True)
 
     def _sync(self) -> None:
         """Match the thumbnails to the explorer's sentence and the outline to its map.
