@@ -196,7 +196,8 @@ RUN_FINISHED = """
   // the page; JupyterLab attaches a long notebook's cells a few at a time when the page is
   // idle). The model, not the prompts on the page: counting prompts meant scrolling to the
   // bottom to attach the cells, and every scroll made each cell's editor measure itself again
-  // (~2 s of the tab's CPU per notebook, of ~5 s, in a probe of lessons 01, 03 and 06).
+  // (a probe of lessons 01, 03 and 06, two runs each: the tab's CPU during Run All 24.7 s in
+  // all, against 27.9 s with the scrolling).
   if (!window.__runQueued) return false;
   const panel = [...window.jupyterapp.shell.widgets('main')]
       .find((w) => w.context && w.context.path === path);
