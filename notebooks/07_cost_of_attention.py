@@ -196,13 +196,13 @@ show_figure(fig, f"Two log-log plots against n from {sizes[0]} to {sizes[-1]} of
 
 # %% [markdown]
 # Notice: the memory points sit on the slope-2 line from $n \approx 512$ on: each doubling of
-# $n$ costs four times the memory. The time points also make a straight line at large $n$,
-# often a steeper one: the first slope printed above; how far it lies above 2 varies from run
-# to run and machine to machine. A likely cause, which this lesson does not measure: once the
-# matrix outgrows the CPU's caches, each of its $n^2$ numbers takes longer to reach. At small
-# $n$ the line is flatter (the second slope printed above): a call is short, and the costs
-# that do not grow like $n^2$ (checking the input, calling functions, the $(n, d_k)$ arrays)
-# weigh more. The memory count has none of this noise: it counts bytes.
+# $n$ costs four times the memory. The time points also make a straight line at large $n$:
+# its slope, the first printed above, comes out near 2, a little above or below it from run to
+# run and machine to machine. Where it is above 2, a likely cause, which this lesson does not
+# measure: once the matrix outgrows the CPU's caches, each of its $n^2$ numbers takes longer
+# to reach. At small $n$ the line is flatter (the second slope printed above): a call is
+# short, and the costs that do not grow like $n^2$ (checking the input, calling functions, the
+# $(n, d_k)$ arrays) weigh more. The memory count has none of this noise: it counts bytes.
 
 # %% [markdown]
 # ## What that means for a 100k-token context
@@ -660,9 +660,8 @@ checks.causal_blockwise_attention.check(causal_blockwise_attention)
 # ## Summary
 #
 # - Attention holds an $n \times n$ matrix per head: measured, its peak memory grows with
-#   slope 2 on a log-log plot, and its time with a slope of 2 or more for large $n$ (more
-#   once the matrix outgrows the CPU's caches; the fitted value varies from machine to
-#   machine).
+#   slope 2 on a log-log plot, and its time with a slope near 2 for large $n$ (the fitted
+#   value varies from run to run and machine to machine).
 # - The weights take `batch * h * n * n * itemsize` bytes per layer: 40 GB for one float32
 #   head at $n = 100\,000$. The paper's Table 1: attention's pairwise part grows like
 #   $O(n^2 d)$, a recurrence like $O(n d^2)$, so attention is the cheaper layer for $n$ below
