@@ -4,6 +4,7 @@ import math
 import re
 from pathlib import Path
 
+import built_lessons
 import numpy as np
 import pytest
 from check_tables import assert_mistakes_distinct
@@ -704,16 +705,10 @@ def test_lesson_07_time_slope_prose_matches_the_built_lesson():
     """The prose says what the executed solution prints: the time slope for n >= 1024 near 2
     (above or below it: timings vary) and the one for n <= 512 flatter. A build whose timings say
     otherwise (a busy machine) fails here: rebuild it (make notebooks) on a quiet machine."""
-    import json
-    import re
-
-    notebook = Path(__file__).parents[1] / "solutions" / "07_cost_of_attention.ipynb"
-    printed = "".join(
-        "".join(output.get("text", ""))
-        for cell in json.loads(notebook.read_text())["cells"]
-        for output in cell.get("outputs", [])
+    found = re.search(
+        r"time: +slope (\S+) for n >= 1024 \(and (\S+) for n <= 512\)",
+        built_lessons.printed("07_cost_of_attention"),
     )
-    found = re.search(r"time: +slope (\S+) for n >= 1024 \(and (\S+) for n <= 512\)", printed)
     assert found, "lesson 07's built solution does not print its time slopes"
     large, small = float(found[1]), float(found[2])
     assert abs(large - 2) <= NEAR_2, f"time slope {large} for n >= 1024: not near 2 (the prose)"

@@ -6,7 +6,6 @@ the network.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import shutil
@@ -15,6 +14,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import built_lessons
 import numpy as np
 import pytest
 
@@ -212,14 +212,7 @@ def lesson09_source() -> str:
 
 def lesson09_printed() -> str:
     """Everything the executed lesson printed, in order."""
-    notebook = json.loads(LESSON_09.with_suffix(".ipynb").read_text("utf-8"))
-    return "".join(
-        "".join(output.get("text", ""))
-        for cell in notebook["cells"]
-        if cell["cell_type"] == "code"
-        for output in cell.get("outputs", [])
-        if output.get("output_type") == "stream"
-    )
+    return built_lessons.printed(LESSON_09.stem)
 
 
 def test_lesson09_the_masked_weight_comes_from_masked_attention_not_from_the_mask():
