@@ -36,7 +36,7 @@ LATENCY_CLICKS = 12
 # a probe of lesson 04's, 2 x 20 clicks, measured 51 ms against 26 ms, about 2x: they wait for
 # the kernel's new map, which the grid's picks do not.)
 TOKEN_RATIO = 1.0
-TARGET_RATIO = 1.5
+PICK_RATIO = 1.5
 # Idle time between timed clicks, as between a person's clicks. Back to back (the next click
 # sent the moment the last update was drawn) even the do-nothing widget measured ~60 ms here,
 # and 34 ms with 100 ms gaps, against 18-24 ms with 200 ms (cause not investigated; its Label
@@ -235,7 +235,7 @@ def explorer_clicks_and_latency(lab, quiet) -> dict:
         "explorer_click_to_new_pixels_ms": timing(explorer_ms, explorer_all),
         "do_nothing_widget_in_the_lesson_ms": timing(noop_ms, noop_all),
         "ratio": round(ratio, 2),
-        "target_ratio": TOKEN_RATIO,
+        "target_ratios": {"token_click_below": TOKEN_RATIO},
         "load_average": [round(v, 1) for v in os.getloadavg()],
     }
     out = write_report("browser-latency.json", report)
@@ -368,12 +368,12 @@ def grid_clicks_and_latency(lab, quiet) -> dict:
     quiet()
     result = measure(lab, g, label, button)
     report = {"clicks": LATENCY_CLICKS, "gap_between_clicks_ms": CLICK_GAP_MS}
-    targets = {"grid_pick": TARGET_RATIO, "token_click_below": TOKEN_RATIO}
+    targets = {"grid_pick": PICK_RATIO, "token_click_below": TOKEN_RATIO}
     out = write_report("browser-latency-09.json", report | {"target_ratios": targets} | result)
     pick, token = result["ratios"]
-    assert pick <= TARGET_RATIO and token < TOKEN_RATIO, (
+    assert pick <= PICK_RATIO and token < TOKEN_RATIO, (
         f"grid pick {pick}x and token click {token}x the do-nothing widget's round trip "
-        f"(targets: <= {TARGET_RATIO} and < {TOKEN_RATIO}); every time in {out}"
+        f"(targets: <= {PICK_RATIO} and < {TOKEN_RATIO}); every time in {out}"
     )
     return {
         "grid_pick_ms": result["grid_pick_to_new_pixels_ms"]["median"],

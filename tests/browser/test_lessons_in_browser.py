@@ -206,10 +206,12 @@ RUN_FINISHED = """
       .filter((c) => c.type === 'code' && c.sharedModel.getSource().trim());
   const ran = code.filter((c) => c.executionCount !== null).length;
   const queued = code.some((c) => c.executionState === 'running');
-  const failed = code.some((c) => c.outputs.toJSON().some((o) => o.output_type === 'error'));
+  const failed = (c) => Array.from({length: c.outputs.length}, (_, i) => c.outputs.get(i))
+      .some((o) => o.type === 'error');
   const idle = panel.sessionContext.session?.kernel?.status === 'idle';
   const attached = panel.content.widgets.filter((w) => w.isAttached).length;
-  const over = idle && !queued && (ran === code.length || failed);
+  // (Outputs are looked through only once the kernel stopped short of the last cell.)
+  const over = idle && !queued && (ran === code.length || code.some(failed));
   if (over && attached === panel.content.widgets.length) return true;
   // Idle, nothing queued, nothing changing for 10 s: stop waiting (the assertions report it).
   const key = [ran, attached, idle, queued].join('|');
