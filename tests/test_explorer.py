@@ -342,11 +342,14 @@ def test_a_click_reuses_the_cached_projections_and_weights(monkeypatch):
         ex.select_query(i)
     assert calls == []
     cells_of_head_0 = ex.heatmap_svg
+    ex.set_head(1)  # its map was drawn with the sentence (the browser holds every head's)
+    assert calls == []
+    ex.set_head(0)  # weights and cell rectangles served from the cache
+    assert calls == [] and ex.heatmap_svg == cells_of_head_0
+    ex.set_temperature(2.0)  # every head's map again, for the browser: no new Z, no projection
+    assert calls == ["scaled_dot_product_attention"] * ex.n_heads
     ex.set_head(1)
-    assert calls == ["scaled_dot_product_attention"]  # no new Z, no projection
-    ex.set_head(0)  # seen before: weights and cell rectangles served from the cache
-    assert calls == ["scaled_dot_product_attention"]
-    assert ex.heatmap_svg == cells_of_head_0
+    assert calls == ["scaled_dot_product_attention"] * ex.n_heads
 
 
 def test_css_classes_the_browser_tests_rely_on():
@@ -621,6 +624,45 @@ def test_a_change_in_the_browser_draws_the_query_on_screen_first_and_the_others_
     assert twin.parts.bar_values.children[5].value == other_later
 
 
+def test_the_browser_holds_every_heads_map_as_the_explorer_draws_it(monkeypatch):
+    """The preview holds each head's map layer, maps[head], as set_head(head) draws it, for
+    the mask, temperature and sentence shown; a new mask, temperature or sentence sends them
+    again, before the map on screen (so the browser never draws a head from older maps than
+    the map it shows); a new head or query sends none."""
+    import ipywidgets
+
+    ex = AttentionExplorer(n_heads=4)
+    preview = ex.parts.preview
+    assert preview.n_heads == 4 and preview.layout.display == "none"
+    sent = []
+    monkeypatch.setattr(
+        ipywidgets.Widget, "_send", lambda self, msg, buffers=None: sent.append((self, msg))
+    )
+    changes = [
+        lambda: None,
+        lambda: ex.set_causal(True),
+        lambda: ex.set_temperature(0.5),
+        lambda: ex.set_sentence("the dog ran to the big red ball"),
+    ]
+    for change in changes:
+        sent.clear()
+        change()
+        order = [w for w, msg in sent if {"maps", "value"} & set(msg.get("state", {}))]
+        if sent:
+            assert order.index(preview) < order.index(ex.parts.heatmap_map), order
+        assert len(preview.maps) == 4 and len(set(preview.maps)) == 4
+        for head in (2, 0, 3, 1):
+            sent.clear()
+            ex.set_head(head)
+            assert preview.maps[head] == ex.parts.heatmap_map.value
+            assert f'data-head="{head}"' in preview.maps[head]
+            assert not [msg for w, msg in sent if w is preview], "a new head sent the maps"
+    assert "explorer-heatmap-map .widget-html-content" in preview._esm
+    assert 'addEventListener("click", onClick, true)' in preview._esm
+    empty = AttentionExplorer(sentence="")
+    assert empty.parts.preview.maps == ["", ""]  # nothing to draw: the browser leaves it
+
+
 def test_the_heatmap_is_three_stacked_layers_each_sent_only_when_it_changed():
     """A new head changes the map; only a new sentence changes the axes; the query layer on
     top (the selected row's outline and label) is only as tall as the rows."""
@@ -772,9 +814,11 @@ def test_the_front_end_modules_are_shipped_with_the_package():
     for widget, name, shared in [
         (ex.parts.tokens, "token_row", ["after_paint.js"]),
         (ex.parts.table, "table_view", []),
+        (ex.parts.preview, "map_preview", []),
     ]:
         assert widget._esm == "\n".join(read(part) for part in [*shared, f"{name}.js"])
-        assert widget._css == read(f"{name}.css")
+        if name != "map_preview":  # it shows nothing: no style
+            assert widget._css == read(f"{name}.css")
         assert "export default" in widget._esm
     assert 'role", "radiogroup"' in ex.parts.tokens._esm
     assert 'aria-live", "polite"' in ex.parts.tokens._esm

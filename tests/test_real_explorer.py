@@ -137,21 +137,25 @@ def test_a_pick_in_the_browser_is_one_custom_message_and_is_not_sent_back(monkey
     assert "model.send({ pick: [k, a] })" in grid.picker._esm
 
 
-def test_the_browser_holds_every_maps_layer_as_the_explorer_draws_it():
-    """grid.picker.maps[layer * 12 + head] is the heatmap's map layer after select(layer, head)
-    (the browser shows it at a pick, before the kernel sends the same string), for this
-    sentence and for a new one."""
+def test_the_grid_draws_a_pick_from_the_maps_the_explorer_holds_in_the_browser():
+    """The grid reads the explorer's preview (``maps_from``): its maps[layer * 12 + head] is
+    the heatmap's map layer after select(layer, head) (the browser shows it at a pick, before
+    the kernel sends the same string), for this sentence and for a new one. The 72 maps are
+    sent once, by the explorer, not by the grid too."""
     grid = AttentionGrid(model=load_minilm())
+    preview = grid.explorer.parts.preview
+    assert grid.picker.maps_from is preview and not hasattr(grid.picker, "maps")
     for sentence in (None, "a new sentence, longer than the first one"):
         if sentence:
             grid.explorer.set_sentence(sentence)
-        assert len(grid.picker.maps) == 6 * 12
+        assert len(preview.maps) == 6 * 12
         for layer, head in [(0, 0), (4, 5), (5, 11), (2, 3)]:
             grid.select(layer, head)
             shown = grid.explorer.parts.heatmap_map.value
-            assert grid.picker.maps[layer * 12 + head] == shown
+            assert preview.maps[layer * 12 + head] == shown
             assert f'data-layer="{layer}" data-head="{head}"' in shown
     assert "layer.innerHTML = svg" in grid.picker._esm
+    assert 'mapsModel.get("maps")' in grid.picker._esm
 
 
 def test_short_sentences_draw_cells_as_squares_long_ones_as_a_picture():

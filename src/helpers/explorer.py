@@ -357,6 +357,7 @@ class AttentionExplorer:
         self._labels = tuple(_axis_label(t) for t in tokens)  # escaped, shortened
         self._weights_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self._drawing_cache: dict = {}  # the drawing's, for this sentence
+        self._preview_key: tuple | None = None  # (causal, temperature) of the preview's maps
         self._set_token_options()
         return loaded.text
 
@@ -489,6 +490,7 @@ class AttentionExplorer:
         self._compute_weights()
         drawing, parts = self.drawing(), self.parts
         geometry, bars = drawing.heatmap_geometry(), drawing.bars_geometry()
+        self._send_every_map()  # before the map: the browser draws the next one from them
         parts.heatmap_map.value = drawing.map_svg(geometry)
         parts.heatmap_axes.value = drawing.axes_svg(geometry)
         parts.bars_axes.value = drawing.bars_axes_svg(bars)
@@ -506,6 +508,17 @@ class AttentionExplorer:
         if parts.table.pressed:
             parts.table.table = drawing.table_html()
         self._show_query()
+
+    def _send_every_map(self) -> None:
+        """Every (layer, head)'s map layer to the browser (the preview), when the sentence,
+        mask or temperature changed: a head or layer button draws its map from them."""
+        key = (self._causal, self._temperature)
+        if key == self._preview_key:
+            return
+        self._preview_key = key
+        self.parts.preview.maps = [
+            self.map_svg_of(k, a) for k in range(self.n_layers) for a in range(self.n_heads)
+        ]
 
     def _draw_query(self, drawing, i: int, geometry: dict | None, bars: dict | None) -> None:
         """Query ``i``'s row outline and bars, into its Stacks' children."""

@@ -23,7 +23,7 @@ import numpy as np
 from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ._validate import ArgumentTypeError
-from .explorer_front import TableView, TokenRow
+from .explorer_front import MapPreview, TableView, TokenRow
 
 __all__ = [
     "ExplorerParts", "TEMPERATURE_RANGE", "build_parts", "causal_look", "shown", "valid_temperature"
@@ -80,7 +80,9 @@ class ExplorerParts:
     causal and temperature). Pictures: ``heatmap`` (a grid of three stacked layers:
     ``heatmap_map``, ``heatmap_axes`` and ``query_layers``, a Stack with one child per query),
     ``bars`` (``bars_axes`` under ``bar_values``, a Stack). ``followers``: what the token row
-    moves in the browser with the query (the Stacks and the table)."""
+    moves in the browser with the query (the Stacks and the table). ``preview``: every map's
+    bottom layer, held in the browser for the head and layer buttons (a
+    :class:`~helpers.explorer_front.MapPreview`, not shown)."""
 
     text: widgets.Text
     tokens: TokenRow
@@ -97,6 +99,7 @@ class ExplorerParts:
     bars: widgets.GridBox
     bars_axes: widgets.HTML
     bar_values: widgets.Stack
+    preview: MapPreview
     widget: widgets.VBox
     # Each Stack's children come from a pool that only grows (to the longest sentence), so a
     # new sentence reuses them; they share one layout and one style (fewer widgets).
@@ -232,6 +235,12 @@ def build_parts(
     )
     bars.add_class("explorer-bars")
 
+    # A head or layer change never waits for the kernel's new map either: the browser holds
+    # every map (the preview, which shows nothing) and draws the one a button asks for (the
+    # kernel then sends it again, with its bars and words). Lesson 04: 51 ms from a head click
+    # to new pixels when it waited, against 26 ms for a do-nothing widget's round trip.
+    preview = MapPreview(n_heads=n_heads, layout=widgets.Layout(display="none"))
+
     # What the model fixes (an encoder's mask, a trained model's scale) is not a control.
     if fixed_causal is not None:
         causal_control.layout.display = "none"
@@ -256,6 +265,7 @@ def build_parts(
                 [heatmap, bars],
                 layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"),
             ),
+            preview,
         ]
     )
     widget.add_class("attention-explorer")
@@ -275,5 +285,6 @@ def build_parts(
         bars=bars,
         bars_axes=bars_axes,
         bar_values=bar_values,
+        preview=preview,
         widget=widget,
     )

@@ -124,6 +124,7 @@ class AttentionGrid:
                 f"0 to {self.n_heads - 1}; arrow keys move, Enter opens a map in the explorer"
             ),
             selected=[layer, head],
+            maps_from=self.explorer.parts.preview,  # the explorer's maps, drawn on a pick
         )
         self.picker.observe(self._picked, names="selected")
         self._caption = widgets.HTML()
@@ -177,8 +178,6 @@ class AttentionGrid:
         if self._sentence_key != sentence_key:
             self._sentence_key = sentence_key
             self.picker.thumbnails = [_thumbnail_uri(A) for _, A in _maps(ex.trace.attention)]
-            # Every map's layer in the browser too, so that a pick is drawn there at once.
-            self.picker.maps = [ex.map_svg_of(k, a) for (k, a), _ in _maps(ex.trace.attention)]
             self._caption.value = (
                 f'<div style="font-family:sans-serif"><b>all {self.n_layers * self.n_heads} '
                 f"attention maps</b> of all-MiniLM-L6-v2 for {len(ex.tokens)} tokens (rows = "

@@ -6,6 +6,8 @@
   kernel.
 * :class:`TableView`: a "table view" toggle and the weights as an HTML table.
 * :class:`GridPicker`: lesson 09's layer x head grid of maps, a keyboard grid (``role="grid"``).
+* :class:`MapPreview`: every map of the explorer, held in the browser, so that a click on its
+  head or layer buttons (or a pick in the grid) draws the map without waiting for the kernel.
 
 Each class is a few traits; the JavaScript beside this file (``*.js``, ``*.css``) draws them and
 handles the keys. The contract their DOM keeps (roles, names, keys) is what the browser tests
@@ -20,7 +22,7 @@ import anywidget
 import ipywidgets as widgets
 import traitlets as t
 
-__all__ = ["GridPicker", "TableView", "TokenRow"]
+__all__ = ["GridPicker", "MapPreview", "TableView", "TokenRow"]
 
 _HERE = Path(__file__).parent
 
@@ -71,14 +73,26 @@ class TableView(anywidget.AnyWidget):
     label = t.Unicode("table view").tag(sync=True)
 
 
+class MapPreview(anywidget.AnyWidget):
+    """Shows nothing: holds the explorer's ``maps`` (its heatmap's bottom layer for every
+    (layer, head), row by row, ``n_heads`` a row, as ``AttentionExplorer.map_svg_of`` draws
+    them) for the sentence, mask and temperature shown. A click on the explorer's head or
+    layer buttons puts the asked-for map into its heatmap at once, in the browser; the buttons
+    tell the kernel as before, which sends the same map with its bars and words."""
+
+    _esm = _source("map_preview.js")
+    maps = t.List(t.Unicode()).tag(sync=True)
+    n_heads = t.Int(1).tag(sync=True)
+
+
 class GridPicker(anywidget.AnyWidget):
     """A keyboard grid of ``n_layers`` x ``n_heads`` maps (``thumbnails``: image URIs, row by
     row); ``selected`` = [layer, head] is the picked one, set by the browser on a click, Enter
     or Space, and by the kernel when the explorer shows another map.
 
-    ``maps`` (optional) holds the explorer's map layer for every cell, row by row (what
-    ``AttentionExplorer.map_svg_of`` draws): a pick in the browser then puts the picked map
-    into the explorer's heatmap at once, before the kernel answers (it sends the same map).
+    ``maps_from`` (optional): the explorer's :class:`MapPreview`, whose ``maps`` (every
+    cell's map layer, row by row) a pick in the browser puts into the explorer's heatmap at
+    once, before the kernel answers (it sends the same map).
 
     A pick in the browser moves the outline there and sends the kernel one custom message,
     ``{"pick": [layer, head]}``, not a state update: a state update makes the kernel send an
@@ -94,7 +108,9 @@ class GridPicker(anywidget.AnyWidget):
     n_heads = t.Int(1).tag(sync=True)
     cell_px = t.Int(56).tag(sync=True)
     thumbnails = t.List(t.Unicode()).tag(sync=True)
-    maps = t.List(t.Unicode()).tag(sync=True)
+    maps_from = t.Instance(MapPreview, allow_none=True).tag(
+        sync=True, **widgets.widget_serialization
+    )
     selected = t.List(t.Int(), default_value=[0, 0], minlen=2, maxlen=2).tag(sync=True)
     label = t.Unicode("attention maps").tag(sync=True)
 

@@ -3,12 +3,13 @@
 // tabindex): the arrow keys move the focus (Left/Right the head, Up/Down the layer), Home and
 // End go to the first and last head of the row, Enter or Space (or a click) picks the cell:
 // `selected` = [layer, head] moves here, the explorer's heatmap shows the picked map at once
-// (from `maps`, when given), and the kernel, told by one custom message (no echo of a state
-// update to wait for) after that is painted, opens that map in the explorer (the same map,
-// its bars and words).
+// (from the maps its MapPreview holds, `maps_from`, when given), and the kernel, told by one
+// custom message (no echo of a state update to wait for) after that is painted, opens that
+// map in the explorer (the same map, its bars and words).
 // The picked cell has aria-selected=true and an outline.
 
 const MOVE = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
+const REF = "IPY_MODEL_";
 // afterPaint: after_paint.js
 
 function render({ model, el }) {
@@ -19,6 +20,13 @@ function render({ model, el }) {
   el.append(grid);
   let cells = []; // cells[layer][head]
   let focus = [0, 0];
+  let mapsModel = null; // the explorer's MapPreview model, resolved from `maps_from`
+
+  async function resolveMaps() {
+    const ref = model.get("maps_from");
+    const found = ref ? await model.widget_manager.get_model(String(ref).slice(REF.length)) : null;
+    if (ref === model.get("maps_from")) mapsModel = found;
+  }
 
   const size = () => `${model.get("cell_px")}px`;
 
@@ -114,7 +122,7 @@ function render({ model, el }) {
     if (sk === k && sa === a) return;
     // The picked map now, from the maps the browser holds; the kernel sends the same one, with
     // the map's bars and words, a moment later.
-    const svg = model.get("maps")[k * model.get("n_heads") + a];
+    const svg = mapsModel ? mapsModel.get("maps")[k * model.get("n_heads") + a] : null;
     const layer = svg ? mapLayer() : null;
     if (layer) layer.innerHTML = svg;
     model.set("selected", [k, a]); // the outline moves now, in the browser
@@ -151,11 +159,14 @@ function render({ model, el }) {
   model.on("change:label", rebuild);
   model.on("change:thumbnails", drawThumbnails);
   model.on("change:selected", drawSelection);
+  model.on("change:maps_from", resolveMaps);
   build();
+  resolveMaps();
   return () => {
     for (const name of ["n_layers", "n_heads", "cell_px", "label"]) model.off(`change:${name}`, rebuild);
     model.off("change:thumbnails", drawThumbnails);
     model.off("change:selected", drawSelection);
+    model.off("change:maps_from", resolveMaps);
   };
 }
 

@@ -1,0 +1,42 @@
+// The explorer's maps in the browser (helpers.explorer_front.MapPreview): it shows nothing
+// itself. It holds the heatmap's bottom layer (cells and numbers) of every (layer, head) map,
+// `maps`, row by row, `n_heads` a row, for the sentence, mask and temperature shown; when the
+// explorer's head or layer buttons (ipywidgets ToggleButtons, CSS classes explorer-head and
+// explorer-layer) are clicked, or pressed with Space or Enter, it puts the asked-for map into
+// the explorer's heatmap at once. The buttons then tell the kernel as before, which sends the
+// same map with the map's bars and words a moment later. Lesson 09's grid reads `maps` too.
+//
+// It listens on the document, in the capture phase: that runs before the buttons' own
+// handler (which moves the picked button), so the buttons still show the map shown until now.
+
+function render({ model, el }) {
+  el.classList.add("explorer-map-preview");
+
+  const buttonsOf = (row) => [...row.querySelectorAll(".widget-toggle-button")];
+  const picked = (row) => buttonsOf(row).findIndex((b) => b.classList.contains("mod-active"));
+
+  function onClick(event) {
+    const root = el.closest(".attention-explorer");
+    const button = event.target instanceof Element && event.target.closest(".widget-toggle-button");
+    if (!root || !button || !root.contains(button) || button.disabled) return;
+    if (button.classList.contains("mod-active")) return; // the map shown already
+    const row = button.closest(".explorer-head, .explorer-layer");
+    if (!row || !root.contains(row)) return;
+    const heads = root.querySelector(".explorer-head");
+    const layers = root.querySelector(".explorer-layer"); // none with one layer
+    let layer = layers ? picked(layers) : 0;
+    let head = heads ? picked(heads) : -1;
+    if (row === heads) head = buttonsOf(heads).indexOf(button);
+    else layer = buttonsOf(layers).indexOf(button);
+    const nHeads = model.get("n_heads");
+    if (layer < 0 || head < 0 || head >= nHeads) return;
+    const svg = model.get("maps")[layer * nHeads + head];
+    const target = root.querySelector(".explorer-heatmap-map .widget-html-content");
+    if (svg && target) target.innerHTML = svg;
+  }
+
+  document.addEventListener("click", onClick, true);
+  return () => document.removeEventListener("click", onClick, true);
+}
+
+export default { render };
