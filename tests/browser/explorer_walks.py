@@ -5,7 +5,8 @@
   (one tab stop: the selected token); ArrowRight moves the query (the checked radio, the
   heatmap's outlined row and the live message all change, with the kernel stopped: answered in
   the browser), ArrowLeft stops at the first token, Home and End go to the first and last; the
-  focused token shows an outline.
+  focused token shows an outline. Space on a head button, with the kernel stopped, shows that
+  head's map (the message follows once the kernel runs again); Enter on head 0 brings it back.
 - lesson 09's grid (AttentionGrid): arrow keys move the grid's focus, Enter picks the focused
   map (the explorer shows that layer and head, its message changes).
 - Chromium's own accessibility tree (CDP ``Accessibility.queryAXTree``): the message is a
@@ -295,7 +296,50 @@ def walk_explorer(lab, tag: str) -> dict:
     table.scroll_into_view_if_needed()
     explorer.screenshot(path=shot(f"{tag}_table.png"))
     page.keyboard.press("Enter")  # closes it again
+    report["head_keys"] = walk_head_buttons(lab, explorer)
     return report
+
+
+# The head of the map on screen, and the message (which names the head).
+HEAD_SHOWN = """(root) => [
+    root.querySelector('.explorer-heatmap-map svg').getAttribute('data-head'),
+    root.querySelector('.explorer-message').textContent]"""
+
+
+def walk_head_buttons(lab, explorer) -> list[str]:
+    """Space on head 1 with the kernel stopped: the heatmap shows head 1's map at once (the
+    browser holds every head's); the message, which names the head, follows once the kernel
+    runs again. Then Enter on head 0 (with the kernel running) brings head 0 back."""
+    page = lab.page
+    heads = explorer.locator(".explorer-head .widget-toggle-button")
+    head, message = explorer.evaluate(HEAD_SHOWN)
+    assert head == "0" and "head 0" in message, (head, message)
+    with kernel_stopped(lab):
+        heads.nth(1).focus()
+        page.keyboard.press("Space")
+        try:
+            page.wait_for_function(
+                f"(root) => ({HEAD_SHOWN})(root)[0] === '1'", arg=explorer.element_handle(),
+                timeout=KEY_TIMEOUT,
+            )  # fmt: skip
+        except Exception as error:  # noqa: BLE001 - said as what failed
+            raise AssertionError(
+                "Space on head 1 with the kernel stopped left head 0's map on screen: the head "
+                "buttons waited for the kernel (helpers/explorer_front/map_preview.js)"
+            ) from error
+        assert explorer.evaluate(HEAD_SHOWN)[1] == message, "the message changed without a kernel"
+    kernel_caught_up(lab)
+    page.wait_for_timeout(KERNEL_LATER_MS)
+    head, message = explorer.evaluate(HEAD_SHOWN)
+    assert head == "1" and "head 1" in message, f"after the kernel caught up: {head}, {message}"
+    shown = [message]
+    heads.nth(0).focus()
+    page.keyboard.press("Enter")
+    kernel_caught_up(lab)
+    page.wait_for_timeout(KERNEL_LATER_MS)
+    head, message = explorer.evaluate(HEAD_SHOWN)
+    assert head == "0" and "head 0" in message, f"Enter on head 0: {head}, {message}"
+    return shown + [message]
 
 
 # --------------------------------------------------------------------------- lesson 09
