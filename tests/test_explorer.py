@@ -657,7 +657,7 @@ def test_the_browser_holds_every_heads_map_as_the_explorer_draws_it(monkeypatch)
             assert preview.maps[head] == ex.parts.heatmap_map.value
             assert f'data-head="{head}"' in preview.maps[head]
             assert not [msg for w, msg in sent if w is preview], "a new head sent the maps"
-    assert "explorer-heatmap-map .widget-html-content" in preview._esm
+    assert "explorer-heatmap-map .widget-html-content" in preview._esm  # pending.js
     assert 'addEventListener("click", onClick, true)' in preview._esm
     empty = AttentionExplorer(sentence="")
     assert empty.parts.preview.maps == ["", ""]  # nothing to draw: the browser leaves it
@@ -814,11 +814,10 @@ def test_the_front_end_modules_are_shipped_with_the_package():
     for widget, name, shared in [
         (ex.parts.tokens, "token_row", ["after_paint.js"]),
         (ex.parts.table, "table_view", []),
-        (ex.parts.preview, "map_preview", []),
+        (ex.parts.preview, "map_preview", ["pending.js"]),
     ]:
         assert widget._esm == "\n".join(read(part) for part in [*shared, f"{name}.js"])
-        if name != "map_preview":  # it shows nothing: no style
-            assert widget._css == read(f"{name}.css")
+        assert widget._css == read(f"{name}.css")
         assert "export default" in widget._esm
     assert 'role", "radiogroup"' in ex.parts.tokens._esm
     assert 'aria-live", "polite"' in ex.parts.tokens._esm

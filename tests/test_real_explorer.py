@@ -154,7 +154,7 @@ def test_the_grid_draws_a_pick_from_the_maps_the_explorer_holds_in_the_browser()
             shown = grid.explorer.parts.heatmap_map.value
             assert preview.maps[layer * 12 + head] == shown
             assert f'data-layer="{layer}" data-head="{head}"' in shown
-    assert "layer.innerHTML = svg" in grid.picker._esm
+    assert "target.innerHTML = svg" in grid.picker._esm  # pending.js, shared with the preview
     assert 'mapsModel.get("maps")' in grid.picker._esm
 
 

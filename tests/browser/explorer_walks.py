@@ -6,7 +6,8 @@
   heatmap's outlined row and the live message all change, with the kernel stopped: answered in
   the browser), ArrowLeft stops at the first token, Home and End go to the first and last; the
   focused token shows an outline. Space on a head button, with the kernel stopped, shows that
-  head's map (the message follows once the kernel runs again); Enter on head 0 brings it back.
+  head's map and marks the explorer pending (aria-busy, the stale bars and message dimmed but
+  at 4.5:1); the message follows once the kernel runs again; Enter on head 0 brings it back.
 - lesson 09's grid (AttentionGrid): arrow keys move the grid's focus, Enter picks the focused
   map (the explorer shows that layer and head, its message changes).
 - Chromium's own accessibility tree (CDP ``Accessibility.queryAXTree``): the message is a
@@ -296,7 +297,7 @@ def walk_explorer(lab, tag: str) -> dict:
     table.scroll_into_view_if_needed()
     explorer.screenshot(path=shot(f"{tag}_table.png"))
     page.keyboard.press("Enter")  # closes it again
-    report["head_keys"] = walk_head_buttons(lab, explorer)
+    report["head_keys"] = walk_head_buttons(lab, explorer, tag)
     return report
 
 
@@ -306,10 +307,25 @@ HEAD_SHOWN = """(root) => [
     root.querySelector('.explorer-message').textContent]"""
 
 
-def walk_head_buttons(lab, explorer) -> list[str]:
+# While a map drawn in the browser waits for the kernel: the explorer's pending mark, and axe's
+# color-contrast rule over the explorer (its bars and message are dimmed then). axe-core is on
+# the page already: the all-lessons test audited it.
+PENDING = """async (root) => {
+  const contrast = await axe.run(root, {runOnly: {type: 'rule', values: ['color-contrast']},
+                                        resultTypes: ['violations']});
+  return {pending: root.classList.contains('explorer-pending'),
+          busy: root.getAttribute('aria-busy'),
+          opacity: getComputedStyle(root.querySelector('.explorer-message')).opacity,
+          contrast: contrast.violations.flatMap((v) => v.nodes.map((n) => n.html.slice(0, 120)))};
+}"""
+
+
+def walk_head_buttons(lab, explorer, tag: str) -> list[str]:
     """Space on head 1 with the kernel stopped: the heatmap shows head 1's map at once (the
-    browser holds every head's); the message, which names the head, follows once the kernel
-    runs again. Then Enter on head 0 (with the kernel running) brings head 0 back."""
+    browser holds every head's) and the explorer is marked pending (aria-busy; its bars and
+    message, still head 0's, dimmed but readable: axe's color-contrast); the message, which
+    names the head, follows once the kernel runs again, and the mark goes. Then Enter on head
+    0 (with the kernel running) brings head 0 back."""
     page = lab.page
     heads = explorer.locator(".explorer-head .widget-toggle-button")
     head, message = explorer.evaluate(HEAD_SHOWN)
@@ -328,10 +344,17 @@ def walk_head_buttons(lab, explorer) -> list[str]:
                 "buttons waited for the kernel (helpers/explorer_front/map_preview.js)"
             ) from error
         assert explorer.evaluate(HEAD_SHOWN)[1] == message, "the message changed without a kernel"
+        waiting = explorer.evaluate(PENDING)
+        assert waiting["pending"] and waiting["busy"] == "true", f"not marked pending: {waiting}"
+        assert float(waiting["opacity"]) < 1, f"the stale message is not dimmed: {waiting}"
+        assert not waiting["contrast"], f"dimmed below 4.5:1: {waiting['contrast']}"
+        explorer.screenshot(path=shot(f"{tag}_head_pending.png"))
     kernel_caught_up(lab)
     page.wait_for_timeout(KERNEL_LATER_MS)
     head, message = explorer.evaluate(HEAD_SHOWN)
     assert head == "1" and "head 1" in message, f"after the kernel caught up: {head}, {message}"
+    answered = explorer.evaluate("(root) => [root.className, root.getAttribute('aria-busy')]")
+    assert "explorer-pending" not in answered[0] and answered[1] is None, answered
     shown = [message]
     heads.nth(0).focus()
     page.keyboard.press("Enter")

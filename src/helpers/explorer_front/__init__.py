@@ -78,9 +78,12 @@ class MapPreview(anywidget.AnyWidget):
     (layer, head), row by row, ``n_heads`` a row, as ``AttentionExplorer.map_svg_of`` draws
     them) for the sentence, mask and temperature shown. A click on the explorer's head or
     layer buttons puts the asked-for map into its heatmap at once, in the browser; the buttons
-    tell the kernel as before, which sends the same map with its bars and words."""
+    tell the kernel as before, which sends the same map with its bars and words. Until that
+    answer arrives the explorer is marked pending (class ``explorer-pending``, ``aria-busy``):
+    its bars and message, still the previous map's, are dimmed."""
 
-    _esm = _source("map_preview.js")
+    _esm = _source("map_preview.js", "pending.js")
+    _css = _source("map_preview.css")
     maps = t.List(t.Unicode()).tag(sync=True)
     n_heads = t.Int(1).tag(sync=True)
 
@@ -102,7 +105,7 @@ class GridPicker(anywidget.AnyWidget):
     ``selected`` hear a browser pick as before.
     """
 
-    _esm = _source("attention_grid.js", "after_paint.js")
+    _esm = _source("attention_grid.js", "after_paint.js", "pending.js")
     _css = _source("attention_grid.css")
     n_layers = t.Int(1).tag(sync=True)
     n_heads = t.Int(1).tag(sync=True)

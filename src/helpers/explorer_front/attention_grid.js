@@ -10,7 +10,7 @@
 
 const MOVE = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
 const REF = "IPY_MODEL_";
-// afterPaint: after_paint.js
+// afterPaint: after_paint.js; drawMapAhead: pending.js
 
 function render({ model, el }) {
   const grid = document.createElement("div");
@@ -110,11 +110,11 @@ function render({ model, el }) {
     if (!quiet) cells[k][a].focus();
   }
 
-  // The explorer's map layer (its bottom SVG, an ipywidgets HTML) in the same output as the
-  // grid (helpers.real_explorer.AttentionGrid puts both in one box).
-  function mapLayer() {
+  // The explorer in the same output as the grid (helpers.real_explorer.AttentionGrid puts
+  // both in one box).
+  function explorer() {
     const box = el.closest(".real-model-grid");
-    return box && box.querySelector(".explorer-heatmap-map .widget-html-content");
+    return box && box.querySelector(".attention-explorer");
   }
 
   function pick(k, a) {
@@ -123,14 +123,13 @@ function render({ model, el }) {
     // The picked map now, from the maps the browser holds; the kernel sends the same one, with
     // the map's bars and words, a moment later.
     const svg = mapsModel ? mapsModel.get("maps")[k * model.get("n_heads") + a] : null;
-    const layer = svg ? mapLayer() : null;
-    if (layer) layer.innerHTML = svg;
+    const drawn = drawMapAhead(explorer(), svg); // pending.js
     model.set("selected", [k, a]); // the outline moves now, in the browser
     // The kernel opens the map in the explorer. With the map drawn here, it is told after the
     // paint: its answers (kernel status, the pictures) keep this page's main thread busy, and
     // before the frame they delayed the map (as in token_row.js). Without it, at once.
     const tell = () => model.send({ pick: [k, a] });
-    if (layer) afterPaint(tell);
+    if (drawn) afterPaint(tell);
     else tell();
   }
 

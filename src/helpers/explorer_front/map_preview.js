@@ -8,6 +8,8 @@
 //
 // It listens on the document, in the capture phase: that runs before the buttons' own
 // handler (which moves the picked button), so the buttons still show the map shown until now.
+// Until the kernel's answer, the bars and the message are marked as the previous map's
+// (drawMapAhead: pending.js).
 
 function render({ model, el }) {
   el.classList.add("explorer-map-preview");
@@ -30,9 +32,7 @@ function render({ model, el }) {
     else layer = buttonsOf(layers).indexOf(button);
     const nHeads = model.get("n_heads");
     if (layer < 0 || head < 0 || head >= nHeads) return;
-    const svg = model.get("maps")[layer * nHeads + head];
-    const target = root.querySelector(".explorer-heatmap-map .widget-html-content");
-    if (svg && target) target.innerHTML = svg;
+    drawMapAhead(root, model.get("maps")[layer * nHeads + head]);
   }
 
   document.addEventListener("click", onClick, true);
