@@ -408,7 +408,9 @@ print("outputs agree:", np.allclose(out_helpers, out))
 # linguistic. From the keyboard: Tab from the sentence box to the token row, where the arrow
 # keys move the query (Home and End jump to the first and last token), then Tab on to the
 # heads, the mask, the temperature and **table view**, which lists every weight as a table
-# with the query tokens as rows and the key tokens as columns.
+# with the query tokens as rows and the key tokens as columns. A new head's map shows at once;
+# its bars and sentence come from the kernel, and while it is busy (another cell running) they
+# stay dimmed: what they show is still the previous head's.
 
 # %% [markdown]
 # **Predict first.** The explorer opens on "cat" at temperature $T = 1$. Before you touch the
