@@ -22,7 +22,7 @@ import statistics
 from pathlib import Path
 
 import nbformat
-from explorer_walks import PANEL, ROOT, SCREENSHOTS
+from explorer_walks import HEAD_SHOWN, PANEL, ROOT, SCREENSHOTS
 
 BASELINE = ROOT / "tests" / "browser" / "widget_roundtrip.ipynb"
 # Timed clicks of each kind (one of each per round, interleaved). The runs time alone, with
@@ -135,8 +135,7 @@ def check_explorer(lab) -> dict:
     causal = causal.element_handle()
     heads = [b.element_handle() for b in explorer.locator(HEAD_BUTTONS).all()]
     assert len(heads) >= 2, f"expected head buttons, found {len(heads)}"
-    head_shown = """e => e.querySelector('.explorer-heatmap-map svg').getAttribute('data-head')"""
-    assert heatmap.evaluate(head_shown) == "0", "the explorer should start on head 0"
+    assert explorer.evaluate(HEAD_SHOWN)[0] == "0", "the explorer should start on head 0"
 
     # Select token 0 first (it may already be selected: no change required), so that each
     # asserted click below picks a query different from the one shown.
@@ -158,7 +157,7 @@ def check_explorer(lab) -> dict:
         shown = heatmap_locator.locator(".explorer-heatmap-query svg").first
         assert shown.get_attribute("data-query") == str(query), f"after {name}"
         if name.startswith("head"):  # drawn in the browser; the buttons follow
-            assert heatmap.evaluate(head_shown) == name.split()[1], f"after {name}"
+            assert explorer.evaluate(HEAD_SHOWN)[0] == name.split()[1], f"after {name}"
             picked = explorer.locator(f"{HEAD_BUTTONS}.mod-active")
             assert picked.all_inner_texts() == [name], f"after {name}"
 
@@ -312,44 +311,41 @@ def cell(g: dict, layer: int, head: int):
     return g["cells"].nth(layer * HEADS + head)
 
 
+def open_map(lab, g: dict, button, layer: int, head: int, pixels: bytes, what: str) -> bytes:
+    """Click ``button`` (a grid cell or a layer button): the explorer's heatmap changes to map
+    (layer, head), the grid outlines that map once the kernel heard (the outline comes in the
+    message after the pictures) and the heatmap's pixels differ from ``pixels``. Returns the
+    new pixels."""
+    heatmap_locator = g["heatmap"]
+    result = click_and_time(lab, heatmap_locator.element_handle(), button)
+    assert result["ms"] is not None, f"{what} changed nothing"
+    assert result["after"] != result["before"], f"{what} left the heatmap as it was"
+    svg = heatmap_locator.locator(".explorer-heatmap-map svg").first
+    shown = (svg.get_attribute("data-layer"), svg.get_attribute("data-head"))
+    assert shown == (str(layer), str(head)), f"{what}: the explorer shows {shown}"
+    lab.page.wait_for_function(
+        "e => getComputedStyle(e).outlineStyle === 'solid'",
+        arg=cell(g, layer, head).element_handle(),
+        timeout=5_000,
+    )
+    new_pixels = heatmap_locator.screenshot()
+    assert new_pixels != pixels, f"{what} did not change the pixels"
+    return new_pixels
+
+
 def check_every_click_changes_the_pixels(lab, g: dict) -> None:
     """Pick heads in the grid (each opens its map, outlined), then two layer buttons (the grid's
     outline follows), then click every token."""
-    page, heatmap_locator = lab.page, g["heatmap"]
+    heatmap_locator = g["heatmap"]
     heatmap = heatmap_locator.element_handle()
     pixels = heatmap_locator.screenshot()
     for layer, head in PICKS:
-        result = click_and_time(lab, heatmap, cell(g, layer, head).element_handle())
-        assert result["ms"] is not None, f"picking layer {layer}, head {head} changed nothing"
-        assert result["after"] != result["before"]
-        svg = heatmap_locator.locator("svg").first
-        shown = (svg.get_attribute("data-layer"), svg.get_attribute("data-head"))
-        assert shown == (str(layer), str(head)), f"picked {(layer, head)}, explorer shows {shown}"
-        # The outline comes in the message after the pictures: wait for it.
-        page.wait_for_function(
-            "e => getComputedStyle(e).outlineStyle === 'solid'",
-            arg=cell(g, layer, head).element_handle(),
-            timeout=5_000,
-        )
-        new_pixels = heatmap_locator.screenshot()
-        assert new_pixels != pixels, f"picking {(layer, head)} did not change the pixels"
-        pixels = new_pixels
-
+        button = cell(g, layer, head).element_handle()
+        pixels = open_map(lab, g, button, layer, head, pixels, f"picking {(layer, head)}")
     head = PICKS[-1][1]
     for layer in (3, 1):  # the last pick's head, in two other layers
-        result = click_and_time(lab, heatmap, g["layers"][layer])
-        assert result["ms"] is not None and result["after"] != result["before"], f"layer {layer}"
-        svg = heatmap_locator.locator(".explorer-heatmap-map svg").first
-        shown = (svg.get_attribute("data-layer"), svg.get_attribute("data-head"))
-        assert shown == (str(layer), str(head)), f"layer button {layer}: explorer shows {shown}"
-        page.wait_for_function(  # the kernel heard: the grid outlines that map
-            "e => getComputedStyle(e).outlineStyle === 'solid'",
-            arg=cell(g, layer, head).element_handle(),
-            timeout=5_000,
-        )
-        new_pixels = heatmap_locator.screenshot()
-        assert new_pixels != pixels, f"layer button {layer} did not change the pixels"
-        pixels = new_pixels
+        button = g["layers"][layer]
+        pixels = open_map(lab, g, button, layer, head, pixels, f"layer button {layer}")
 
     tokens = g["tokens"]
     click_and_time(lab, heatmap, tokens[0], timeout_ms=1500)  # may already be selected
