@@ -202,6 +202,69 @@ def _stop(process: subprocess.Popen, extra_pids: set[int]) -> None:
                 pass
 
 
+class CpuMeter:
+    """CPU time (user + system) of this process and every descendant (JupyterLab, its kernels,
+    Chromium, Playwright's driver) over the session, read from /proc every 0.5 s: a process
+    counts up to its last reading before it exits (a kernel's last half second may be missed).
+
+    The suite is CPU-bound on two cores, and the same work has taken from 357 to 467 s of CPU
+    on this machine from one day to another: the wall time alone does not say whether the
+    suite grew or the machine was slower. (Nothing on other systems: no /proc.)
+    """
+
+    def __init__(self, interval: float = 0.5):
+        self.interval, self.seen = interval, {}  # (pid, start time) -> CPU seconds
+        self.tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self.start = time.perf_counter()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        if Path("/proc/self/stat").exists():
+            self._thread.start()
+
+    def _read(self) -> None:
+        stats: dict[int, list[str]] = {}
+        for entry in Path("/proc").glob("[0-9]*"):
+            try:
+                stats[int(entry.name)] = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, ValueError):
+                continue
+        children: dict[int, list[int]] = {}
+        for pid, fields in stats.items():
+            children.setdefault(int(fields[1]), []).append(pid)
+        todo = [os.getpid()]
+        while todo:
+            pid = todo.pop()
+            fields = stats.get(pid)
+            if fields:  # utime, stime (fields 14, 15 of stat); start time (22) tells reused PIDs
+                self.seen[(pid, fields[19])] = (int(fields[11]) + int(fields[12])) / self.tick
+            todo.extend(children.get(pid, []))
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._read()
+
+    def stop(self) -> str:
+        """Stop measuring; a line saying the session's wall time and CPU time."""
+        wall = time.perf_counter() - self.start
+        if not self._thread.is_alive():
+            return f"browser tests: {wall:.1f} s"
+        self._stop.set()
+        self._thread.join()
+        self._read()
+        cpu = sum(self.seen.values())
+        return (
+            f"browser tests: {wall:.1f} s, {cpu:.0f} s of CPU in their processes "
+            f"({cpu / wall:.2f} of {os.cpu_count()} cores busy on average)"
+        )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _cpu_meter():
+    meter = CpuMeter()
+    yield meter
+    print("\n" + meter.stop())
+
+
 @pytest.fixture(scope="session")
 def lab_server():
     chromium = find_chromium()
