@@ -410,7 +410,8 @@ print("outputs agree:", np.allclose(out_helpers, out))
 # heads, the mask, the temperature and **table view**, which lists every weight as a table
 # with the query tokens as rows and the key tokens as columns. A new head's map shows at once;
 # its bars and sentence come from the kernel, and while it is busy (another cell running) they
-# stay dimmed: what they show is still the previous head's.
+# stay dimmed: what they show is still the previous head's. After a second, a line under the
+# sentence says it is waiting for the kernel.
 
 # %% [markdown]
 # **Predict first.** The explorer opens on "cat" at temperature $T = 1$. Before you touch the

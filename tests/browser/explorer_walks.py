@@ -6,8 +6,9 @@
   heatmap's outlined row and the live message all change, with the kernel stopped: answered in
   the browser), ArrowLeft stops at the first token, Home and End go to the first and last; the
   focused token shows an outline. Space on a head button, with the kernel stopped, shows that
-  head's map and marks the explorer pending (aria-busy, the stale bars and message dimmed but
-  at 4.5:1); the message follows once the kernel runs again; Enter on head 0 brings it back.
+  head's map and marks the explorer pending (the stale bars and message aria-busy, dimmed but
+  at 4.5:1; after a second, a status line says it waits for the kernel); the message follows
+  once the kernel runs again; Enter on head 0 brings it back.
 - lesson 09's grid (AttentionGrid): arrow keys move the grid's focus, Enter picks the focused
   map (the explorer shows that layer and head, its message changes).
 - Chromium's own accessibility tree (CDP ``Accessibility.queryAXTree``): the message is a
@@ -313,19 +314,29 @@ HEAD_SHOWN = """(root) => [
 PENDING = """async (root) => {
   const contrast = await axe.run(root, {runOnly: {type: 'rule', values: ['color-contrast']},
                                         resultTypes: ['violations']});
+  const message = root.querySelector('.explorer-message');
+  const note = root.querySelector('.explorer-waiting');
   return {pending: root.classList.contains('explorer-pending'),
-          busy: root.getAttribute('aria-busy'),
-          opacity: getComputedStyle(root.querySelector('.explorer-message')).opacity,
+          busy: [message, root.querySelector('.explorer-bars')]
+              .map((e) => e && e.getAttribute('aria-busy')),
+          opacity: getComputedStyle(message).opacity,
+          note: note && {role: note.getAttribute('role'), live: note.getAttribute('aria-live'),
+                         text: note.textContent, height: note.getBoundingClientRect().height},
           contrast: contrast.violations.flatMap((v) => v.nodes.map((n) => n.html.slice(0, 120)))};
 }"""
+# What the explorer holds once the kernel answered: no pending class, no aria-busy, no note.
+ANSWERED = """(root) => [root.className, root.querySelectorAll('[aria-busy]').length,
+    root.querySelectorAll('.explorer-waiting').length]"""
+WAITING_TEXT = "Waiting for the kernel"  # pending.js's line, after a second without an answer
 
 
 def walk_head_buttons(lab, explorer, tag: str) -> list[str]:
     """Space on head 1 with the kernel stopped: the heatmap shows head 1's map at once (the
-    browser holds every head's) and the explorer is marked pending (aria-busy; its bars and
-    message, still head 0's, dimmed but readable: axe's color-contrast); the message, which
-    names the head, follows once the kernel runs again, and the mark goes. Then Enter on head
-    0 (with the kernel running) brings head 0 back."""
+    browser holds every head's) and the explorer is marked pending (its bars and message,
+    still head 0's, aria-busy and dimmed but readable: axe's color-contrast); after a second
+    a line says it waits for the kernel, in Chromium's accessibility tree as a status. The
+    message, which names the head, follows once the kernel runs again, and the mark and the
+    line go. Then Enter on head 0 (with the kernel running) brings head 0 back."""
     page = lab.page
     heads = explorer.locator(".explorer-head .widget-toggle-button")
     head, message = explorer.evaluate(HEAD_SHOWN)
@@ -345,16 +356,33 @@ def walk_head_buttons(lab, explorer, tag: str) -> list[str]:
             ) from error
         assert explorer.evaluate(HEAD_SHOWN)[1] == message, "the message changed without a kernel"
         waiting = explorer.evaluate(PENDING)
-        assert waiting["pending"] and waiting["busy"] == "true", f"not marked pending: {waiting}"
+        assert waiting["pending"] and waiting["busy"] == ["true", "true"], (
+            f"the stale message and bars not marked pending: {waiting}"
+        )
         assert float(waiting["opacity"]) < 1, f"the stale message is not dimmed: {waiting}"
         assert not waiting["contrast"], f"dimmed below 4.5:1: {waiting['contrast']}"
+        # The live region is there, empty and flat, from the start; its words come after a
+        # second without the kernel, so that a screen reader announces them.
+        note = waiting["note"]
+        assert note and note["role"] == "status" and note["live"] == "polite", waiting
+        assert note["text"] == "" and note["height"] == 0, f"said too early: {note}"
+        page.wait_for_function(
+            "([root, words]) => root.querySelector('.explorer-waiting')"
+            "?.textContent.startsWith(words)",
+            arg=[explorer.element_handle(), WAITING_TEXT],
+            timeout=KEY_TIMEOUT,
+        )
+        waiting = explorer.evaluate(PENDING)
+        assert not waiting["contrast"], f"below 4.5:1: {waiting['contrast']}"
+        said = [s["text"] for s in cdp_ax(lab, f"{PANEL} .attention-explorer", "status")]
+        assert any(text.startswith(WAITING_TEXT) for text in said), said
         explorer.screenshot(path=shot(f"{tag}_head_pending.png"))
     kernel_caught_up(lab)
     page.wait_for_timeout(KERNEL_LATER_MS)
     head, message = explorer.evaluate(HEAD_SHOWN)
     assert head == "1" and "head 1" in message, f"after the kernel caught up: {head}, {message}"
-    answered = explorer.evaluate("(root) => [root.className, root.getAttribute('aria-busy')]")
-    assert "explorer-pending" not in answered[0] and answered[1] is None, answered
+    answered = explorer.evaluate(ANSWERED)
+    assert "explorer-pending" not in answered[0] and answered[1:] == [0, 0], answered
     shown = [message]
     heads.nth(0).focus()
     page.keyboard.press("Enter")

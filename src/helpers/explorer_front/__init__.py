@@ -79,8 +79,9 @@ class MapPreview(anywidget.AnyWidget):
     them) for the sentence, mask and temperature shown. A click on the explorer's head or
     layer buttons puts the asked-for map into its heatmap at once, in the browser; the buttons
     tell the kernel as before, which sends the same map with its bars and words. Until that
-    answer arrives the explorer is marked pending (class ``explorer-pending``, ``aria-busy``):
-    its bars and message, still the previous map's, are dimmed."""
+    answer arrives the explorer is marked pending (class ``explorer-pending``): its bars and
+    message, still the previous map's, are dimmed and ``aria-busy``; after a second, a line
+    under the message (a live region) says it waits for the kernel."""
 
     _esm = _source("map_preview.js", "pending.js")
     _css = _source("map_preview.css")
