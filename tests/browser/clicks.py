@@ -44,7 +44,7 @@ MAP_RATIO = 1.5
 # and 34 ms with 100 ms gaps, against 18-24 ms with 200 ms (cause not investigated; its Label
 # typesets every new value, asynchronously).
 # (Tried and reverted: waiting instead until the kernel was idle, then requestIdleCallback,
-# then a frame. It took ~36 ms, not 200, with the same medians, but in 3 of 9 runs that used
+# then a frame. It took ~36 ms, not 200, with the same medians, but in 3 of 10 runs that used
 # it the page then stalled for minutes, the CPU idle: a click, or a later Run All's polling,
 # answered 60-330 s late. The fixed gap never has.)
 CLICK_GAP_MS = 200

@@ -207,7 +207,7 @@ class CpuMeter:
     Chromium, Playwright's driver) over the session, read from /proc every 0.5 s: a process
     counts up to its last reading before it exits (a kernel's last half second may be missed).
 
-    The suite is CPU-bound on two cores, and the same work has taken from 357 to 467 s of CPU
+    The suite is CPU-bound on two cores, and the same work has taken from 357 to 483 s of CPU
     on this machine from one day to another: the wall time alone does not say whether the
     suite grew or the machine was slower. (Nothing on other systems: no /proc.)
     """
