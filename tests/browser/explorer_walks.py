@@ -312,16 +312,18 @@ HEAD_SHOWN = """(root) => [
 # color-contrast rule over the explorer (its bars and message are dimmed then). axe-core is on
 # the page already: the all-lessons test audited it.
 PENDING = """async (root) => {
-  const contrast = await axe.run(root, {runOnly: {type: 'rule', values: ['color-contrast']},
-                                        resultTypes: ['violations']});
   const message = root.querySelector('.explorer-message');
   const note = root.querySelector('.explorer-waiting');
-  return {pending: root.classList.contains('explorer-pending'),
-          busy: [message, root.querySelector('.explorer-bars')]
-              .map((e) => e && e.getAttribute('aria-busy')),
-          opacity: getComputedStyle(message).opacity,
-          note: note && {role: note.getAttribute('role'), live: note.getAttribute('aria-live'),
-                         text: note.textContent, height: note.getBoundingClientRect().height},
+  const state = {  // read first: axe takes up to a second, the note's words come after one
+    pending: root.classList.contains('explorer-pending'),
+    busy: [message, root.querySelector('.explorer-bars')]
+        .map((e) => e && e.getAttribute('aria-busy')),
+    opacity: getComputedStyle(message).opacity,
+    note: note && {role: note.getAttribute('role'), live: note.getAttribute('aria-live'),
+                   text: note.textContent, height: note.getBoundingClientRect().height}};
+  const contrast = await axe.run(root, {runOnly: {type: 'rule', values: ['color-contrast']},
+                                        resultTypes: ['violations']});
+  return {...state,
           contrast: contrast.violations.flatMap((v) => v.nodes.map((n) => n.html.slice(0, 120)))};
 }"""
 # What the explorer holds once the kernel answered: no pending class, no aria-busy, no note.
