@@ -44,9 +44,9 @@ MAP_RATIO = 1.5
 # and 34 ms with 100 ms gaps, against 18-24 ms with 200 ms (cause not investigated; its Label
 # typesets every new value, asynchronously).
 # (Tried and reverted: waiting instead until the kernel was idle, then requestIdleCallback,
-# then a frame. It took ~36 ms, not 200, with the same medians, but in 3 of 10 runs that used
-# it the page then stalled for minutes, the CPU idle: a click, or a later Run All's polling,
-# answered 60-330 s late. The fixed gap never has.)
+# then a frame. It took ~36 ms, not 200, with the same medians, but in at least 3 of 11 runs
+# that used it the page then stalled for minutes, the CPU idle: a click, or a later Run All's
+# polling, answered 60-360 s late. The fixed gap never has.)
 CLICK_GAP_MS = 200
 HEADS = 12
 HEAD_BUTTONS = ".explorer-head .widget-toggle-button"  # the explorer's (ipywidgets ToggleButtons)
