@@ -22,7 +22,7 @@ import statistics
 from pathlib import Path
 
 import nbformat
-from explorer_walks import HEAD_SHOWN, PANEL, ROOT, SCREENSHOTS
+from explorer_walks import HEAD_BUTTONS, HEAD_SHOWN, PANEL, ROOT, SCREENSHOTS
 
 BASELINE = ROOT / "tests" / "browser" / "widget_roundtrip.ipynb"
 # Timed clicks of each kind (one of each per round, interleaved). The runs time alone, with
@@ -49,7 +49,6 @@ MAP_RATIO = 1.5
 # polling, answered 60-360 s late. The fixed gap never has.)
 CLICK_GAP_MS = 200
 HEADS = 12
-HEAD_BUTTONS = ".explorer-head .widget-toggle-button"  # the explorer's (ipywidgets ToggleButtons)
 LAYER_BUTTONS = ".explorer-layer .widget-toggle-button"
 PICKS = [(1, 8), (3, 1), (5, 11), (0, 2)]  # (layer, head): each differs from the one before
 
