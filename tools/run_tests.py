@@ -16,8 +16,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-INSTALL_CHROMIUM = "install Chromium (Debian/Ubuntu: sudo apt-get install chromium)"
-CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
+INSTALL_CHROMIUM = (
+    "install Chromium (Debian/Ubuntu: sudo apt-get install chromium-headless-shell, or chromium)"
+)
+# Chromium's headless shell first (Debian's chromium-headless-shell, the build Playwright itself
+# runs headless): the same Blink as the full browser without its UI, and about 1/6 less CPU for
+# the browser suite here (395-475 s against 478-572 s, two runs each, interleaved).
+CHROMIUM_CANDIDATES = (
+    "/usr/bin/chromium-headless-shell",
+    "chromium-headless-shell",
+    "/usr/bin/chromium",
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+)
 
 
 def find_chromium() -> str | None:

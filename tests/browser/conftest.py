@@ -31,9 +31,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-# The same search as tools/run_tests.py's, which leaves the learner copies to these tests when
-# it finds one: absolute paths and names on PATH.
-CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
+# tools/run_tests.py's search, which leaves the learner copies to these tests when it finds one.
+sys.path.insert(0, str(ROOT / "tools"))
+from run_tests import INSTALL_CHROMIUM, find_chromium  # noqa: E402
+
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -48,10 +49,6 @@ CHROMIUM_ARGS = [
 TEST_ONLY_SETTINGS = {"@jupyterlab/docmanager-extension:plugin": {"autosave": False}}
 SERVER_START_TIMEOUT = 90
 SERVER_STOP_TIMEOUT = 10
-
-
-def find_chromium() -> str | None:
-    return next(filter(None, map(shutil.which, CHROMIUM_CANDIDATES)), None)
 
 
 def _free_port() -> int:
@@ -269,7 +266,7 @@ def _cpu_meter():
 def lab_server():
     chromium = find_chromium()
     if chromium is None:
-        pytest.skip("no Chromium: apt-get install chromium (never `playwright install`)")
+        pytest.skip(f"no Chromium: {INSTALL_CHROMIUM} (never `playwright install`)")
     tmp = Path(tempfile.mkdtemp(prefix="course-browser-tests-"))
     dirs = {
         name: tmp / name
