@@ -357,9 +357,11 @@ def browser(lab_server):
 
     playwright = sync_playwright().start()
     try:
+        executable = find_chromium()
         chromium = playwright.chromium.launch(
-            executable_path=find_chromium(), args=CHROMIUM_ARGS, headless=True
+            executable_path=executable, args=CHROMIUM_ARGS, headless=True
         )
+        print(f"\n  {executable}, version {chromium.version}")  # which build the times are of
         try:
             yield chromium
         finally:
