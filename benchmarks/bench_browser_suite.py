@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_browser_suite.py [--rounds 2] [--baseline REF] [-- ARGS]
 
 CURRICULUM.md's budget (the browser tests add at most 240 s, the axe-core audit included) was set
-by issue 19 when the suite, with no audit, took 175-184 s on this 2-core machine (BASELINE: the 20
+by issue 19 when the suite, with no audit, took 175-184 s on a 2-core machine here (BASELINE: the 20
 lessons' copies, each run in JupyterLab, and lessons 04 and 09's latency tests). This machine's
 speed moves from one day to the next (the same suite has taken 357 to 517 s of CPU), so one wall
 time cannot tell a bigger suite from a slower machine. This script runs BASELINE's browser suite
@@ -29,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
-from run_tests import INSTALL_CHROMIUM, find_chromium  # noqa: E402 (the browser make test uses)
+from run_tests import INSTALL_CHROMIUM, find_chromium  # noqa: E402 (make test's search)
 
 # main when issue 19 was filed: 20 notebooks, no audit (its browser suite: 175-184 s, 177 s in
 # 190e14c's message); the budget: 240 s for what then took BASELINE_SECONDS.
@@ -38,6 +38,7 @@ BASELINE_SECONDS, BUDGET_SECONDS = 180.0, 240.0
 MODEL = Path(".cache") / "all-MiniLM-L6-v2"  # lesson 09's model files (make real-model)
 PR_SET_CHILD_SUBREAPER = 36
 LOGS = ROOT / "build" / "bench-browser"  # each run's output (-s: the suites' own timings)
+SUITE = ["-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "-m", "browser", "tests/browser"]
 
 
 def children_cpu() -> float:
@@ -61,20 +62,9 @@ def run_suite(tree: Path, pytest_args: list[str], log: Path) -> tuple[float, flo
     """(wall seconds, CPU seconds, exit code) of the browser suite in ``tree``; its output in
     ``log``."""
     env = dict(os.environ, PYTHONPATH=str(tree / "src"))  # its own helpers, not this checkout's
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-s",
-        "-p",
-        "no:cacheprovider",
-        "-m",
-        "browser",
-    ]
     cpu_before, start = children_cpu(), time.perf_counter()
     done = subprocess.run(
-        [*command, "tests/browser", *pytest_args],
+        [sys.executable, *SUITE, *pytest_args],
         cwd=tree,
         env=env,
         stdout=subprocess.PIPE,
