@@ -141,7 +141,9 @@ print("d a_j / d s_k, measured (rows j, columns k):")
 print(np.round(jacobian, 3))
 print("equals diag(a) - a a^T:", np.allclose(jacobian, np.diag(a_row) - np.outer(a_row, a_row),
                                              atol=1e-8))
-print("column sums:", np.round(jacobian.sum(axis=0), 8))
+# Each sum is a cancellation to about 1e-10; + 0.0 turns -0.0 into 0.0, since the sign of that
+# zero depends on the order in which the CPU's BLAS adds the terms.
+print("column sums:", np.round(jacobian.sum(axis=0), 8) + 0.0)
 
 # %% [markdown]
 # The diagonal is positive (raising a score raises its own weight), everything else negative

@@ -3,10 +3,16 @@
 python tools/run_tests.py all       # everything (browser tests only where Chromium exists)
 python tools/run_tests.py fast      # everything but the browser tests
 python tools/run_tests.py browser   # only the browser tests
+python tools/run_tests.py kernels   # only the numerical tests and nbval under other BLAS kernels
+
+`all` and `fast` end with `kernels`: the numerical tests and the solutions' stored outputs again,
+under each OpenBLAS kernel this CPU can run that the first pass did not use (helpers.blas), so
+that a number that depends on the CPU fails here and not on a learner's laptop.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -71,17 +77,91 @@ PYTEST = [
     "tests",
     "solutions",
 ]
+# The test files that compute nothing a BLAS kernel could change (set-up, building, grading,
+# time limits, accessibility): the kernel passes leave them out. Every other test file runs
+# under every kernel, so a new one is numerical until listed here (tests/test_run_tests.py).
+NOT_NUMERICAL = (
+    "test_allowed_helpers.py",
+    "test_binder.py",
+    "test_build_lessons.py",
+    "test_checks_no_delegation.py",
+    "test_checks_time_limits.py",
+    "test_colour_vision.py",
+    "test_exercise_bar.py",
+    "test_grade.py",
+    "test_grade_reproducible.py",
+    "test_grade_term.py",
+    "test_grade_units.py",
+    "test_handout.py",
+    "test_ipc_kernels.py",
+    "test_run_tests.py",
+    "test_workflows.py",
+)
+NUMERICAL = [
+    PY,
+    *PYTEST[1 : PYTEST.index("--nbval")],
+    "--nbval",
+    "--nbval-current-env",
+    *(f"--ignore=tests/{name}" for name in NOT_NUMERICAL),
+    "tests",
+    "solutions",
+]
 BROWSER_STEP = [PY, "-m", "pytest", "-q", "-s", "-m", "browser", "tests/browser"]
 
 
-def run(name: str, cmd: list[str]) -> None:
+def run(name: str, cmd: list[str], env: dict | None = None) -> None:
     print(f"\n=== {name}: {' '.join(Path(c).name if c == PY else c for c in cmd)}", flush=True)
     start = time.perf_counter()
-    code = subprocess.call(cmd, cwd=ROOT)
+    code = subprocess.call(cmd, cwd=ROOT, env=env)
     outcome = "ok" if code == 0 else f"FAILED (exit {code})"
     print(f"=== {name}: {outcome} in {time.perf_counter() - start:.1f} s", flush=True)
     if code != 0:
         sys.exit(code)
+
+
+def blas_in_child(coretype: str | None) -> dict:
+    """NumPy's BLAS in a new Python with OPENBLAS_CORETYPE=coretype (None: unset)."""
+    code = "import json, helpers.blas as b; print(json.dumps(b.numpy_blas()))"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    if coretype is not None:
+        env["OPENBLAS_CORETYPE"] = coretype
+    out = subprocess.run([PY, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"could not read NumPy's BLAS with OPENBLAS_CORETYPE={coretype}:\n{out.stderr}")
+    return json.loads(out.stdout)
+
+
+def other_kernels() -> tuple[list[str], str]:
+    """The kernels to run the numerical tests under again, and a line that says which and why.
+
+    The first pass ran with the environment as it is (OPENBLAS_CORETYPE set or not); the others
+    are this CPU's own choice (if the environment forced another) and each kernel of
+    helpers.blas.KERNEL_NEEDS the CPU can run, but the one already used.
+    """
+    from helpers.blas import runnable_kernels
+
+    first = blas_in_child(os.environ.get("OPENBLAS_CORETYPE"))
+    if first["library"] != "openblas":
+        return [], f"NumPy here uses {first['library']}, not OpenBLAS: it has no kernel to choose"
+    native = blas_in_child(None)["kernel"]
+    kernels = [k for k in (native, *runnable_kernels()) if k]
+    todo = [k for i, k in enumerate(kernels) if k != first["kernel"] and k not in kernels[:i]]
+    line = f"first pass: kernel {first['kernel']}; this CPU's own: {native}"
+    return todo, line
+
+
+def kernel_passes() -> None:
+    todo, line = other_kernels()
+    if not todo:
+        print(f"\n=== other BLAS kernels: none to run ({line})")
+        return
+    print(f"\n=== other BLAS kernels: {', '.join(todo)} ({line})", flush=True)
+    for kernel in todo:
+        got = blas_in_child(kernel)["kernel"]
+        if got != kernel:
+            sys.exit(f"OPENBLAS_CORETYPE={kernel} did not take: OpenBLAS chose {got}")
+        env = {**os.environ, "OPENBLAS_CORETYPE": kernel}
+        run(f"numerical tests and solutions under OpenBLAS kernel {kernel}", NUMERICAL, env)
 
 
 def main(which: str) -> None:
@@ -96,6 +176,9 @@ def main(which: str) -> None:
         else:
             run("tests, solutions reproduce (nbval), learner copies run (nbval-lax)",
                 [*PYTEST, "notebooks"])  # fmt: skip
+        kernel_passes()
+    if which == "kernels":
+        kernel_passes()
     if which in ("all", "browser"):
         if not (ROOT / "tests" / "browser").is_dir():
             print("\n=== browser tests: none yet")
@@ -112,6 +195,6 @@ def main(which: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in ("all", "fast", "browser"):
+    if len(sys.argv) != 2 or sys.argv[1] not in ("all", "fast", "browser", "kernels"):
         sys.exit(__doc__)
     main(sys.argv[1])

@@ -2,22 +2,31 @@
 
 With no arguments it retrains the shipped model (the settings, seed and steps of
 :data:`helpers.induction.task.SHIPPED`), writes ``weights.npz`` beside this file and prints its
-sha256, and whether that is the shipped hash. ``--out PATH`` writes elsewhere; ``--steps`` and
-``--seed`` train another model (its hash will differ). ``--check`` exits 1 when the hash is not
-the shipped one (``make reproduce-weights``: the shipped settings into ``build/``, checked).
+sha256, and whether that is the shipped hash. ``--out PATH`` writes elsewhere (its folder is
+made first, before the training); ``--steps`` and ``--seed`` train another model (its hash will
+differ).
+
+``--check`` (``make reproduce-weights``) compares the retrained run with the shipped one and
+exits 1 unless it is the same file or, with other BLAS kernels than the shipped run's, within
+the tolerance of :mod:`helpers.induction.reproduce` (it prints the largest differences).
+``--exact`` exits 1 unless the file is the shipped one, bit for bit: run it under the shipped
+run's kernel (``OPENBLAS_CORETYPE=Haswell``).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from .. import blas
+from .reproduce import SHIPPED_BLAS, SHIPPED_CORETYPE, compare
 from .task import SHIPPED, train
-from .weights import WEIGHTS_PATH, WEIGHTS_SHA256, save
+from .weights import WEIGHTS_PATH, WEIGHTS_SHA256, load, save
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,8 +35,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=SHIPPED["steps"])
     parser.add_argument("--out", type=Path, default=WEIGHTS_PATH)
     parser.add_argument("--quiet", action="store_true")
-    parser.add_argument("--check", action="store_true", help="exit 1 unless the shipped sha256")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 unless the shipped file, or within the tolerance of the shipped run",
+    )
+    parser.add_argument("--exact", action="store_true", help="exit 1 unless the shipped sha256")
     args = parser.parse_args(argv)
+    # Make the output's folder now: a missing one must not cost the minutes of training.
+    try:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        parser.error(f"cannot make the folder for --out {args.out}: {error}")
+    if not os.access(args.out.parent, os.W_OK):
+        parser.error(f"cannot write into {args.out.parent} (--out {args.out})")
     settings = {**SHIPPED, "seed": args.seed, "steps": args.steps}
     train_kwargs = {k: v for k, v in settings.items() if k not in ("seed", "steps")}
     start = time.perf_counter()
@@ -48,7 +69,21 @@ def main(argv: list[str] | None = None) -> int:
           f"{time.perf_counter() - start:.0f} s; sha256 {digest}")  # fmt: skip
     same = digest == WEIGHTS_SHA256
     print("same as the shipped weights" if same else f"the shipped sha256 is {WEIGHTS_SHA256}")
-    return 1 if args.check and not same else 0
+    if not (args.check or args.exact):
+        return 0
+    if not same:
+        print(f"this run: {blas.describe()}; the shipped run: {SHIPPED_BLAS}")
+    if args.exact:
+        if not same:
+            print(f"not bit for bit (under OPENBLAS_CORETYPE={SHIPPED_CORETYPE} it would be)")
+        return 0 if same else 1
+    try:
+        comparison = compare(load(args.out, sha256=digest), load())
+    except ValueError as error:
+        print(error)
+        return 1
+    print(comparison.report())
+    return 0 if comparison.within else 1
 
 
 if __name__ == "__main__":

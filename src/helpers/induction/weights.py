@@ -58,6 +58,7 @@ def save(path: Path, model: InductionModel, history: History, settings: dict) ->
             data = io.BytesIO()
             np.lib.format.write_array(data, arrays[name], allow_pickle=False)
             archive.writestr(info, data.getvalue())
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_bytes(buffer.getvalue())
     return hashlib.sha256(buffer.getvalue()).hexdigest()
 
