@@ -141,8 +141,9 @@ print("d a_j / d s_k, measured (rows j, columns k):")
 print(np.round(jacobian, 3))
 print("equals diag(a) - a a^T:", np.allclose(jacobian, np.diag(a_row) - np.outer(a_row, a_row),
                                              atol=1e-8))
-# Each sum is a cancellation to about 1e-10; + 0.0 turns -0.0 into 0.0, since the sign of that
-# zero depends on the order in which the CPU's BLAS adds the terms.
+# Each sum is 0 up to the finite differences' rounding noise (about 1e-16 / eps = 1e-10), whose
+# sign depends on the last bits of the scores (a BLAS product) and of np.exp (NumPy's code for
+# this CPU); + 0.0 turns the -0.0 that rounding a tiny negative number gives into 0.0.
 print("column sums:", np.round(jacobian.sum(axis=0), 8) + 0.0)
 
 # %% [markdown]

@@ -123,8 +123,13 @@ def run(name: str, cmd: list[str], env: dict | None = None) -> None:
 
 
 def blas_in_child(coretype: str | None) -> dict:
-    """NumPy's BLAS in a new Python with OPENBLAS_CORETYPE=coretype (None: unset)."""
-    code = "import json, helpers.blas as b; print(json.dumps(b.numpy_blas()))"
+    """NumPy's BLAS in a new Python with OPENBLAS_CORETYPE=coretype (None: unset), and the CPU
+    features NumPy's own loops use there (``"numpy_features"``)."""
+    code = (
+        "import json, helpers.blas as b; from numpy._core._multiarray_umath import "
+        "__cpu_features__ as f; print(json.dumps({**b.numpy_blas(), "
+        "'numpy_features': sorted(k for k, v in f.items() if v)}))"
+    )
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
     if coretype is not None:
         env["OPENBLAS_CORETYPE"] = coretype
@@ -154,17 +159,22 @@ def other_kernels() -> tuple[list[str], str]:
 
 
 def kernel_passes() -> None:
+    from helpers.blas import NUMPY_FEATURES_OFF
+
     todo, line = other_kernels()
     if not todo:
         print(f"\n=== other BLAS kernels: none to run ({line})")
         return
     print(f"\n=== other BLAS kernels: {', '.join(todo)} ({line})", flush=True)
     for kernel in todo:
-        got = blas_in_child(kernel)["kernel"]
-        if got != kernel:
-            sys.exit(f"OPENBLAS_CORETYPE={kernel} did not take: OpenBLAS chose {got}")
-        env = {**os.environ, "OPENBLAS_CORETYPE": kernel}
-        run(f"numerical tests and solutions under OpenBLAS kernel {kernel}", NUMERICAL, env)
+        child = blas_in_child(kernel)
+        if child["kernel"] != kernel:
+            sys.exit(f"OPENBLAS_CORETYPE={kernel} did not take: OpenBLAS chose {child['kernel']}")
+        # NumPy's own loops as on a CPU of that kernel's generation (those this CPU has).
+        off = [f for f in NUMPY_FEATURES_OFF.get(kernel, ()) if f in child["numpy_features"]]
+        env = {**os.environ, "OPENBLAS_CORETYPE": kernel, "NPY_DISABLE_CPU_FEATURES": " ".join(off)}
+        also = f", NumPy's {' '.join(off)} loops off" if off else ""
+        run(f"numerical tests and solutions under OpenBLAS kernel {kernel}{also}", NUMERICAL, env)
 
 
 def main(which: str) -> None:

@@ -1,17 +1,28 @@
 """Which BLAS NumPy uses here, which OpenBLAS kernels this CPU can run, and how to ask for one.
 
-Floating-point sums give results that depend on the order of their terms, and each BLAS kernel
-(OpenBLAS picks one per CPU at start: ``Haswell`` on AVX2 machines, ``SkylakeX`` on AVX-512,
-``Sandybridge`` on AVX ones; Apple's Accelerate and Arm's own) orders them its own way. So a
-float32 product can differ in its last bit from one CPU to another, and a printed number or a
-training run that depends on that bit is not the same on every laptop. OpenBLAS reads the
-environment variable ``OPENBLAS_CORETYPE`` once, when NumPy is imported, and then uses that
-kernel instead of its own choice: that is how ``make test`` checks the course under kernels
-other than this CPU's (``tools/run_tests.py``), and how lesson 10's weights are retrained bit for
-bit (:mod:`helpers.induction.reproduce`).
+Floating-point addition is not associative (``(0.1 + 0.2) + 0.3 != 0.1 + (0.2 + 0.3)``), and
+each BLAS kernel groups, orders and rounds the terms of a matrix product its own way (vector
+width, blocking, fused multiply-add or not). So a product, float32 or float64, can differ in its
+last few bits from one kernel to another: measured here, a float32 (64 x 256) @ (256 x 64)
+product under OpenBLAS's ``SkylakeX`` and ``Sandybridge`` kernels differs from ``Haswell``'s in
+40 % and 84 % of its entries, by a median of 3 units in the last place. A printed number or a
+training run that depends on those bits is not the same on every laptop.
 
-Nothing here imports NumPy at module level: :func:`cpu_flags` and :func:`runnable_kernels` are
-for a parent process that will start a child with ``OPENBLAS_CORETYPE`` set.
+Which kernel runs: NumPy's pip wheels on x86-64 bring OpenBLAS built with DYNAMIC_ARCH, which
+picks one per CPU when it loads (``Haswell`` with AVX2, ``SkylakeX`` with AVX-512, ``Sandybridge``
+with AVX only; newer names map onto these in that build, e.g. ``Zen`` gives ``Haswell``); on Arm,
+OpenBLAS's Arm kernels; on macOS 14 or later NumPy uses Apple's Accelerate instead, which
+threadpoolctl cannot see (:func:`numpy_blas` then falls back to NumPy's build information).
+OpenBLAS reads ``OPENBLAS_CORETYPE`` when it loads and then uses that kernel (an unknown name
+falls back to its own choice; a kernel the CPU lacks crashes with SIGILL, hence
+:data:`KERNEL_NEEDS`). NumPy's own CPU-specific loops (``np.exp`` in float64, say) differ from
+one CPU to another too; ``NPY_DISABLE_CPU_FEATURES`` turns the newer ones off
+(:data:`NUMPY_FEATURES_OFF`). ``make test`` uses both to run the numerical tests as on an AVX2 and
+an AVX laptop (``tools/run_tests.py``); lesson 10's weights are retrained bit for bit with the
+first (:mod:`helpers.induction.reproduce`).
+
+:func:`cpu_flags` and :func:`runnable_kernels` import nothing heavy: they are for a parent
+process that will start a child with those variables set.
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ from pathlib import Path
 
 __all__ = [
     "KERNEL_NEEDS",
+    "NUMPY_FEATURES_OFF",
     "numpy_blas",
     "describe",
     "cpu_flags",
@@ -39,38 +51,54 @@ KERNEL_NEEDS = {
     "SkylakeX": frozenset({"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}),
     "Sandybridge": frozenset({"avx"}),
 }
+# NumPy's dispatched loops a CPU of each kernel's generation would not have (NumPy 2.4's names;
+# its baseline is X86_V2): passed as NPY_DISABLE_CPU_FEATURES with the kernel, where this CPU has
+# them, so that NumPy's own code runs as on that CPU too.
+NUMPY_FEATURES_OFF = {
+    "Haswell": ("X86_V4", "AVX512_ICL", "AVX512_SPR"),
+    "SkylakeX": (),
+    "Sandybridge": ("X86_V3", "X86_V4", "AVX512_ICL", "AVX512_SPR"),
+}
 
 
 def numpy_blas() -> dict:
-    """The BLAS NumPy calls in this process: ``{"library", "version", "kernel"}``.
+    """The BLAS NumPy calls in this process: ``{"numpy", "library", "version", "kernel"}``.
 
-    ``library`` is threadpoolctl's name (``"openblas"``, ``"mkl"``, ...) or ``"unknown"``;
-    ``kernel`` is OpenBLAS's architecture (``"Haswell"``, ``"SkylakeX"``, ...) or ``None``.
+    ``library`` is threadpoolctl's name (``"openblas"``, ``"mkl"``, ...) or, where threadpoolctl
+    sees none (Accelerate), the name NumPy was built with; ``kernel`` is OpenBLAS's
+    architecture (``"Haswell"``, ``"SkylakeX"``, ...) or ``None``.
     """
-    import numpy  # noqa: F401  (loads NumPy's BLAS, so that threadpoolctl sees it)
+    import numpy
     from threadpoolctl import threadpool_info
 
     for info in threadpool_info():
         if info.get("user_api") == "blas":
             return {
+                "numpy": numpy.__version__,
                 "library": info.get("internal_api", "unknown"),
                 "version": info.get("version"),
                 "kernel": info.get("architecture"),
             }
-    return {"library": "unknown", "version": None, "kernel": None}
+    try:
+        built = numpy.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        library, version = built.get("name", "unknown"), built.get("version")
+    except Exception:  # an older NumPy or another layout: say we do not know
+        library, version = "unknown", None
+    return {"numpy": numpy.__version__, "library": library, "version": version, "kernel": None}
 
 
 def describe(blas: dict | None = None) -> str:
-    """``"OpenBLAS 0.3.31, kernel SkylakeX"``: one line for messages and test headers."""
+    """``"NumPy 2.4.6, OpenBLAS 0.3.31.188.0, kernel SkylakeX"``: for messages and lessons."""
     blas = numpy_blas() if blas is None else blas
-    name = {"openblas": "OpenBLAS", "mkl": "MKL", "blis": "BLIS"}.get(
+    name = {"openblas": "OpenBLAS", "scipy-openblas": "OpenBLAS", "mkl": "MKL"}.get(
         blas["library"], blas["library"]
     )
-    text = f"{name} {blas['version']}" if blas["version"] else name
+    text = f"NumPy {blas['numpy']}, {name}"
+    if blas["version"]:
+        text += f" {blas['version']}"
     if blas["kernel"]:
         text += f", kernel {blas['kernel']}"
-    forced = os.environ.get("OPENBLAS_CORETYPE")
-    return text + (f" (OPENBLAS_CORETYPE={forced})" if forced else "")
+    return text
 
 
 def cpu_flags() -> frozenset[str]:

@@ -1,10 +1,10 @@
 """``python -m helpers.induction``: train lesson 10's model from its seed and write its weights.
 
 With no arguments it retrains the shipped model (the settings, seed and steps of
-:data:`helpers.induction.task.SHIPPED`), writes ``weights.npz`` beside this file and prints its
-sha256, and whether that is the shipped hash. ``--out PATH`` writes elsewhere (its folder is
-made first, before the training); ``--steps`` and ``--seed`` train another model (its hash will
-differ).
+:data:`helpers.induction.task.SHIPPED`), writes ``build/induction-weights.npz`` (never the
+shipped ``weights.npz``, unless ``--out`` names it) and prints its sha256, and whether that is
+the shipped hash. ``--out PATH`` writes elsewhere (its folder is made first, before the
+training); ``--steps`` and ``--seed`` train another model (its hash will differ).
 
 ``--check`` (``make reproduce-weights``) compares the retrained run with the shipped one and
 exits 1 unless it is the same file or, with other BLAS kernels than the shipped run's, within
@@ -26,14 +26,14 @@ import numpy as np
 from .. import blas
 from .reproduce import SHIPPED_BLAS, SHIPPED_CORETYPE, compare
 from .task import SHIPPED, train
-from .weights import WEIGHTS_PATH, WEIGHTS_SHA256, load, save
+from .weights import WEIGHTS_SHA256, load, save
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m helpers.induction", description=__doc__)
     parser.add_argument("--seed", type=int, default=SHIPPED["seed"])
     parser.add_argument("--steps", type=int, default=SHIPPED["steps"])
-    parser.add_argument("--out", type=Path, default=WEIGHTS_PATH)
+    parser.add_argument("--out", type=Path, default=Path("build", "induction-weights.npz"))
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument(
         "--check",

@@ -284,7 +284,8 @@ def train(
     ----------
     seed : int
         Seeds the starting weights, the training batches and the evaluation set: the same seed
-        and settings give the same weights (on the same machine and NumPy).
+        and settings give the same weights with the same NumPy and BLAS kernel (elsewhere, a
+        model within :data:`helpers.induction.reproduce.TOLERANCE`).
     steps : int
         Adam steps of ``batch`` sequences of ``max_len`` tokens each.
     eval_every : int
@@ -329,7 +330,8 @@ def train(
 
     # One BLAS thread: OpenBLAS's float32 products can differ in the last bit with the number of
     # threads (seen here: the loss at step 50 off by 4.8e-7 with the default threads), and the
-    # lesson promises that the same seed retraces the shipped run exactly, on any machine's cores.
+    # same seed must retrace the shipped run exactly under the same BLAS kernel, whatever the
+    # number of cores.
     with ThreadpoolController().limit(limits=1, user_api="blas"):
         if record(0):
             return model, history

@@ -2,7 +2,8 @@
 :func:`load` after checking their sha256.
 
 The file is an ``.npz`` (a zip of ``.npy`` arrays) written with fixed timestamps and order, so
-that retraining from the same seed on the same machine gives the same bytes and the same hash.
+that retraining from the same seed with the same NumPy and BLAS kernel gives the same bytes and
+the same hash (:mod:`helpers.induction.reproduce`).
 It holds the weights (float32), the settings and seed they were trained with, and the history
 of that run (without its timings, which no two runs share).
 """
@@ -74,21 +75,23 @@ def load(path: Path | None = None, sha256: str | None = None) -> InductionModel:
     ------
     WeightsError
         If the file is missing or its sha256 differs from ``sha256`` (default: the one the
-        course ships), e.g. after an interrupted ``python -m helpers.induction``.
+        course ships), e.g. after the file was overwritten.
     """
     path = WEIGHTS_PATH if path is None else Path(path)
     expected = WEIGHTS_SHA256 if sha256 is None else sha256
     if not path.is_file():
         raise WeightsError(
-            f"{path} is missing; `python -m helpers.induction` trains the model and writes it"
+            f"{path} is missing: restore it (`git checkout -- {path.name}` in its folder, or "
+            "from a fresh copy of the course); a retraining gives the same file only with the "
+            "shipped run's BLAS kernel (`make reproduce-weights`)"
         )
     data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     if digest != expected:
         raise WeightsError(
             f"{path} has sha256 {digest}, not the shipped {expected}: the file was changed or "
-            "written by another run. Restore it (git checkout) or retrain with "
-            "`python -m helpers.induction`."
+            f"written by another run. Restore it (`git checkout -- {path.name}` in its folder, "
+            "or from a fresh copy of the course)."
         )
     with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
         settings = json.loads(str(arrays["settings"]))
