@@ -100,7 +100,8 @@ class Comparison:
         losses = max(self.history["loss_repeat"], self.history["loss_other"])
         scores = max(self.history[k] for k in ("previous_token", "induction", "duplicate_token"))
         verdict = (
-            "within the tolerance: the retrained model does what the shipped one does"
+            "within the tolerance: the retrained run's losses and head scores match the shipped"
+            " run's"
             if self.within
             else "NOT within the tolerance: this run's model differs from the shipped one"
         )
@@ -109,7 +110,7 @@ class Comparison:
             f"recorded losses {losses:.4f} nats (tolerance {TOLERANCE['loss_repeat']}), "
             f"head scores {scores:.4f} (tolerance {TOLERANCE['induction']}); "
             f"weights {self.weights:.3f} (in {self.weights_name}; not compared: training "
-            f"amplifies a last-bit difference)\n{verdict}"
+            f"amplifies the last bits in which BLAS kernels differ)\n{verdict}"
         )
 
 
