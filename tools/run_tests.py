@@ -12,7 +12,6 @@ that a number that depends on the CPU fails here and not on a learner's laptop.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -123,20 +122,13 @@ def run(name: str, cmd: list[str], env: dict | None = None) -> None:
 
 
 def blas_in_child(coretype: str | None) -> dict:
-    """NumPy's BLAS in a new Python with OPENBLAS_CORETYPE=coretype (None: unset), and the CPU
-    features NumPy's own loops use there (``"numpy_features"``)."""
-    code = (
-        "import json, helpers.blas as b; from numpy._core._multiarray_umath import "
-        "__cpu_features__ as f; print(json.dumps({**b.numpy_blas(), "
-        "'numpy_features': sorted(k for k, v in f.items() if v)}))"
-    )
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
-    if coretype is not None:
-        env["OPENBLAS_CORETYPE"] = coretype
-    out = subprocess.run([PY, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"could not read NumPy's BLAS with OPENBLAS_CORETYPE={coretype}:\n{out.stderr}")
-    return json.loads(out.stdout)
+    """helpers.blas.numpy_blas() in a new Python with OPENBLAS_CORETYPE=coretype (None: unset)."""
+    from helpers.blas import kernel_in_child
+
+    try:
+        return kernel_in_child(coretype, python=PY)
+    except subprocess.CalledProcessError as error:
+        sys.exit(f"could not read NumPy's BLAS with OPENBLAS_CORETYPE={coretype}:\n{error.stderr}")
 
 
 def other_kernels() -> tuple[list[str], str]:

@@ -62,29 +62,40 @@ NUMPY_FEATURES_OFF = {
 
 
 def numpy_blas() -> dict:
-    """The BLAS NumPy calls in this process: ``{"numpy", "library", "version", "kernel"}``.
+    """The BLAS NumPy calls in this process: ``{"numpy", "library", "version", "kernel",
+    "numpy_features"}``.
 
     ``library`` is threadpoolctl's name (``"openblas"``, ``"mkl"``, ...) or, where threadpoolctl
     sees none (Accelerate), the name NumPy was built with; ``kernel`` is OpenBLAS's
-    architecture (``"Haswell"``, ``"SkylakeX"``, ...) or ``None``.
+    architecture (``"Haswell"``, ``"SkylakeX"``, ...) or ``None``; ``numpy_features`` the CPU
+    features NumPy's own loops may use here (after ``NPY_DISABLE_CPU_FEATURES``).
     """
     import numpy
     from threadpoolctl import threadpool_info
 
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:  # another NumPy layout: no features known
+        __cpu_features__ = {}
+    found = {
+        "numpy": numpy.__version__,
+        "library": "unknown",
+        "version": None,
+        "kernel": None,
+        "numpy_features": sorted(name for name, on in __cpu_features__.items() if on),
+    }
     for info in threadpool_info():
         if info.get("user_api") == "blas":
-            return {
-                "numpy": numpy.__version__,
-                "library": info.get("internal_api", "unknown"),
-                "version": info.get("version"),
-                "kernel": info.get("architecture"),
-            }
+            found["library"] = info.get("internal_api", "unknown")
+            found["version"] = info.get("version")
+            found["kernel"] = info.get("architecture")
+            return found
     try:
         built = numpy.show_config(mode="dicts")["Build Dependencies"]["blas"]
-        library, version = built.get("name", "unknown"), built.get("version")
+        found["library"], found["version"] = built.get("name", "unknown"), built.get("version")
     except Exception:  # an older NumPy or another layout: say we do not know
-        library, version = "unknown", None
-    return {"numpy": numpy.__version__, "library": library, "version": version, "kernel": None}
+        pass
+    return found
 
 
 def describe(blas: dict | None = None) -> str:
