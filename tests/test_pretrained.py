@@ -280,9 +280,9 @@ def test_lesson09_says_what_mask_an_encoder_has_and_what_is_measured():
     source, printed = lesson09_source(), lesson09_printed()
     assert "it has no mask" not in source  # it has no *causal* mask; a batch needs padding
     assert "attention_mask" in source
-    masked = re.search(r"with the padding mask .*: (\S+)\n", printed)
-    unmasked = re.search(r"without it .*: (\S+)\n", printed)
-    assert masked and float(masked[1]) < 1e-5
+    # The masked change is rounding (0 to 3e-7 by BLAS kernel): said as a bound, not printed.
+    assert "with the mask, below 1e-5 (rounding): True\n" in printed
+    unmasked = re.search(r"without the mask, largest change .*: (\S+)\n", printed)
     assert unmasked and float(unmasked[1]) > 0.1
     assert "drifts away from its embedding" not in source  # a cosine with Z's row is measured
 
