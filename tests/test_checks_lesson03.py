@@ -9,6 +9,7 @@ import pytest
 from check_tables import assert_mistakes_distinct
 
 from helpers import checks, softmax
+from helpers.checks._core import seeded_draws
 
 ex = checks.scaled_scores
 KT = lambda K: np.swapaxes(K, -1, -2)  # noqa: E731 (Kᵀ of each matrix, batched)
@@ -303,9 +304,13 @@ def test_entropy_scale_each_mistake_is_named(name):
 def test_entropy_scale_messages_are_distinct_and_a_far_answer_says_which_way():
     table = {k: v[:2] for k, v in ENTROPY_MISTAKES.items()}
     assert_mistakes_distinct(ent, table)
-    result = ent.check(lambda s, t: 3 * _right_scale(s, t))
-    assert result.passed is False and result.mistake is None
-    assert "so the right c is smaller" in result.message
+    # Seeded draws: on a rare fresh draw, 3 x the right c is also where the first row alone hits
+    # the target, and the check names that mistake (seen once in a fresh-clone make test).
+    for seed in range(20):
+        with seeded_draws(seed):
+            result = ent.check(lambda s, t: 3 * _right_scale(s, t))
+        assert result.passed is False and result.mistake is None, (seed, result.message)
+        assert "so the right c is smaller" in result.message
     assert ent.stars == 3 and len(ent._hints) >= 3
 
 
