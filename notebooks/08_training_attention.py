@@ -31,7 +31,7 @@ import numpy as np
 
 import helpers
 from helpers import checks, training
-from helpers.live import LiveFigure, show
+from helpers.live import LiveFigure, show, slider
 from helpers.plots import heatmap_alt, plot_heatmap, show_figure
 
 np.set_printoptions(precision=3, suppress=True)
@@ -307,7 +307,7 @@ for name, trained_run, with_pe in (("with PE", run, True), ("without PE", run_no
 # %% [markdown]
 # ## Watch the pattern form
 #
-# Pick one of the saved training steps (it opens at step 60; pick 0 for the start):
+# Slide through the saved training steps (it opens at step 60; Home goes to the start):
 # the heatmap shows the weights on the running sentence at that step, the red dot the
 # held-out accuracy then.
 
@@ -328,8 +328,10 @@ curve_ax.set(xlabel="training step", ylabel="held-out accuracy (%)", ylim=(0, 10
              title="accuracy on 500 held-out sequences")
 curve_ax.grid(True, alpha=0.3)
 
-# A drop-down, not a slider: a screen reader can name it (a slider handle it cannot).
-step_picker = widgets.Dropdown(options=run.steps, value=60, description="step")
+# A slider over the saved steps (helpers.live.slider: named, keyboard-driven, its value said as
+# "step 60 of 300").
+step_picker = slider("training step", run.steps, value=60,
+                     text=lambda s: f"step {s} of {run.steps[-1]}")
 
 
 def update(change=None):

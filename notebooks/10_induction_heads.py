@@ -240,7 +240,8 @@ else:
 # %% [markdown]
 # **Exactly, or within a tolerance.** Each printed line ends with the largest difference between
 # your run's records and the shipped run's at the same step. It is 0 only with the same NumPy and
-# the same BLAS kernel as the shipped run (the first two lines above). Floating-point addition is
+# the same BLAS kernel as the shipped run (the first two lines above), on a CPU with the same
+# vector instructions that NumPy's own loops use (AVX2 for the shipped run). Floating-point addition is
 # not associative (the last line above), and each BLAS kernel groups, orders and rounds the terms
 # of a matrix product its own way, so the last few bits of a product differ from one kernel to
 # another: with NumPy's pip wheel, OpenBLAS's `Haswell` kernel on x86-64 CPUs with AVX2,

@@ -68,7 +68,7 @@
 # ## Check your set-up
 #
 # The course needs NumPy for the math, matplotlib for the figures, ipywidgets for the
-# number boxes and buttons, and a small package of its own, `helpers`, which the lessons import.
+# sliders and buttons, and a small package of its own, `helpers`, which the lessons import.
 # If the next cell fails with `ModuleNotFoundError`, start JupyterLab with `make lab` from the
 # course folder (it installs everything into `.venv`), or choose the kernel of that
 # environment (*Kernel → Change Kernel*).
@@ -82,6 +82,7 @@ import matplotlib
 import numpy as np
 
 import helpers
+from helpers.live import slider
 
 print(f"Python     {sys.version.split()[0]}")
 for module in (np, matplotlib, ipywidgets):
@@ -98,29 +99,28 @@ print(f"the running example: {tokens}, n = {len(tokens)} tokens, "
 # %% [markdown]
 # ### A live widget
 #
-# Change the number in the box: type one, or use the arrow keys or the box's own arrows. The
-# text beside it should change with it.
+# Move the slider: drag it, click it and use the arrow keys (Page Up/Down, Home and End jump),
+# or press its − and + buttons. The text beside it should change with it.
 #
-# If you see plain text such as `BoundedIntText(value=3, ...)` instead of a box, or the words
+# If you see plain text such as `Slider(...)` instead of a slider, or the words
 # *Loading widget...* stay, the browser side of ipywidgets is missing: start the course with
 # `make lab` (or on Binder), where it is installed, then reload the page. In VS Code, install
 # the *Jupyter* extension.
 
 # %%
-# A number box rather than a slider: a screen reader can name it (a slider handle it cannot).
-n_box = ipywidgets.BoundedIntText(value=3, min=1, max=8, description="tokens n",
-                                  continuous_update=True, layout=ipywidgets.Layout(width="180px"))
+# The course's slider (helpers.live.slider): a screen reader names it and reads "n = 3 tokens".
+n_slider = slider("tokens n", range(1, 9), value=3, text="n = {} tokens")
 label = ipywidgets.Label()
 
 
 def show_pairs(change=None):
-    n = n_box.value
+    n = n_slider.value
     label.value = f"{n} tokens -> {n * n} query-key pairs for attention to score"
 
 
-n_box.observe(show_pairs, names="value")
+n_slider.observe(show_pairs, names="value")
 show_pairs()
-ipywidgets.HBox([n_box, label])
+ipywidgets.VBox([n_slider, label])
 
 # %% [markdown]
 # The same count, without the widget, so you can see the pattern: the number of pairs grows
@@ -219,7 +219,7 @@ print(f"\n{n_exercises} exercises and {len(entries) - n_exercises} predictions i
 # - The course is short lessons on one running sentence, from the input Z to causal masking
 #   and a little beyond, up to a real trained model; work through them in order, top to
 #   bottom.
-# - If the versions printed and the text followed the number box, your set-up works.
+# - If the versions printed and the text followed the slider, your set-up works.
 # - Exercises check themselves: `check`, `hint`, `solution`; stars say how hard they are
 #   (★ apply, ★★ generalise, ★★★ derive or design), and predictions ask you to guess before a
 #   figure answers.

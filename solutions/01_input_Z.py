@@ -27,7 +27,7 @@ import numpy as np
 
 import helpers
 from helpers import checks
-from helpers.live import LiveFigure, show
+from helpers.live import LiveFigure, show, slider
 from helpers.plots import heatmap_alt, plot_heatmap, show_figure
 
 np.set_printoptions(precision=3, suppress=True)
@@ -175,8 +175,8 @@ print(np.round(PE, 3))
 # ### Seeing the pattern
 #
 # With more positions and dimensions the structure shows. Each column is a wave along the
-# positions; the waves slow down from left to right. Change the two numbers (type one, or use
-# the arrow keys): the top plot follows
+# positions; the waves slow down from left to right. Move the two sliders (drag, or click one
+# and use the arrow keys; Page Up/Down, Home and End jump): the top plot follows
 # one **dimension** down all positions, the bottom one shows one **position**'s whole vector.
 
 # %%
@@ -199,14 +199,14 @@ row_ax.set(ylim=(-1.1, 1.1), xlabel="dimension", ylabel="value")
 
 live.animate([col_line, row_line, col_curve, *bars, col_ax.title, row_ax.title])  # the rest stays
 
-# Number boxes, not sliders: each has a name a screen reader reads (a slider handle has none).
-box = {"continuous_update": True, "layout": widgets.Layout(width="180px")}
-dim_box = widgets.BoundedIntText(0, min=0, max=D_SHOW - 1, description="dimension", **box)
-pos_box = widgets.BoundedIntText(0, min=0, max=N_SHOW - 1, description="position", **box)
+# The course's sliders (helpers.live.slider): named, keyboard-driven, their value said in words.
+dim_slider = slider("dimension", range(D_SHOW), value=0,
+                    text=lambda d: f"dimension {d} ({'sin' if d % 2 == 0 else 'cos'})")
+pos_slider = slider("position", range(N_SHOW), value=0, text="position {}")
 
 
 def update(change=None):
-    d, p = dim_box.value, pos_box.value
+    d, p = dim_slider.value, pos_slider.value
     kind = "sin" if d % 2 == 0 else "cos"
     col_line.set_xdata([d, d])
     row_line.set_ydata([p, p])
@@ -218,10 +218,10 @@ def update(change=None):
     live.refresh()
 
 
-dim_box.observe(update, names="value")
-pos_box.observe(update, names="value")
+dim_slider.observe(update, names="value")
+pos_slider.observe(update, names="value")
 update()
-show(widgets.VBox([widgets.HBox([dim_box, pos_box]), live.image]), live,
+show(widgets.VBox([dim_slider, pos_slider, live.image]), live,
      alt="Heatmap of 64 positions by 32 dimensions of sinusoidal encodings, with the curve of "
      "dimension 0 and the vector of position 0.")
 

@@ -28,7 +28,7 @@ import numpy as np
 
 import helpers
 from helpers import checks, scaling
-from helpers.live import LiveFigure, show
+from helpers.live import LiveFigure, show, slider
 from helpers.plots import heatmap_alt, plot_heatmap, show_figure
 
 np.set_printoptions(precision=3, suppress=True)
@@ -346,7 +346,7 @@ for d, at in ((64, at_64), (512, at_512)):
 # of the first query, to see their size. Middle: each query's weights sorted from largest to
 # smallest, averaged over the 50 queries (the first, orange bar is the mean largest weight).
 # Right: that mean largest weight for every $d_k$ and scale, the current one circled. Move
-# $d_k$ up with the scale off and watch the largest key take nearly everything; switch the
+# the $d_k$ slider up (drag it, or the arrow keys) with the scale off and watch the largest key take nearly everything; switch the
 # scale on and the rows stay spread out.
 
 # %%
@@ -399,9 +399,9 @@ ax_c.legend(fontsize=8, loc="upper left")
 # per range of the score axis and reused.
 live.animate([*score_bars, zero_line, *weight_bars, ax_s.title, ax_w.title, *curves.values(), ring])
 
-# Buttons, not a slider: each is named by its text (a slider handle has no accessible name).
-dk_buttons = widgets.ToggleButtons(options=[int(d) for d in d_ks], value=4, description="d_k",
-                                   style={"button_width": "auto"})
+# A slider for d_k (helpers.live.slider: named, keyboard-driven, says "d_k = 64"); buttons for
+# the scale, three named choices with no order to scrub through.
+dk_slider = slider("d_k", [int(d) for d in d_ks], value=4, text="d_k = {}")
 scale_buttons = widgets.ToggleButtons(
     options=[("no scale", "none"), ("÷ √d_k", "sqrt"), ("÷ d_k", "linear")],
     value="sqrt",
@@ -410,7 +410,7 @@ scale_buttons = widgets.ToggleButtons(
 
 
 def update(change=None):
-    d, scale = dk_buttons.value, scale_buttons.value
+    d, scale = dk_slider.value, scale_buttons.value
     s, mean_row = rows[d, scale]  # (N_KEYS,), (N_KEYS,)
     for bar, value in zip(score_bars, s):
         bar.set_height(value)
@@ -426,11 +426,11 @@ def update(change=None):
     live.refresh(background=lim, key=(d, scale))  # 30 pictures: each drawn once at most
 
 
-dk_buttons.observe(update, names="value")
+dk_slider.observe(update, names="value")
 scale_buttons.observe(update, names="value")
 update()
 show(
-    widgets.VBox([dk_buttons, scale_buttons, live.image]),
+    widgets.VBox([dk_slider, scale_buttons, live.image]),
     live,
     alt="Bar charts of one query's 8 scores and of the mean sorted softmax weights of 50 "
     "queries at d_k = 4 with the scale, beside the mean largest weight against d_k.",

@@ -45,7 +45,7 @@ import numpy as np
 import helpers
 from helpers import blockwise, checks
 from helpers.blockwise import online_softmax_steps
-from helpers.live import LiveFigure, show
+from helpers.live import LiveFigure, show, slider
 from helpers.plots import show_figure
 
 np.set_printoptions(precision=3, suppress=True)
@@ -260,10 +260,11 @@ base = blockwise.score_matrix_bytes(512, h=8, batch=32, dtype=np.float32)
 print(f"{base:,} bytes = {base / 1e9:.2f} GB per layer")
 
 # %% [markdown]
-# ### Predict the memory: pick n
+# ### Predict the memory: slide n
 #
 # The line is `score_matrix_bytes(n, h, batch=1, float32)` on log-log axes; the dashed lines
-# mark 16 GB (a laptop) and 80 GB (a large GPU). Pick $n$ and the number of heads.
+# mark 16 GB (a laptop) and 80 GB (a large GPU). Slide $n$ (each step doubles it) and pick the
+# number of heads.
 
 # %%
 GB = 1e9
@@ -284,9 +285,9 @@ plain_log_ticks(ax.yaxis, [1e-5, 1e-3, 1e-1, 1e1, 1e3],
                 ["10 kB", "1 MB", "100 MB", "10 GB", "1 TB"])
 ax.grid(True, which="major", alpha=0.3)
 
-# A drop-down, not a slider: a screen reader can name it (a slider handle it cannot).
-n_picker = widgets.Dropdown(options=[(f"{k:,}", k) for k in n_options], value=4096,
-                            description="n")
+# A slider over n (helpers.live.slider: named, keyboard-driven, says "n = 4,096 tokens"); a
+# drop-down for the four head counts, a short list of common choices.
+n_picker = slider("sequence length", n_options, value=4096, text="n = {:,} tokens")
 h_picker = widgets.Dropdown(options=[1, 8, 16, 32], value=8, description="heads h")
 
 
@@ -310,7 +311,7 @@ def update(change=None):
 n_picker.observe(update, names="value")
 h_picker.observe(update, names="value")
 update()
-show(widgets.VBox([widgets.HBox([n_picker, h_picker]), live.image]), bytes(live.image.value),
+show(widgets.VBox([n_picker, h_picker, live.image]), bytes(live.image.value),
      alt="Log-log line of the predicted attention-weight memory against n, for "
      f"{h_picker.value} heads in float32, with 16 GB and 80 GB reference lines and the point "
      f"n = {n_picker.value:,} marked: "

@@ -151,7 +151,7 @@ def other_kernels() -> tuple[list[str], str]:
 
 
 def kernel_passes() -> None:
-    from helpers.blas import NUMPY_FEATURES_OFF
+    from helpers.blas import NUMPY_FEATURES_OFF, kernel_env
 
     todo, line = other_kernels()
     if not todo:
@@ -164,7 +164,7 @@ def kernel_passes() -> None:
             sys.exit(f"OPENBLAS_CORETYPE={kernel} did not take: OpenBLAS chose {child['kernel']}")
         # NumPy's own loops as on a CPU of that kernel's generation (those this CPU has).
         off = [f for f in NUMPY_FEATURES_OFF.get(kernel, ()) if f in child["numpy_features"]]
-        env = {**os.environ, "OPENBLAS_CORETYPE": kernel, "NPY_DISABLE_CPU_FEATURES": " ".join(off)}
+        env = {**os.environ, **kernel_env(kernel)}
         also = f", NumPy's {' '.join(off)} loops off" if off else ""
         run(f"numerical tests and solutions under OpenBLAS kernel {kernel}{also}", NUMERICAL, env)
 

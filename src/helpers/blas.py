@@ -41,6 +41,7 @@ __all__ = [
     "describe",
     "cpu_flags",
     "runnable_kernels",
+    "kernel_env",
     "kernel_in_child",
 ]
 
@@ -130,6 +131,17 @@ def runnable_kernels() -> list[str]:
     """The kernels of :data:`KERNEL_NEEDS` this CPU can run, in that order."""
     flags = cpu_flags()
     return [kernel for kernel, needs in KERNEL_NEEDS.items() if needs <= flags]
+
+
+def kernel_env(kernel: str) -> dict[str, str]:
+    """The environment variables that make a new Python compute as a CPU of ``kernel``'s
+    generation: OpenBLAS's kernel, and NumPy's newer loops off (disabling a loop this CPU lacks
+    is allowed and does nothing). Lesson 10's bit-for-bit retraining needs both: with NumPy's
+    AVX2 loops off too, the Haswell kernel's first 100 steps differ in a loss's last bit."""
+    return {
+        "OPENBLAS_CORETYPE": kernel,
+        "NPY_DISABLE_CPU_FEATURES": " ".join(NUMPY_FEATURES_OFF[kernel]),
+    }
 
 
 def kernel_in_child(coretype: str | None, python: str = sys.executable) -> dict:

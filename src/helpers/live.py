@@ -18,7 +18,8 @@ notebook read without a kernel (GitHub, nbviewer) still shows the picture.
 from __future__ import annotations
 
 import io
-from collections.abc import Hashable, Iterable
+import string
+from collections.abc import Callable, Hashable, Iterable, Sequence
 
 import ipywidgets as widgets
 from IPython.display import display
@@ -28,9 +29,10 @@ from matplotlib.figure import Figure
 from PIL import Image
 from traitlets import Unicode
 
+from .explorer_front import Slider
 from .plots import image_bundle
 
-__all__ = ["LiveFigure", "show", "NamedImage"]
+__all__ = ["LiveFigure", "show", "NamedImage", "slider"]
 
 
 class NamedImage(widgets.Image):
@@ -153,3 +155,53 @@ def show(widget: widgets.Widget, live: LiveFigure | bytes | memoryview, alt: str
     bundle = widget._repr_mimebundle_()
     bundle.update(static)
     display(bundle, raw=True, metadata={"image/png": {"alt": alt}})
+
+
+def slider(
+    description: str,
+    options: Sequence,
+    value=None,
+    text: str | Callable[[object], str] = "{}",
+) -> Slider:
+    """The course's slider: over ``options`` (numbers, in order), starting at ``value``.
+
+    ``description`` names it (the label a screen reader reads, e.g. ``"d_k"``); ``text`` says a
+    value in words, for the readout beside it and for a screen reader: a format string with one
+    ``{}`` (``"d_k = {}"``, ``"n = {:,}"``) or a function of the value
+    (``lambda s: f"step {s} of 2000"``).
+    Arrow keys move it one option, Page Up/Down a tenth of them, Home and End to the ends; "−"
+    and "+" buttons beside it do one step. Observe ``"value"`` as with an ipywidgets slider::
+
+        dk = slider("d_k", [1, 4, 16, 64, 256], value=64, text="d_k = {}")
+        dk.observe(lambda change: redraw(change["new"]), names="value")
+
+    Why not ``ipywidgets.IntSlider``: ipywidgets 8 draws it with noUiSlider, whose handle has no
+    accessible name (axe: aria-input-field-name) and whose value a screen reader hears as a bare
+    number; a native range input with a label has the slider role, name, keys and value text
+    built into the browser (:class:`helpers.explorer_front.Slider`).
+    """
+    if not isinstance(description, str) or not description.strip():
+        raise ValueError(f"a slider needs a description (its name), got {description!r}")
+    options = list(options)
+    if not options:
+        raise ValueError(f"slider {description!r}: options is empty")
+    if len(set(map(repr, options))) != len(options):
+        raise ValueError(f"slider {description!r}: options repeat a value: {options}")
+    value = options[0] if value is None else value
+    if value not in options:
+        raise ValueError(f"slider {description!r}: value {value!r} is not one of {options}")
+    if isinstance(text, str):
+        fields = [name for _, name, _, _ in string.Formatter().parse(text) if name is not None]
+        if fields not in ([""], ["0"]):
+            raise ValueError(
+                f"slider {description!r}: text needs exactly one {{}} (a format such as "
+                f"{{:,}} may follow its colon), got {text!r}"
+            )
+        labels = [text.format(option) for option in options]
+    elif callable(text):
+        labels = [str(text(option)) for option in options]
+    else:
+        raise ValueError(f"slider {description!r}: text must be a format string or a function")
+    return Slider(
+        options=options, labels=labels, description=description, index=options.index(value)
+    )

@@ -31,6 +31,7 @@ from pathlib import Path
 import clicks
 import explorer_walks
 import pytest
+import slider_walks
 from axe_playwright_python.sync_playwright import Axe
 from explorer_walks import PANEL, ROOT, SCREENSHOTS
 
@@ -467,7 +468,17 @@ def grid_clicks_within_the_latency_target(lab) -> dict:
     return clicks.grid_clicks_and_latency(lab, quiet=lambda: wait_for_other_tab(lab))
 
 
+def sliders_walked_and_timed(lab) -> dict:
+    tag = Path(lab.current.path).name[:2]
+    return slider_walks.sliders_walk_and_latency(lab, tag, quiet=lambda: wait_for_other_tab(lab))
+
+
 ON_PAGE_CHECKS = {
+    **{
+        f"solutions/{p.name}": [sliders_walked_and_timed]
+        for p in LESSONS
+        if p.parent.name == "solutions" and p.name[:2] in slider_walks.SLIDERS
+    },  # fmt: skip
     EXPLORER_LESSON: [
         explorer_keyboard_and_tree,
         explorer_at_200_percent,

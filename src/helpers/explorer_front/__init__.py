@@ -6,6 +6,8 @@
   kernel.
 * :class:`TableView`: a "table view" toggle and the weights as an HTML table.
 * :class:`GridPicker`: lesson 09's layer x head grid of maps, a keyboard grid (``role="grid"``).
+* :class:`Slider`: a named, keyboard-driven slider that says its value in words (the lessons'
+  sliders, through :func:`helpers.live.slider`).
 * :class:`MapPreview`: every map of the explorer, held in the browser, so that a click on its
   head or layer buttons (or a pick in the grid) draws the map without waiting for the kernel.
 
@@ -22,7 +24,7 @@ import anywidget
 import ipywidgets as widgets
 import traitlets as t
 
-__all__ = ["GridPicker", "MapPreview", "TableView", "TokenRow"]
+__all__ = ["GridPicker", "MapPreview", "Slider", "TableView", "TokenRow"]
 
 _HERE = Path(__file__).parent
 
@@ -133,3 +135,59 @@ class GridPicker(anywidget.AnyWidget):
             return  # not a pick (anywidget's own messages come here too)
         with self._lock_property(selected=pick), self.hold_trait_notifications():
             self.selected = pick
+
+
+class Slider(anywidget.AnyWidget):
+    """A slider over ``options`` that a keyboard moves and a screen reader names and reads
+    (``slider.js``): a native range input with a ``<label>`` (``description``), its value said
+    in words (``labels[index]``, e.g. "d_k = 64"), and "−"/"+" buttons beside it.
+
+    ``value`` is ``options[index]``, in Python only (the browser knows the index and the
+    labels); observe ``"value"`` as with an ipywidgets slider. Build it with
+    :func:`helpers.live.slider`.
+
+    The browser sends one index at a time: the next waits until the kernel has run the
+    observers of the last and confirmed it (``drawn``), so a drag never queues a backlog of
+    redraws and the last value always wins.
+    """
+
+    _esm = _source("slider.js")
+    _css = _source("slider.css")
+    index = t.Int(0).tag(sync=True)
+    labels = t.List(t.Unicode()).tag(sync=True)
+    description = t.Unicode("").tag(sync=True)
+    disabled = t.Bool(False).tag(sync=True)
+    drawn = t.Int(0).tag(sync=True)  # counts the indices the kernel has handled
+    options = t.List()
+    value = t.Any()
+
+    @t.validate("index")
+    def _valid_index(self, proposal):
+        index = proposal["value"]
+        if not 0 <= index < len(self.options):
+            raise t.TraitError(
+                f"{self.description or 'slider'}: index {index} is not in 0 .. "
+                f"{len(self.options) - 1}"
+            )
+        return index
+
+    @t.observe("index")
+    def _index_moved(self, change):
+        try:
+            self.value = self.options[change["new"]]  # runs the lesson's observers of "value"
+        finally:  # even if one of them failed: the browser must not wait for ever
+            self.drawn += 1  # tells the browser it may send the next index
+
+    @t.validate("value")
+    def _valid_value(self, proposal):
+        if proposal["value"] not in self.options:
+            shown = f" ({self.labels[0]} .. {self.labels[-1]})" if self.labels else ""
+            raise t.TraitError(
+                f"{self.description or 'slider'}: {proposal['value']!r} is not one of its "
+                f"values{shown}"
+            )
+        return proposal["value"]
+
+    @t.observe("value")
+    def _value_set(self, change):
+        self.index = self.options.index(change["new"])

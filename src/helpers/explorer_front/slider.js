@@ -1,0 +1,103 @@
+// The course's slider (helpers.live.slider, helpers.explorer_front.Slider).
+//
+// A native <input type="range"> with a <label>: the browser gives it role "slider", its name
+// from the label, and the keys (arrows one step, Page Up/Down a tenth of the range, Home and
+// End the ends); `aria-valuetext` makes a screen reader say "d_k = 64" rather than "6". The
+// visible readout says the same. Two step buttons ("−", "+") move it one step without dragging
+// (WCAG 2.2 SC 2.5.7) and name what they do.
+//
+// The value goes to the kernel as `index` (into the options the kernel holds). While the
+// kernel draws one value, newer ones are not queued behind it: the latest waits, and goes when
+// the kernel says it has drawn (`drawn` changes). So a drag redraws at the kernel's pace, the
+// last value always wins, and a busy kernel gets one value when it is free, not a backlog.
+
+let counter = 0;
+
+function render({ model, el }) {
+  counter += 1;
+  const id = `course-slider-${counter}-${Math.random().toString(36).slice(2, 8)}`;
+  el.classList.add("course-slider");
+  el.id = `${id}-row`;
+  // JupyterLab's own shortcuts (arrow keys move between cells) stay out of the slider.
+  el.setAttribute("data-lm-suppress-shortcuts", "true");
+  const label = document.createElement("label");
+  label.className = "course-slider-label";
+  label.htmlFor = id;
+  const minus = document.createElement("button");
+  const plus = document.createElement("button");
+  for (const [button, text] of [[minus, "−"], [plus, "+"]]) {
+    button.type = "button";
+    button.className = "course-slider-step";
+    button.textContent = text;
+  }
+  const input = document.createElement("input");
+  input.type = "range";
+  input.id = id;
+  input.step = "1";
+  const readout = document.createElement("output");
+  readout.className = "course-slider-readout";
+  readout.htmlFor = id;
+  readout.setAttribute("aria-hidden", "true"); // the slider's value text says it
+  el.append(label, minus, input, plus, readout);
+
+  let pending = null; // the index the kernel has not been sent yet (last value wins)
+  let inFlight = false; // one index sent, its drawing not yet confirmed
+
+  const count = () => (model.get("labels") || []).length;
+
+  function show(i) {
+    const labels = model.get("labels") || [];
+    const text = labels[i] ?? String(i);
+    input.value = String(i);
+    input.setAttribute("aria-valuetext", text);
+    readout.textContent = text;
+    minus.disabled = i <= 0 || model.get("disabled");
+    plus.disabled = i >= labels.length - 1 || model.get("disabled");
+  }
+
+  function drawFrame() {
+    const description = model.get("description");
+    label.textContent = description;
+    input.min = "0";
+    input.max = String(Math.max(count() - 1, 0));
+    input.disabled = model.get("disabled");
+    minus.setAttribute("aria-label", `decrease ${description}`);
+    plus.setAttribute("aria-label", `increase ${description}`);
+    show(model.get("index"));
+  }
+
+  function send() {
+    if (pending === null || inFlight) return;
+    const i = pending;
+    pending = null;
+    if (i === model.get("index")) return;
+    inFlight = true;
+    model.set("index", i);
+    model.save_changes();
+  }
+
+  function pick(i) {
+    const last = count() - 1;
+    const clamped = Math.min(Math.max(i, 0), last);
+    show(clamped); // at once, in the browser: the readout and value text need no kernel
+    pending = clamped;
+    send();
+  }
+
+  input.addEventListener("input", () => pick(Number(input.value)));
+  minus.addEventListener("click", () => pick(Number(input.value) - 1));
+  plus.addEventListener("click", () => pick(Number(input.value) + 1));
+  model.on("change:drawn", () => {
+    inFlight = false;
+    send();
+  });
+  model.on("change:index", () => {
+    if (pending === null && !inFlight) show(model.get("index"));
+  });
+  model.on("change:labels", drawFrame);
+  model.on("change:description", drawFrame);
+  model.on("change:disabled", drawFrame);
+  drawFrame();
+}
+
+export default { render };
