@@ -9,7 +9,8 @@ on one machine (an AMD EPYC with AVX-512): with ``OPENBLAS_CORETYPE=Haswell`` th
 has the shipped sha256, and so it does with NumPy's AVX-512 loops turned off as well (500
 steps), but not with NumPy's AVX2 loops off too (a loss differs in its last bit by step 50):
 NumPy's own CPU-specific code counts as well as the BLAS kernel. With that wheel on another
-x86-64 CPU with AVX2 the same command should give the same bytes. Under another kernel the first products differ in their last few bits, and training
+x86-64 CPU with AVX2 the same command should give the same bytes. Under another kernel the first
+products differ in their last few bits, and training
 amplifies that: on that machine, after 2,000 steps under ``SkylakeX`` and ``Sandybridge``, the
 weights differ from the shipped ones by up to 0.08 and 0.09 (in W_Q, whose largest entry is
 0.61). Apple's Accelerate (NumPy on macOS 14 or later) and OpenBLAS's Arm kernels were not
