@@ -110,17 +110,17 @@ print(f"the running example: {tokens}, n = {len(tokens)} tokens, "
 # %%
 # The course's slider (helpers.live.slider): a screen reader names it and reads "n = 3 tokens".
 n_slider = slider("tokens n", range(1, 9), value=3, text="n = {} tokens")
-label = ipywidgets.Label()
+pairs = ipywidgets.Label()
 
 
 def show_pairs(change=None):
     n = n_slider.value
-    label.value = f"{n} tokens -> {n * n} query-key pairs for attention to score"
+    pairs.value = f"{n} tokens -> {n * n} query-key pairs for attention to score"
 
 
 n_slider.observe(show_pairs, names="value")
 show_pairs()
-ipywidgets.VBox([n_slider, label])
+ipywidgets.VBox([n_slider, pairs])
 
 # %% [markdown]
 # The same count, without the widget, so you can see the pattern: the number of pairs grows

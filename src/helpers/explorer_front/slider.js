@@ -12,6 +12,9 @@
 // last value always wins, and a busy kernel gets one value when it is free, not a backlog.
 
 let counter = 0;
+const SLIDER_KEYS = new Set([
+  "ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End",
+]);
 
 function render({ model, el }) {
   counter += 1;
@@ -85,6 +88,12 @@ function render({ model, el }) {
   }
 
   input.addEventListener("input", () => pick(Number(input.value)));
+  // The slider's own keys stay with it: JupyterLab's notebook would otherwise take the arrow
+  // keys (it moved the focus away, and the value did not change). The browser still does what
+  // the key means for a range input.
+  input.addEventListener("keydown", (event) => {
+    if (SLIDER_KEYS.has(event.key)) event.stopPropagation();
+  });
   minus.addEventListener("click", () => pick(Number(input.value) - 1));
   plus.addEventListener("click", () => pick(Number(input.value) + 1));
   model.on("change:drawn", () => {
