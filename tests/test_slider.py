@@ -68,3 +68,8 @@ def test_a_value_or_index_outside_the_options_is_refused_and_changes_nothing():
 def test_bad_arguments_get_a_clear_error(kwargs, message):
     with pytest.raises(ValueError, match=message):
         slider(**kwargs)
+
+
+def test_its_repr_says_what_it_is_and_no_address():
+    s = slider("d_k", [1, 4, 16], value=4, text="d_k = {}")
+    assert repr(s) == "Slider(description='d_k', value=4, 3 options: 'd_k = 1' .. 'd_k = 16')"

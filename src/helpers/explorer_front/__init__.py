@@ -161,6 +161,15 @@ class Slider(anywidget.AnyWidget):
     options = t.List()
     value = t.Any()
 
+    def __repr__(self) -> str:
+        # What a notebook prints for it where widgets do not show (and nbval compares): no
+        # object address, which differs at every run.
+        ends = f"{self.labels[0]!r} .. {self.labels[-1]!r}" if self.labels else "none"
+        return (
+            f"Slider(description={self.description!r}, value={self.value!r}, "
+            f"{len(self.options)} options: {ends})"
+        )
+
     @t.validate("index")
     def _valid_index(self, proposal):
         index = proposal["value"]
