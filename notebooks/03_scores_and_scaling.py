@@ -344,8 +344,9 @@ for d, at in ((64, at_64), (512, at_512)):
 # of the first query, to see their size. Middle: each query's weights sorted from largest to
 # smallest, averaged over the 50 queries (the first, orange bar is the mean largest weight).
 # Right: that mean largest weight for every $d_k$ and scale, the current one circled. Move
-# the $d_k$ slider up (drag it, or the arrow keys) with the scale off and watch the largest key take nearly everything; switch the
-# scale on and the rows stay spread out.
+# the $d_k$ slider to larger values (drag it, or Tab to it and use the arrow keys) with
+# **no scale** chosen and watch the largest key take nearly everything; choose **÷ √d_k** and
+# the rows stay spread out.
 
 # %%
 N_QUERIES, N_KEYS = 50, 8
@@ -421,7 +422,13 @@ def update(change=None):
     for name, line in curves.items():
         line.set_alpha(1.0 if name == scale else 0.35)
     ring.set_data([d], [mean_row[0]])
-    live.refresh(background=lim, key=(d, scale))  # 30 pictures: each drawn once at most
+    said = (f"Bar charts at d_k = {d}, {labels[scale]}: the first query's 8 scores reach "
+            f"{np.abs(s).max():.1f} in size; the mean largest softmax weight of "
+            f"{N_QUERIES} queries is {mean_row[0]:.2f} (flat: 0.125).")
+    # 30 pictures: each drawn once at most; the text alternative follows the controls.
+    live.refresh(background=lim, key=(d, scale), alt=said)
+    if change is not None:
+        dk_slider.status = said  # what a screen reader hears after a move
 
 
 dk_slider.observe(update, names="value")

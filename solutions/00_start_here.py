@@ -99,8 +99,8 @@ print(f"the running example: {tokens}, n = {len(tokens)} tokens, "
 # %% [markdown]
 # ### A live widget
 #
-# Move the slider: drag it, click it and use the arrow keys (Page Up/Down, Home and End jump),
-# or press its − and + buttons. The text beside it should change with it.
+# Move the slider: drag it, or Tab to it and use the arrow keys (Page Up/Down, Home and End
+# jump), or press its − and + buttons. The sentence below it should change with it.
 #
 # If you see plain text such as `Slider(...)` instead of a slider, or the words
 # *Loading widget...* stay, the browser side of ipywidgets is missing: start the course with
@@ -109,13 +109,15 @@ print(f"the running example: {tokens}, n = {len(tokens)} tokens, "
 
 # %%
 # The course's slider (helpers.live.slider): a screen reader names it and reads "n = 3 tokens".
-n_slider = slider("tokens n", range(1, 9), value=3, text="n = {} tokens")
+n_slider = slider("number of tokens", range(1, 9), value=3,
+                  text=lambda n: f"n = {n} token{'s' if n > 1 else ''}")
 pairs = ipywidgets.Label()
 
 
 def show_pairs(change=None):
     n = n_slider.value
-    pairs.value = f"{n} tokens -> {n * n} query-key pairs for attention to score"
+    pairs.value = f"{n} token{'s' if n > 1 else ''} give {n * n} query-key pairs to score"
+    n_slider.status = pairs.value  # what a screen reader hears after a move
 
 
 n_slider.observe(show_pairs, names="value")

@@ -175,8 +175,9 @@ print(np.round(PE, 3))
 # ### Seeing the pattern
 #
 # With more positions and dimensions the structure shows. Each column is a wave along the
-# positions; the waves slow down from left to right. Move the two sliders (drag, or click one
-# and use the arrow keys; Page Up/Down, Home and End jump): the top plot follows
+# positions; the waves slow down from left to right. Move the two sliders (drag one, or Tab to
+# it and use the arrow keys, Page Up/Down, Home and End, or press its − and + buttons): the top
+# plot follows
 # one **dimension** down all positions, the bottom one shows one **position**'s whole vector.
 
 # %%
@@ -201,7 +202,7 @@ live.animate([col_line, row_line, col_curve, *bars, col_ax.title, row_ax.title])
 
 # The course's sliders (helpers.live.slider): named, keyboard-driven, their value said in words.
 dim_slider = slider("dimension", range(D_SHOW), value=0,
-                    text=lambda d: f"dimension {d} ({'sin' if d % 2 == 0 else 'cos'})")
+                    text=lambda d: f"dimension {d}, {'sine' if d % 2 == 0 else 'cosine'}")
 pos_slider = slider("position", range(N_SHOW), value=0, text="position {}")
 
 
@@ -215,7 +216,12 @@ def update(change=None):
     for bar, height in zip(bars, PE_big[p]):
         bar.set_height(height)
     row_ax.set_title(f"position {p}: its whole encoding vector", fontsize=9)
-    live.refresh()
+    said = (f"Heatmap of {N_SHOW} positions by {D_SHOW} dimensions of sinusoidal encodings; "
+            f"dimension {d} ({kind}) runs from {PE_big[:, d].min():.2f} to "
+            f"{PE_big[:, d].max():.2f} down the positions; position {p}'s vector is marked.")
+    live.refresh(alt=said)  # the picture's text alternative follows the sliders
+    if change is not None:  # what the moved slider's status line says to a screen reader
+        change["owner"].status = said
 
 
 dim_slider.observe(update, names="value")

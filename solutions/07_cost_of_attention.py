@@ -305,7 +305,12 @@ def update(change=None):
     size = blockwise.score_matrix_bytes(n_now, h=h_now, batch=1, dtype=np.float32)
     marker.set_data([n_now], [size / GB])
     ax.set_title(f"n = {n_now:,}, h = {h_now}, float32: {readable_bytes(size)} per layer")
-    live.refresh()
+    said = (f"Log-log line of the predicted attention-weight memory against n, for {h_now} "
+            f"heads in float32, with 16 GB and 80 GB reference lines; at n = {n_now:,}: "
+            f"{readable_bytes(size)} per layer.")
+    live.refresh(alt=said)  # the picture's text alternative follows the controls
+    if change is not None:
+        n_picker.status = said  # what a screen reader hears after a move
 
 
 n_picker.observe(update, names="value")

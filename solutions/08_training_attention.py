@@ -346,7 +346,13 @@ def update(change=None):
     heat_ax.set_title(f"step {run.steps[snap]}: rows = query, columns = key")
     step_line.set_xdata([run.steps[snap]] * 2)
     dot.set_data([run.steps[snap]], [100 * run.test_accuracy[snap]])
-    live.refresh()
+    said = (f"Attention weights on '{' '.join(tokens)}' at training step {run.steps[snap]}, "
+            f"next to the held-out accuracy curve over {run.steps[-1]} steps; accuracy at step "
+            f"{run.steps[snap]}: {100 * run.test_accuracy[snap]:.1f} %; weight of 'sat' on "
+            f"'cat': {A[2, 1]:.2f}.")
+    live.refresh(alt=said)  # the picture's text alternative follows the slider
+    if change is not None:
+        step_picker.status = said  # what a screen reader hears after a move
 
 
 step_picker.observe(update, names="value")

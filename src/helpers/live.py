@@ -79,7 +79,9 @@ class LiveFigure:
             return bytes(self.image.value)
         return self._render()
 
-    def refresh(self, background: Hashable = None, key: Hashable = None) -> None:
+    def refresh(
+        self, background: Hashable = None, key: Hashable = None, alt: str | None = None
+    ) -> None:
         """Render the figure and hand the new PNG to the browser.
 
         The first render lays the figure out (constrained layout); later ones keep that layout
@@ -88,7 +90,11 @@ class LiveFigure:
         whenever the update changed a non-animated artist (e.g. ``ax.set_ylim``), the same key
         otherwise. ``key``, if given, names the whole picture (e.g. the widgets' values): its
         PNG is kept, and a later refresh with the same key sends it again without drawing.
+        ``alt``, if given, becomes the picture's text alternative (its ``tooltip``, the
+        ``<img>``'s title): say what the new picture shows, so that it never goes stale.
         """
+        if alt is not None:
+            self.image.tooltip = alt
         if key is not None and key in self._pngs:
             self.image.value = self._pngs[key]
             return

@@ -158,6 +158,9 @@ class Slider(anywidget.AnyWidget):
     description = t.Unicode("").tag(sync=True)
     disabled = t.Bool(False).tag(sync=True)
     drawn = t.Int(0).tag(sync=True)  # counts the indices the kernel has handled
+    # What the last move drew, in words, for a screen reader (a visually hidden status line):
+    # the lesson sets it in its observer, e.g. "n = 4 tokens give 16 query-key pairs".
+    status = t.Unicode("").tag(sync=True)
     options = t.List()
     value = t.Any()
 

@@ -4,7 +4,11 @@
 // from the label, and the keys (arrows one step, Page Up/Down a tenth of the range, Home and
 // End the ends); `aria-valuetext` makes a screen reader say "d_k = 64" rather than "6". The
 // visible readout says the same. Two step buttons ("−", "+") move it one step without dragging
-// (WCAG 2.2 SC 2.5.7) and name what they do.
+// (WCAG 2.2 SC 2.5.7) and name what they do; at an end the button stays focusable and says it is
+// unavailable (aria-disabled), so focus is never lost. A visually hidden status line
+// (role="status") says what a button press chose, at once, and then what the kernel drew
+// (`status`, set by the lesson: "n = 4 tokens give 16 query-key pairs"), so that a screen reader
+// hears the outcome of a move, not only the slider's value.
 //
 // The value goes to the kernel as `index` (into the options the kernel holds). While the
 // kernel draws one value, newer ones are not queued behind it: the latest waits, and goes when
@@ -21,8 +25,6 @@ function render({ model, el }) {
   const id = `course-slider-${counter}-${Math.random().toString(36).slice(2, 8)}`;
   el.classList.add("course-slider");
   el.id = `${id}-row`;
-  // JupyterLab's own shortcuts (arrow keys move between cells) stay out of the slider.
-  el.setAttribute("data-lm-suppress-shortcuts", "true");
   const label = document.createElement("label");
   label.className = "course-slider-label";
   label.htmlFor = id;
@@ -41,7 +43,14 @@ function render({ model, el }) {
   readout.className = "course-slider-readout";
   readout.htmlFor = id;
   readout.setAttribute("aria-hidden", "true"); // the slider's value text says it
-  el.append(label, minus, input, plus, readout);
+  // JupyterLab's own shortcuts (arrow keys move between cells) stay out of the slider, and
+  // only out of it: on the buttons, Escape or Shift+Enter still reach the notebook.
+  input.setAttribute("data-lm-suppress-shortcuts", "true");
+  const status = document.createElement("span");
+  status.className = "course-slider-status";
+  status.setAttribute("role", "status");
+  status.setAttribute("aria-live", "polite");
+  el.append(label, minus, input, plus, readout, status);
 
   let pending = null; // the index the kernel has not been sent yet (last value wins)
   let inFlight = false; // one index sent, its drawing not yet confirmed
@@ -54,8 +63,9 @@ function render({ model, el }) {
     input.value = String(i);
     input.setAttribute("aria-valuetext", text);
     readout.textContent = text;
-    minus.disabled = i <= 0 || model.get("disabled");
-    plus.disabled = i >= labels.length - 1 || model.get("disabled");
+    const off = model.get("disabled");
+    minus.setAttribute("aria-disabled", String(i <= 0 || off));
+    plus.setAttribute("aria-disabled", String(i >= labels.length - 1 || off));
   }
 
   function drawFrame() {
@@ -80,6 +90,7 @@ function render({ model, el }) {
   }
 
   function pick(i) {
+    if (model.get("disabled")) return;
     const last = count() - 1;
     const clamped = Math.min(Math.max(i, 0), last);
     show(clamped); // at once, in the browser: the readout and value text need no kernel
@@ -94,8 +105,16 @@ function render({ model, el }) {
   input.addEventListener("keydown", (event) => {
     if (SLIDER_KEYS.has(event.key)) event.stopPropagation();
   });
-  minus.addEventListener("click", () => pick(Number(input.value) - 1));
-  plus.addEventListener("click", () => pick(Number(input.value) + 1));
+  function press(delta) {
+    pick(Number(input.value) + delta);
+    const labels = model.get("labels") || [];
+    status.textContent = labels[Number(input.value)] ?? ""; // focus is on the button: say it
+  }
+  minus.addEventListener("click", () => press(-1));
+  plus.addEventListener("click", () => press(1));
+  model.on("change:status", () => {
+    status.textContent = model.get("status");
+  });
   model.on("change:drawn", () => {
     inFlight = false;
     send();
