@@ -122,12 +122,13 @@ def run(name: str, cmd: list[str], env: dict | None = None) -> None:
         sys.exit(code)
 
 
-def blas_in_child(coretype: str | None) -> dict:
-    """helpers.blas.numpy_blas() in a new Python with OPENBLAS_CORETYPE=coretype (None: unset)."""
+def blas_in_child(coretype: str | None, generation: bool = False) -> dict:
+    """helpers.blas.numpy_blas() in a new Python with OPENBLAS_CORETYPE=coretype (None: unset);
+    with ``generation``, in the kernel pass's own environment (helpers.blas.kernel_env)."""
     from helpers.blas import kernel_in_child
 
     try:
-        return kernel_in_child(coretype, python=PY)
+        return kernel_in_child(coretype, python=PY, generation=generation)
     except subprocess.CalledProcessError as error:
         sys.exit(f"could not read NumPy's BLAS with OPENBLAS_CORETYPE={coretype}:\n{error.stderr}")
 
@@ -159,12 +160,17 @@ def kernel_passes() -> None:
         print(f"\n=== other BLAS kernels: none to run ({line})")
         return
     print(f"\n=== other BLAS kernels: {', '.join(todo)} ({line})", flush=True)
+    has = set(blas_in_child(None)["numpy_features"])  # NumPy's loops this CPU can run
     for kernel in todo:
-        child = blas_in_child(kernel)
+        # The pass's own environment, read back: OpenBLAS's kernel, and NumPy's newer loops off
+        # as on a CPU of that kernel's generation (those this CPU has).
+        child = blas_in_child(kernel, generation=True)
         if child["kernel"] != kernel:
             sys.exit(f"OPENBLAS_CORETYPE={kernel} did not take: OpenBLAS chose {child['kernel']}")
-        # NumPy's own loops as on a CPU of that kernel's generation (those this CPU has).
-        off = [f for f in NUMPY_FEATURES_OFF.get(kernel, ()) if f in child["numpy_features"]]
+        off = [f for f in NUMPY_FEATURES_OFF[kernel] if f in has]
+        still_on = [f for f in off if f in child["numpy_features"]]
+        if still_on:
+            sys.exit(f"NPY_DISABLE_CPU_FEATURES did not take: NumPy still uses {still_on}")
         env = {**os.environ, **kernel_env(kernel)}
         also = f", NumPy's {' '.join(off)} loops off" if off else ""
         run(f"numerical tests and solutions under OpenBLAS kernel {kernel}{also}", NUMERICAL, env)

@@ -144,11 +144,15 @@ def kernel_env(kernel: str) -> dict[str, str]:
     }
 
 
-def kernel_in_child(coretype: str | None, python: str = sys.executable) -> dict:
-    """:func:`numpy_blas` in a new Python with ``OPENBLAS_CORETYPE=coretype`` (None: unset)."""
+def kernel_in_child(
+    coretype: str | None, python: str = sys.executable, generation: bool = False
+) -> dict:
+    """:func:`numpy_blas` in a new Python with ``OPENBLAS_CORETYPE=coretype`` (None: unset);
+    with ``generation``, in the environment of :func:`kernel_env` (NumPy's newer loops off too),
+    so that a caller checks the very environment it will run in."""
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
     if coretype is not None:
-        env["OPENBLAS_CORETYPE"] = coretype
+        env.update(kernel_env(coretype) if generation else {"OPENBLAS_CORETYPE": coretype})
     code = "import json, helpers.blas as b; print(json.dumps(b.numpy_blas()))"
     result = subprocess.run(
         [python, "-c", code], env=env, capture_output=True, text=True, check=True

@@ -275,7 +275,8 @@ def sliders_walk_and_latency(lab, tag: str, quiet) -> dict:
     row.evaluate("e => e.scrollIntoView({block: 'start'})")
     lab.page.wait_for_timeout(200)
     minus, plus = row.locator("button").nth(0), row.locator("button").nth(1)
-    at_end = state(row)["value"] == state(row)["max"]
+    now = state(row)
+    at_end = now["value"] == now["max"]
     steps = [minus, plus] if at_end else [plus, minus]  # each click a new value
     drives = row.evaluate_handle(
         "(r) => { const out = r.closest('.jp-OutputArea-output');"
