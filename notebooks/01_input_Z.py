@@ -169,29 +169,40 @@ print(np.round(PE, 3))
 #
 # With more positions and dimensions the structure shows. Each column is a wave along the
 # positions; the waves slow down from left to right. Move the two sliders (drag one, or Tab to
-# it and use the arrow keys, Page Up/Down, Home and End, or press its − and + buttons): the top
-# plot follows
-# one **dimension** down all positions, the bottom one shows one **position**'s whole vector.
+# it and use the arrow keys, Page Up/Down, Home and End, or press its − and + buttons): the
+# first follows one **dimension** (a column of the heatmap) down all positions, the second
+# shows one **position**'s whole vector (a row).
 
 # %%
 N_SHOW, D_SHOW = 64, 32
 PE_big = helpers.sinusoidal_positional_encoding(N_SHOW, D_SHOW)  # (64, 32)
-
-live = LiveFigure(figsize=(10, 4.6))
-axes = live.figure.subplot_mosaic([["heat", "column"], ["heat", "row"]], width_ratios=[1.1, 1])
-heat_ax, col_ax, row_ax = axes["heat"], axes["column"], axes["row"]
-heat = plot_heatmap(PE_big, ax=heat_ax, signed=True, annotate=False, vmin=-1, vmax=1,
-                    title="PE (rows = position, columns = dimension)",
-                    xlabel="dimension", ylabel="position")
 outline = [pe.Stroke(linewidth=4, foreground="black"), pe.Normal()]  # visible on any colour
-col_line = heat_ax.axvline(0, color="white", lw=2, path_effects=outline)
-row_line = heat_ax.axhline(0, color="orange", lw=2, path_effects=outline)
-(col_curve,) = col_ax.plot(np.arange(N_SHOW), PE_big[:, 0], color="black")
-col_ax.set(ylim=(-1.1, 1.1), xlabel="position", ylabel="value")
-bars = row_ax.bar(np.arange(D_SHOW), PE_big[0], color="orange")
-row_ax.set(ylim=(-1.1, 1.1), xlabel="dimension", ylabel="value")
 
-live.animate([col_line, row_line, col_curve, *bars, col_ax.title, row_ax.title])  # the rest stays
+
+def heatmap_beside(title):
+    """A figure: the PE heatmap on the left, an empty plot on the right (returned)."""
+    live = LiveFigure(figsize=(10, 3.4))
+    heat_ax, side_ax = live.figure.subplots(1, 2, width_ratios=[1, 1.25])
+    plot_heatmap(PE_big, ax=heat_ax, signed=True, annotate=False, vmin=-1, vmax=1,
+                 title=title, xlabel="dimension", ylabel="position")
+    side_ax.set(ylim=(-1.1, 1.1), ylabel="value")
+    return live, heat_ax, side_ax
+
+
+# One figure per slider, each picture drawn once for every value and held in the browser
+# (LiveFigure.film): a move shows its picture at once, without waiting for Python.
+column_live, heat_ax, col_ax = heatmap_beside("PE: one column marked")
+col_line = heat_ax.axvline(0, color="white", lw=2, path_effects=outline)
+(col_curve,) = col_ax.plot(np.arange(N_SHOW), PE_big[:, 0], color="black")
+col_ax.set(xlabel="position")
+column_live.animate([col_line, col_curve, col_ax.title])  # the rest is drawn once
+
+row_live, heat_ax, row_ax = heatmap_beside("PE: one row marked")
+row_line = heat_ax.axhline(0, color="orange", lw=2, path_effects=outline)
+# The bars as one collection of thick lines: one artist to redraw, not 32.
+bars = row_ax.vlines(np.arange(D_SHOW), 0, PE_big[0], color="orange", lw=9)
+row_ax.set(xlabel="dimension", xlim=(-1, D_SHOW))
+row_live.animate([row_line, bars, row_ax.title])
 
 # The course's sliders (helpers.live.slider): named, keyboard-driven, their value said in words.
 dim_slider = slider("dimension", range(D_SHOW), value=0,
@@ -199,30 +210,31 @@ dim_slider = slider("dimension", range(D_SHOW), value=0,
 pos_slider = slider("position", range(N_SHOW), value=0, text="position {}")
 
 
-def update(change=None):
-    d, p = dim_slider.value, pos_slider.value
+def draw_dimension(d):
+    """The first figure at dimension d; returns what it shows, in words."""
     kind = "sin" if d % 2 == 0 else "cos"
     col_line.set_xdata([d, d])
-    row_line.set_ydata([p, p])
     col_curve.set_ydata(PE_big[:, d])
     col_ax.set_title(f"dimension {d}: {kind}(pos / 10000^({d - d % 2}/{D_SHOW}))", fontsize=9)
-    for bar, height in zip(bars, PE_big[p]):
-        bar.set_height(height)
+    return (f"Heatmap of {N_SHOW} positions by {D_SHOW} dimensions of sinusoidal encodings, "
+            f"column {d} marked, beside its curve: dimension {d} ({kind}) runs from "
+            f"{PE_big[:, d].min():.2f} to {PE_big[:, d].max():.2f} down the positions.")
+
+
+def draw_position(p):
+    """The second figure at position p; returns what it shows, in words."""
+    row_line.set_ydata([p, p])
+    bars.set_segments([[(j, 0), (j, value)] for j, value in enumerate(PE_big[p])])
     row_ax.set_title(f"position {p}: its whole encoding vector", fontsize=9)
-    said = (f"Heatmap of {N_SHOW} positions by {D_SHOW} dimensions of sinusoidal encodings; "
-            f"dimension {d} ({kind}) runs from {PE_big[:, d].min():.2f} to "
-            f"{PE_big[:, d].max():.2f} down the positions; position {p}'s vector is marked.")
-    live.refresh(alt=said)  # the picture's text alternative follows the sliders
-    if change is not None:  # what the moved slider's status line says to a screen reader
-        change["owner"].status = said
+    return (f"The same heatmap, row {p} marked, beside its {D_SHOW} values as bars: position "
+            f"{p}'s encoding runs from {PE_big[p].min():.2f} to {PE_big[p].max():.2f}.")
 
 
-dim_slider.observe(update, names="value")
-pos_slider.observe(update, names="value")
-update()
-show(widgets.VBox([dim_slider, pos_slider, live.image]), live,
-     alt="Heatmap of 64 positions by 32 dimensions of sinusoidal encodings, with the curve of "
-     "dimension 0 and the vector of position 0.")
+column_live.film(dim_slider, draw_dimension)
+row_live.film(pos_slider, draw_position)
+show(widgets.VBox([dim_slider, column_live.image]), column_live,
+     alt=draw_dimension(dim_slider.value))
+show(widgets.VBox([pos_slider, row_live.image]), row_live, alt=draw_position(pos_slider.value))
 
 # %% [markdown]
 # How far does each end of the heatmap move over the 64 positions?

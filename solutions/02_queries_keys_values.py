@@ -27,7 +27,7 @@ import numpy as np
 
 import helpers
 from helpers import checks
-from helpers.live import LiveFigure, show
+from helpers.live import LiveFigure, pressed_states, show
 from helpers.plots import plot_heatmap
 
 np.set_printoptions(precision=3, suppress=True)
@@ -432,7 +432,8 @@ for layer, head in reversed(views):  # draw the four pictures once now: a click 
 layer_buttons.observe(update, names="value")
 head_buttons.observe(update, names="value")
 show(
-    widgets.VBox([widgets.HBox([layer_buttons, head_buttons]), live.image]),
+    # pressed_states(): a screen reader hears which layer and head button is pressed
+    widgets.VBox([widgets.HBox([layer_buttons, head_buttons]), live.image, pressed_states()]),
     live,
     alt="Heatmaps of X (6 tokens by 8 dimensions) and of head 0's Q, K and V (6 by 4) in "
     "layer 1, rows labelled with the tokens, in a red-white-blue scale centred on 0.",

@@ -28,7 +28,7 @@ import numpy as np
 
 import helpers
 from helpers import checks, scaling
-from helpers.live import LiveFigure, show, slider
+from helpers.live import LiveFigure, pressed_states, show, slider
 from helpers.plots import heatmap_alt, plot_heatmap, show_figure
 
 np.set_printoptions(precision=3, suppress=True)
@@ -401,7 +401,8 @@ ax_c.legend(fontsize=8, loc="upper left")
 live.animate([*score_bars, zero_line, *weight_bars, ax_s.title, ax_w.title, *curves.values(), ring])
 
 # A slider for d_k (helpers.live.slider: named, keyboard-driven, says "d_k = 64"); buttons for
-# the scale, three named choices with no order to scrub through.
+# the scale, three named choices with no order to scrub through (pressed_states() tells a
+# screen reader which one is pressed).
 dk_slider = slider("d_k", [int(d) for d in d_ks], value=4, text="d_k = {}")
 scale_buttons = widgets.ToggleButtons(
     options=[("no scale", "none"), ("÷ √d_k", "sqrt"), ("÷ d_k", "linear")],
@@ -410,12 +411,18 @@ scale_buttons = widgets.ToggleButtons(
 )
 
 
-def update(change=None):
-    d, scale = dk_slider.value, scale_buttons.value
+def score_limit(d, scale):
+    """The score axis's half-height at d_k = d: 2, 4, 8, ... (few ranges, few backgrounds)."""
+    return 2.0 ** np.ceil(np.log2(1.15 * max(np.abs(rows[d, scale][0]).max(), 1.0)))
+
+
+def draw(d):
+    """The figure at d_k = d with the scale picked; returns what it shows, in words."""
+    scale = scale_buttons.value
     s, mean_row = rows[d, scale]  # (N_KEYS,), (N_KEYS,)
     for bar, value in zip(score_bars, s):
         bar.set_height(value)
-    lim = 2.0 ** np.ceil(np.log2(1.15 * max(np.abs(s).max(), 1.0)))  # 2, 4, 8, ...: few ranges
+    lim = score_limit(d, scale)
     ax_s.set_ylim(-lim, lim)
     ax_s.set_title(f"first query's scores, {labels[scale]}, d_k = {d}", fontsize=9)
     for bar, value in zip(weight_bars, mean_row):
@@ -424,20 +431,22 @@ def update(change=None):
     for name, line in curves.items():
         line.set_alpha(1.0 if name == scale else 0.35)
     ring.set_data([d], [mean_row[0]])
-    said = (f"Bar charts at d_k = {d}, {labels[scale]}: the first query's 8 scores reach "
+    return (f"Bar charts at d_k = {d}, {labels[scale]}: the first query's 8 scores reach "
             f"{np.abs(s).max():.1f} in size; the mean largest softmax weight of "
             f"{N_QUERIES} queries is {mean_row[0]:.2f} (flat: 0.125).")
-    # 30 pictures: each drawn once at most; the text alternative follows the controls.
-    live.refresh(background=lim, key=(d, scale), alt=said)
-    if change is not None:
-        dk_slider.status = said  # what a screen reader hears after a move
 
 
-dk_slider.observe(update, names="value")
-scale_buttons.observe(update, names="value")
-update()
+def film(change=None):
+    """Every d_k's picture for the scale picked, held in the browser: the slider shows each at
+    once. A new scale films its ten pictures (once: they are kept)."""
+    scale = scale_buttons.value
+    live.film(dk_slider, draw, background=lambda d: score_limit(d, scale), key=scale)
+
+
+scale_buttons.observe(film, names="value")
+film()
 show(
-    widgets.VBox([dk_slider, scale_buttons, live.image]),
+    widgets.VBox([dk_slider, scale_buttons, live.image, pressed_states()]),
     live,
     alt="Bar charts of one query's 8 scores and of the mean sorted softmax weights of 50 "
     "queries at d_k = 4 with the scale, beside the mean largest weight against d_k.",

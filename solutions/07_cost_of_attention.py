@@ -299,23 +299,26 @@ def readable_bytes(size):
     return f"{size} bytes"
 
 
-def update(change=None):
-    n_now, h_now = n_picker.value, h_picker.value
+def draw(n_now):
+    """The figure at sequence length n_now with the heads picked; returns it in words."""
+    h_now = h_picker.value
     curve.set_ydata(blockwise.score_matrix_bytes(1, h=h_now) * n_grid**2 / GB)
     size = blockwise.score_matrix_bytes(n_now, h=h_now, batch=1, dtype=np.float32)
     marker.set_data([n_now], [size / GB])
     ax.set_title(f"n = {n_now:,}, h = {h_now}, float32: {readable_bytes(size)} per layer")
-    said = (f"Log-log line of the predicted attention-weight memory against n, for {h_now} "
+    return (f"Log-log line of the predicted attention-weight memory against n, for {h_now} "
             f"heads in float32, with 16 GB and 80 GB reference lines; at n = {n_now:,}: "
             f"{readable_bytes(size)} per layer.")
-    live.refresh(alt=said)  # the picture's text alternative follows the controls
-    if change is not None:
-        n_picker.status = said  # what a screen reader hears after a move
 
 
-n_picker.observe(update, names="value")
-h_picker.observe(update, names="value")
-update()
+def film(change=None):
+    """Every n's picture for the heads picked, held in the browser: the slider shows each at
+    once (a new head count films its 12 pictures, once)."""
+    live.film(n_picker, draw, key=h_picker.value)
+
+
+h_picker.observe(film, names="value")
+film()
 show(widgets.VBox([n_picker, h_picker, live.image]), bytes(live.image.value),
      alt="Log-log line of the predicted attention-weight memory against n, for "
      f"{h_picker.value} heads in float32, with 16 GB and 80 GB reference lines and the point "

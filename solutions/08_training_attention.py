@@ -330,33 +330,33 @@ curve_ax.set(xlabel="training step", ylabel="held-out accuracy (%)", ylim=(0, 10
              title="accuracy on 500 held-out sequences")
 curve_ax.grid(True, alpha=0.3)
 
+# Only the cells, their numbers, the title, the line and the dot change: the rest is drawn once.
+live.animate([heat, *cell_texts, heat_ax.title, step_line, dot])
+
 # A slider over the saved steps (helpers.live.slider: named, keyboard-driven, its value said as
 # "step 60 of 300").
 step_picker = slider("training step", run.steps, value=60,
                      text=lambda s: f"step {s} of {run.steps[-1]}")
 
 
-def update(change=None):
-    snap = run.steps.index(step_picker.value)  # which saved snapshot
+def draw(step):
+    """The figure at a saved training step; returns what it shows, in words."""
+    snap = run.steps.index(step)  # which saved snapshot
     A = run.weights[snap]
     heat.set_data(np.ma.masked_array(A, mask=future))
     for text, (r, c) in zip(cell_texts, visible):
         text.set_text(f"{A[r, c]:.2f}")
         text.set_color("black" if A[r, c] > 0.6 else "white")
-    heat_ax.set_title(f"step {run.steps[snap]}: rows = query, columns = key")
-    step_line.set_xdata([run.steps[snap]] * 2)
-    dot.set_data([run.steps[snap]], [100 * run.test_accuracy[snap]])
-    said = (f"Attention weights on '{' '.join(tokens)}' at training step {run.steps[snap]}, "
-            f"next to the held-out accuracy curve over {run.steps[-1]} steps; accuracy at step "
-            f"{run.steps[snap]}: {100 * run.test_accuracy[snap]:.1f} %; weight of 'sat' on "
-            f"'cat': {A[2, 1]:.2f}.")
-    live.refresh(alt=said)  # the picture's text alternative follows the slider
-    if change is not None:
-        step_picker.status = said  # what a screen reader hears after a move
+    heat_ax.set_title(f"step {step}: rows = query, columns = key")
+    step_line.set_xdata([step] * 2)
+    dot.set_data([step], [100 * run.test_accuracy[snap]])
+    return (f"Attention weights on '{' '.join(tokens)}' at training step {step}, next to the "
+            f"held-out accuracy curve over {run.steps[-1]} steps; accuracy at step {step}: "
+            f"{100 * run.test_accuracy[snap]:.1f} %; weight of 'sat' on 'cat': {A[2, 1]:.2f}.")
 
 
-step_picker.observe(update, names="value")
-update()
+# Every saved step's picture, drawn once and held in the browser: the slider shows each at once.
+live.film(step_picker, draw)
 show(widgets.VBox([step_picker, live.image]), bytes(live.image.value),
      alt=f"Attention weights on '{' '.join(tokens)}' at training step {step_picker.value}, next to "
      f"the held-out accuracy curve over {run.steps[-1]} steps; accuracy at step "

@@ -137,3 +137,35 @@ def test_saved_widgets_get_the_same_ids_whatever_ids_the_kernel_drew():
     assert [state[c]["state"]["description"] for c in children] == ["a", "b"]
     (link,) = [m for m in state.values() if m["model_name"] == "LinkModel"]
     assert link["state"]["source"][0] == f"IPY_MODEL_{children[0]}"
+
+
+def test_the_executed_lessons_keep_no_held_pictures():
+    """A slider's pictures (LiveFigure.film) are for the live page: the build drops them from
+    the saved widget state, and keeps the rest of the slider and the picture shown."""
+    for source in SOURCES:
+        nb = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+        state = nb.metadata.get("widgets", {}).get(build_lessons.WIDGET_STATE, {})
+        for model in state.get("state", {}).values():
+            if "pictures" in model["state"]:
+                assert model["state"]["pictures"] == [] == model["state"]["alts"], source.name
+                assert not any(b["path"][0] == "pictures" for b in model.get("buffers", []))
+                assert model["state"]["labels"], source.name
+
+
+def test_held_pictures_are_dropped_and_other_buffers_kept():
+    nb = _saved_widgets({name: uuid.uuid4().hex for name in ["box", "a", "b", "layout", "link"]})
+    state = nb.metadata["widgets"][build_lessons.WIDGET_STATE]["state"]
+    state["slider"] = {
+        "model_name": "AnyModel",
+        "state": {"pictures": [None, None], "alts": ["one", "two"], "labels": ["1", "2"]},
+        "buffers": [
+            {"path": ["pictures", 0], "data": "iVBO", "encoding": "base64"},
+            {"path": ["pictures", 1], "data": "iVBO", "encoding": "base64"},
+            {"path": ["other"], "data": "AAAA", "encoding": "base64"},
+        ],
+    }
+    slider = build_lessons.without_held_pictures(nb).metadata["widgets"][
+        build_lessons.WIDGET_STATE
+    ]["state"]["slider"]
+    assert slider["state"] == {"pictures": [], "alts": [], "labels": ["1", "2"]}
+    assert slider["buffers"] == [{"path": ["other"], "data": "AAAA", "encoding": "base64"}]

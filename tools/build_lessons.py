@@ -150,9 +150,29 @@ def build(source: Path) -> None:
     jupytext.write(
         as_notebook(learner_py.read_text(), lesson), learner_py.with_suffix(".ipynb"), fmt="ipynb"
     )
-    solved = stable_widget_ids(execute(solved_notebook(text, lesson), SOLUTIONS), lesson)
+    solved = stable_widget_ids(
+        without_held_pictures(execute(solved_notebook(text, lesson), SOLUTIONS)), lesson
+    )
     jupytext.write(solved, source.with_suffix(".ipynb"), fmt="ipynb")
     print(f"built {source.stem}: executed in {time.perf_counter() - start:.1f} s")
+
+
+def without_held_pictures(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The saved widget state without the pictures a slider holds for the browser
+    (``LiveFigure.film``: one PNG per value, about 1 MB for lesson 01). Saved, they would
+    weigh down every executed lesson in the repository, for a page with no kernel, where the
+    slider moves nothing anyway; the picture shown is kept (its image widget's)."""
+    store = nb.metadata.get("widgets", {}).get(WIDGET_STATE)
+    for model in (store or {}).get("state", {}).values():
+        state = model.get("state", {})
+        if "pictures" in state and "alts" in state:
+            state["pictures"], state["alts"] = [], []
+            kept = [b for b in model.get("buffers", []) if b["path"][:1] != ["pictures"]]
+            if kept:
+                model["buffers"] = kept
+            else:
+                model.pop("buffers", None)
+    return nb
 
 
 def stable_widget_ids(nb: nbformat.NotebookNode, lesson: str) -> nbformat.NotebookNode:

@@ -23,7 +23,7 @@ import numpy as np
 from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ._validate import ArgumentTypeError
-from .explorer_front import MapPreview, TableView, TokenRow
+from .explorer_front import MapPreview, PressedStates, TableView, TokenRow
 
 __all__ = [
     "ExplorerParts", "TEMPERATURE_RANGE", "build_parts", "causal_look", "shown", "valid_temperature"
@@ -266,6 +266,7 @@ def build_parts(
                 layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"),
             ),
             preview,
+            PressedStates(layout=widgets.Layout(display="none")),  # which button is pressed, said
         ]
     )
     widget.add_class("attention-explorer")

@@ -29,10 +29,10 @@ from matplotlib.figure import Figure
 from PIL import Image
 from traitlets import Unicode
 
-from .explorer_front import Slider
+from .explorer_front import PressedStates, Slider
 from .plots import image_bundle
 
-__all__ = ["LiveFigure", "show", "NamedImage", "slider"]
+__all__ = ["LiveFigure", "show", "NamedImage", "pressed_states", "slider"]
 
 
 class NamedImage(widgets.Image):
@@ -108,6 +108,48 @@ class LiveFigure:
         if self.figure.get_layout_engine() is not None:
             self.figure.set_layout_engine(None)
 
+    def film(
+        self,
+        slider: Slider,
+        draw: Callable[[object], str],
+        background: Callable[[object], Hashable] | None = None,
+        key: Hashable = None,
+    ) -> None:
+        """Draw the figure at every option of ``slider`` and hand the pictures to the browser,
+        so that a move shows its picture at once, never waiting for the kernel.
+
+        ``draw(option)`` puts the figure in its state for that option (as an observer would)
+        and returns the picture's text alternative. ``background(option)``, with animated
+        artists, names the state of the rest (see :meth:`refresh`). ``key`` names the state
+        of everything the slider does not set (another control's value): the pictures of a
+        key already filmed are sent again without drawing. The figure is left at the slider's
+        value. Use it instead of observing the slider, and call it again when another control
+        changes what the pictures show.
+        """
+        cache_key = ("film", key)
+        if cache_key not in self._pngs:
+            pictures, alts = [], []
+            for option in slider.options:
+                alt = draw(option)
+                if not isinstance(alt, str) or not alt.strip():
+                    raise ValueError(
+                        f"film: draw({option!r}) must return the picture's text alternative "
+                        f"(a non-empty str), got {alt!r}"
+                    )
+                if self._animated:
+                    rest = background(option) if background is not None else None
+                    pictures.append(self._blit(rest, small=True))
+                else:
+                    self.figure.canvas.draw()
+                    pictures.append(self._canvas_png(small=True))
+                alts.append(alt)
+                if self.figure.get_layout_engine() is not None:
+                    self.figure.set_layout_engine(None)  # laid out once, as refresh does
+            self._pngs[cache_key] = pictures, alts
+        pictures, alts = self._pngs[cache_key]
+        draw(slider.value)  # the artists as the picture shown
+        slider.hold_pictures(self.image, pictures, alts)
+
     def _render(self) -> bytes:
         if self._animated:  # savefig would leave the animated artists out
             return self._blit(None, keep=False)
@@ -115,7 +157,7 @@ class LiveFigure:
         self.figure.savefig(buffer, format="png")
         return buffer.getvalue()
 
-    def _blit(self, key: Hashable, keep: bool = True) -> bytes:
+    def _blit(self, key: Hashable, keep: bool = True, small: bool = False) -> bytes:
         canvas = self.figure.canvas
         if keep and key in self._backgrounds:
             canvas.restore_region(self._backgrounds[key])
@@ -125,12 +167,24 @@ class LiveFigure:
                 self._backgrounds[key] = canvas.copy_from_bbox(self.figure.bbox)
         for artist in self._animated:
             self.figure.draw_artist(artist)
+        return self._canvas_png(small)
+
+    def _canvas_png(self, small: bool = False) -> bytes:
+        """The canvas's pixels as PNG. ``small``: at most 256 colours, about a third of the
+        bytes for these figures, and as fast to encode (for the many pictures of :meth:`film`,
+        which all go to the browser at once)."""
+        canvas = self.figure.canvas
         width, height = canvas.get_width_height()
         pixels = Image.frombuffer(
             "RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1
-        )
+        ).convert("RGB")
         buffer = io.BytesIO()
-        pixels.convert("RGB").save(buffer, format="png", compress_level=1)
+        if small:
+            pixels.quantize(256, method=Image.Quantize.FASTOCTREE).save(
+                buffer, format="png", compress_level=6
+            )
+        else:
+            pixels.save(buffer, format="png", compress_level=1)
         return buffer.getvalue()
 
 
@@ -203,11 +257,28 @@ def slider(
                 f"slider {description!r}: text needs exactly one {{}} (a format such as "
                 f"{{:,}} may follow its colon), got {text!r}"
             )
-        labels = [text.format(option) for option in options]
+        say = text.format
     elif callable(text):
-        labels = [str(text(option)) for option in options]
+        say = text
     else:
         raise ValueError(f"slider {description!r}: text must be a format string or a function")
+    labels = []
+    for option in options:
+        try:
+            labels.append(str(say(option)))
+        except Exception as error:  # the lesson's format or function: say which option broke it
+            raise ValueError(
+                f"slider {description!r}: its text for option {option!r} failed: "
+                f"{type(error).__name__}: {error}"
+            ) from error
     return Slider(
         options=options, labels=labels, description=description, index=options.index(value)
     )
+
+
+def pressed_states() -> PressedStates:
+    """A widget that shows nothing and tells a screen reader which toggle buttons are pressed:
+    put it in the box beside ``ipywidgets.ToggleButtons`` (or a ``ToggleButton``). ipywidgets
+    8 shows the pressed one by its colour only; this keeps each button's ``aria-pressed`` equal
+    to its state, in the browser."""
+    return PressedStates(layout=widgets.Layout(display="none"))

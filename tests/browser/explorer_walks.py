@@ -149,6 +149,29 @@ async () => {
 KERNEL_LATER_MS = 300
 
 
+KERNEL_PRINT = """
+async (code) => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  let out = '';
+  const future = kernel.requestExecute({code, silent: false, store_history: false});
+  future.onIOPub = (msg) => {
+    if (msg.header.msg_type === 'stream') out += msg.content.text;
+    if (msg.header.msg_type === 'error') out += `ERROR ${msg.content.ename}: ${msg.content.evalue}`;
+  };
+  await future.done;
+  return out;
+}
+"""
+
+
+def kernel_print(lab, code: str) -> str:
+    """What ``code`` prints, run in the open notebook's kernel (not in a cell: nothing on the
+    page changes). Raises if it raised."""
+    out = lab.page.evaluate(KERNEL_PRINT, code)
+    assert not out.startswith("ERROR"), f"{code!r} in the kernel: {out}"
+    return out.strip()
+
+
 def kernel_caught_up(lab) -> None:
     """Return once the current notebook's kernel has handled every message sent to it so far
     and the page has received its answers."""

@@ -8,6 +8,8 @@
 * :class:`GridPicker`: lesson 09's layer x head grid of maps, a keyboard grid (``role="grid"``).
 * :class:`Slider`: a named, keyboard-driven slider that says its value in words (the lessons'
   sliders, through :func:`helpers.live.slider`).
+* :class:`PressedStates`: shows nothing; tells a screen reader which ipywidgets toggle buttons
+  around it are pressed (``aria-pressed``).
 * :class:`MapPreview`: every map of the explorer, held in the browser, so that a click on its
   head or layer buttons (or a pick in the grid) draws the map without waiting for the kernel.
 
@@ -24,7 +26,7 @@ import anywidget
 import ipywidgets as widgets
 import traitlets as t
 
-__all__ = ["GridPicker", "MapPreview", "Slider", "TableView", "TokenRow"]
+__all__ = ["GridPicker", "MapPreview", "PressedStates", "Slider", "TableView", "TokenRow"]
 
 _HERE = Path(__file__).parent
 
@@ -91,6 +93,15 @@ class MapPreview(anywidget.AnyWidget):
     n_heads = t.Int(1).tag(sync=True)
 
 
+class PressedStates(anywidget.AnyWidget):
+    """Shows nothing: every ipywidgets toggle button in the same output (``ToggleButtons``'
+    buttons, a ``ToggleButton``) gets ``aria-pressed``, kept equal to whether it is pressed.
+    ipywidgets 8 marks a pressed button with a CSS class only, which a screen reader does not
+    hear. Put one in the box that holds the buttons (:func:`helpers.live.pressed_states`)."""
+
+    _esm = _source("pressed_states.js")
+
+
 class GridPicker(anywidget.AnyWidget):
     """A keyboard grid of ``n_layers`` x ``n_heads`` maps (``thumbnails``: image URIs, row by
     row); ``selected`` = [layer, head] is the picked one, set by the browser on a click, Enter
@@ -137,6 +148,21 @@ class GridPicker(anywidget.AnyWidget):
             self.selected = pick
 
 
+def _set_quietly(widget: widgets.Widget, **values) -> None:
+    """Set traits of ``widget`` that the browser already shows, without sending them back.
+
+    ipywidgets does not send a trait whose new value its property lock holds (that is how it
+    applies the browser's own updates); the lock in place (the browser update being applied
+    now) is kept and restored."""
+    saved = widget._property_lock
+    widget._property_lock = {**saved, **values}
+    try:
+        for name, value in values.items():
+            setattr(widget, name, value)
+    finally:
+        widget._property_lock = saved
+
+
 class Slider(anywidget.AnyWidget):
     """A slider over ``options`` that a keyboard moves and a screen reader names and reads
     (``slider.js``): a native range input with a ``<label>`` (``description``), its value said
@@ -161,6 +187,16 @@ class Slider(anywidget.AnyWidget):
     # What the last move drew, in words, for a screen reader (a visually hidden status line):
     # the lesson sets it in its observer, e.g. "n = 4 tokens give 16 query-key pairs".
     status = t.Unicode("").tag(sync=True)
+    # Pictures held in the browser (:meth:`helpers.live.LiveFigure.film`): one PNG per option
+    # and its text alternative. A move then shows its picture in ``image`` at once, in the
+    # browser, and says its text in the status line, without waiting for the kernel; the kernel
+    # sets its own copies when the move reaches it (not sent back). Empty: the lesson's
+    # observers draw each move (lesson 00's sentence).
+    pictures = t.List(t.Bytes()).tag(sync=True)
+    alts = t.List(t.Unicode()).tag(sync=True)
+    image = t.Instance(widgets.Image, allow_none=True).tag(
+        sync=True, **widgets.widget_serialization
+    )
     options = t.List()
     value = t.Any()
 
@@ -183,8 +219,39 @@ class Slider(anywidget.AnyWidget):
             )
         return index
 
+    def hold_pictures(self, image: widgets.Image, pictures: list[bytes], alts: list[str]) -> None:
+        """Hand the browser one picture per option (PNG bytes) and its text alternative, shown
+        in ``image`` (its value and tooltip) the moment the slider moves there; ``image`` shows
+        the current option's at once."""
+        if len(pictures) != len(self.options) or len(alts) != len(self.options):
+            raise ValueError(
+                f"{self.description or 'slider'}: {len(pictures)} pictures and {len(alts)} "
+                f"text alternatives for {len(self.options)} options: one each"
+            )
+        if not all(isinstance(alt, str) and alt.strip() for alt in alts):
+            raise ValueError(
+                f"{self.description or 'slider'}: every picture needs a text alternative"
+            )
+        with self.hold_sync():
+            self.image, self.pictures, self.alts = image, list(pictures), list(alts)
+        image.value, image.tooltip = pictures[self.index], alts[self.index]
+
+    def _follow_browser(self, i: int) -> None:
+        """With pictures held: the image, its text alternative and the status line at option
+        ``i``. A move made in the browser shows them there already: the kernel sets its copies
+        without sending them back."""
+        if not self.pictures or self.image is None or i >= len(self.pictures):
+            return
+        picture, alt = self.pictures[i], self.alts[i]
+        if "index" in self._property_lock:  # the move came from the browser, which shows it
+            _set_quietly(self.image, value=picture, tooltip=alt)
+            _set_quietly(self, status=alt)
+        else:  # set in Python: the browser learns of it from here
+            self.image.value, self.image.tooltip, self.status = picture, alt, alt
+
     @t.observe("index")
     def _index_moved(self, change):
+        self._follow_browser(change["new"])
         try:
             self.value = self.options[change["new"]]  # runs the lesson's observers of "value"
         finally:  # even if one of them failed: the browser must not wait for ever

@@ -10,12 +10,18 @@
 // (`status`, set by the lesson: "n = 4 tokens give 16 query-key pairs"), so that a screen reader
 // hears the outcome of a move, not only the slider's value.
 //
+// With pictures held in the browser (`pictures`, `alts`: LiveFigure.film), a move puts its
+// picture into the figure's image (`image`, another widget's model, set here only: the kernel
+// sets its own copy when the move reaches it) and its text alternative into the status line,
+// at once: a drag redraws at the pace of the pointer, and even a busy kernel does not stop it.
+//
 // The value goes to the kernel as `index` (into the options the kernel holds). While the
 // kernel draws one value, newer ones are not queued behind it: the latest waits, and goes when
 // the kernel says it has drawn (`drawn` changes). So a drag redraws at the kernel's pace, the
 // last value always wins, and a busy kernel gets one value when it is free, not a backlog.
 
 let counter = 0;
+const REF = "IPY_MODEL_";
 const SLIDER_KEYS = new Set([
   "ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End",
 ]);
@@ -54,6 +60,52 @@ function render({ model, el }) {
 
   let pending = null; // the index the kernel has not been sent yet (last value wins)
   let inFlight = false; // one index sent, its drawing not yet confirmed
+  let image = null; // the model of the image the held pictures go into
+
+  async function resolveImage() {
+    const ref = model.get("image");
+    const found = ref ? await model.widget_manager.get_model(String(ref).slice(REF.length)) : null;
+    if (ref === model.get("image")) image = found;
+    el.dataset.pictures = held() ? "held" : "kernel"; // for the tests: who draws a move
+  }
+
+  const held = () => image !== null && (model.get("pictures") || []).length === count();
+
+  // Each held picture as a data: URL, made once, on first use. The image's views get it as
+  // their <img> src directly. Measured in the browser tests (value change to new pixels):
+  // through the Image model's own update (a new blob: URL every move) 25-28 ms, 1.3 to 2.4
+  // times the do-nothing widget's round trip; this way 17-22 ms, about 1.0 times it.
+  let urls = [];
+  const urlOf = (i) => {
+    if (!urls[i]) {
+      const view = model.get("pictures")[i]; // a DataView, maybe into a larger buffer
+      const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+      let text = "";
+      for (let k = 0; k < bytes.length; k += 0x8000) {
+        text += String.fromCharCode.apply(null, bytes.subarray(k, k + 0x8000));
+      }
+      urls[i] = `data:image/png;base64,${btoa(text)}`;
+    }
+    return urls[i];
+  };
+
+  // The held picture of option i, and its words: in the image and the status line, now.
+  function showPicture(i) {
+    if (!held()) return false;
+    const alt = (model.get("alts") || [])[i] ?? "";
+    const url = urlOf(i);
+    for (const view of Object.values(image.views || {})) {
+      Promise.resolve(view).then((v) => {
+        if (v && v.el) v.el.src = url; // the view revokes it later as a blob: URL: a no-op
+      });
+    }
+    image.set("tooltip", alt);
+    // The model's copy too, silently (its views have the picture already): a view drawn
+    // later, e.g. the output shown again, shows this picture.
+    image.set("value", model.get("pictures")[i], { silent: true });
+    status.textContent = alt;
+    return true;
+  }
 
   const count = () => (model.get("labels") || []).length;
 
@@ -94,6 +146,7 @@ function render({ model, el }) {
     const last = count() - 1;
     const clamped = Math.min(Math.max(i, 0), last);
     show(clamped); // at once, in the browser: the readout and value text need no kernel
+    showPicture(clamped);
     pending = clamped;
     send();
   }
@@ -107,6 +160,7 @@ function render({ model, el }) {
   });
   function press(delta) {
     pick(Number(input.value) + delta);
+    if (held()) return; // the status line says the new picture's words already
     const labels = model.get("labels") || [];
     status.textContent = labels[Number(input.value)] ?? ""; // focus is on the button: say it
   }
@@ -118,6 +172,8 @@ function render({ model, el }) {
   model.on("change:drawn", () => {
     inFlight = false;
     send();
+    // Idle again: show the kernel's value (it may have set one itself while this was in flight).
+    if (!inFlight && pending === null) show(model.get("index"));
   });
   model.on("change:index", () => {
     if (pending === null && !inFlight) show(model.get("index"));
@@ -125,7 +181,13 @@ function render({ model, el }) {
   model.on("change:labels", drawFrame);
   model.on("change:description", drawFrame);
   model.on("change:disabled", drawFrame);
+  model.on("change:image", resolveImage);
+  model.on("change:pictures", () => {
+    urls = [];
+    resolveImage();
+  });
   drawFrame();
+  resolveImage();
 }
 
 export default { render };
