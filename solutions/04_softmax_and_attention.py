@@ -413,19 +413,20 @@ print("outputs agree:", np.allclose(out_helpers, out))
 # columns = key, brighter = more attention); the bars show the selected query's row. To see
 # another row's distribution, **click its token button** (the row of words after "query:",
 # above the heatmap; clicking the heatmap itself does nothing). Switch **heads**, turn the
-# **causal mask** on (lesson 05), change the **temperature** $T$ (it divides the scores once
-# more), or type your own sentence. Seeded, not trained: the patterns are illustrative, not
+# **causal mask** on (lesson 05), slide the **temperature** $T$ (it divides the scores once
+# more; 13 values from 0.1 to 10), or type your own sentence. Seeded, not trained: the patterns are illustrative, not
 # linguistic. From the keyboard: Tab from the sentence box to the token row, where the arrow
 # keys move the query (Home and End jump to the first and last token), then Tab on to the
-# heads, the mask, the temperature and **table view**, which lists every weight as a table
-# with the query tokens as rows and the key tokens as columns. A new head's map shows at once;
-# its bars and sentence come from the kernel, and while it is busy (another cell running) they
-# stay dimmed: what they show is still the previous head's. After a second, a line under the
-# sentence says it is waiting for the kernel.
+# heads, the mask, the temperature slider (arrow keys, Page Up/Down, Home and End, or its − and
+# + buttons) and **table view**, which lists every weight as a table with the query tokens as
+# rows and the key tokens as columns. A new head's or temperature's map shows at once; its bars
+# and sentence come from the kernel, and while it is busy (another cell running) they stay
+# dimmed: what they show is still the previous map's. After a second, a line under the sentence
+# says it is waiting for the kernel.
 
 # %% [markdown]
 # **Predict first.** The explorer opens on "cat" at temperature $T = 1$. Before you touch the
-# temperature box: at $T = 10$, does the largest weight in the row of "cat" (head 0) **rise**, **fall**
+# temperature slider: at $T = 10$, does the largest weight in the row of "cat" (head 0) **rise**, **fall**
 # or **stay** the same? Write your guess in the cell below and run it.
 
 # %%
@@ -433,7 +434,8 @@ guess = "fall"  ### ANSWER
 checks.cat_at_temperature_10.check(guess)
 
 # %% [markdown]
-# Now look: type 10 in the temperature box with "cat" selected.
+# Now look: with "cat" selected, move the temperature slider to $T = 10$ (Tab to it and press
+# End, or drag it to the right end).
 
 # %%
 ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=h, seed=0, query=cat)

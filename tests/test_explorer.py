@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import helpers
 from helpers import explorer_draw, explorer_weights
-from helpers.explorer import MAX_TOKENS, TEMPERATURE_RANGE, AttentionExplorer
+from helpers.explorer import MAX_TOKENS, TEMPERATURE_RANGE, TEMPERATURES, AttentionExplorer
 from helpers.explorer_controls import build_parts, shown
 from helpers.explorer_draw import ExplorerDrawing, ExplorerState
 
@@ -270,8 +270,16 @@ def test_bad_values_raise_errors_that_teach():
         ex.set_head(2)
     with pytest.raises(ValueError, match=r"query 6 is not a position .* 6 tokens"):
         ex.select_query(6)
-    with pytest.raises(ValueError, match="temperature must be between 0.1 and 10"):
-        ex.set_temperature(0)
+    for t in (0, 0.37, 11, float("nan")):
+        with pytest.raises(
+            ValueError,
+            match=r"temperature must be one of the slider's values "
+            r"\(0\.1, 0\.15, .*, 10\), got",
+        ):
+            ex.set_temperature(t)
+    assert ex.temperature == 1.0  # unchanged
+    ex.set_temperature(0.1 + 0.2)  # 0.30000000000000004: the slider's 0.3
+    assert ex.temperature == 0.3 and ex.parts.temperature.value == 0.3
     with pytest.raises(ValueError, match="multiple of n_heads=3"):
         AttentionExplorer(n_heads=3)
     with pytest.raises(ValueError, match="must be a string"):
@@ -342,14 +350,18 @@ def test_a_click_reuses_the_cached_projections_and_weights(monkeypatch):
         ex.select_query(i)
     assert calls == []
     cells_of_head_0 = ex.heatmap_svg
-    ex.set_head(1)  # its map was drawn with the sentence (the browser holds every head's)
-    assert calls == []
+    # Head 1's map was drawn with the sentence (the browser holds every head's); the browser
+    # now gets it at every other temperature of the slider too: no new Z, no projection.
+    ex.set_head(1)
+    assert calls == ["scaled_dot_product_attention"] * (len(TEMPERATURES) - 1)
+    calls.clear()
     ex.set_head(0)  # weights and cell rectangles served from the cache
     assert calls == [] and ex.heatmap_svg == cells_of_head_0
-    ex.set_temperature(2.0)  # every head's map again, for the browser: no new Z, no projection
-    assert calls == ["scaled_dot_product_attention"] * ex.n_heads
+    ex.set_temperature(2.0)  # every head's map at 2, for the browser: computed already
     ex.set_head(1)
-    assert calls == ["scaled_dot_product_attention"] * ex.n_heads
+    assert calls == []
+    ex.set_causal(True)  # every head's map with the mask, and head 1's at every temperature
+    assert calls == ["scaled_dot_product_attention"] * (ex.n_heads + len(TEMPERATURES) - 1)
 
 
 def test_css_classes_the_browser_tests_rely_on():
@@ -407,7 +419,7 @@ def test_static_png_draws_the_edge_cases(sentence, causal, query):
         st.one_of(
             st.tuples(st.just("head"), st.integers(0, 1)),
             st.tuples(st.just("causal"), st.booleans()),
-            st.tuples(st.just("temperature"), st.floats(*TEMPERATURE_RANGE)),
+            st.tuples(st.just("temperature"), st.sampled_from(TEMPERATURES)),
             st.tuples(st.just("query"), st.integers(0, 8)),
         ),
         max_size=8,
@@ -628,7 +640,7 @@ def test_the_browser_holds_every_heads_map_as_the_explorer_draws_it(monkeypatch)
     """The preview holds each head's map layer, maps[head], as set_head(head) draws it, for
     the mask, temperature and sentence shown; a new mask, temperature or sentence sends them
     again, before the map on screen (so the browser never draws a head from older maps than
-    the map it shows); a new head or query sends none."""
+    the map it shows); a new head or query sends none of them."""
     import ipywidgets
 
     ex = AttentionExplorer(n_heads=4)
@@ -656,7 +668,9 @@ def test_the_browser_holds_every_heads_map_as_the_explorer_draws_it(monkeypatch)
             ex.set_head(head)
             assert preview.maps[head] == ex.parts.heatmap_map.value
             assert f'data-head="{head}"' in preview.maps[head]
-            assert not [msg for w, msg in sent if w is preview], "a new head sent the maps"
+            # (its own map at every temperature, yes: temperature_maps)
+            resent = [msg for w, msg in sent if w is preview and "maps" in msg.get("state", {})]
+            assert not resent, "a new head sent the heads' maps"
     assert "explorer-heatmap-map .widget-html-content" in preview._esm  # pending.js
     assert 'addEventListener("click", onClick, true)' in preview._esm
     empty = AttentionExplorer(sentence="")
@@ -919,3 +933,21 @@ def test_build_parts_makes_the_widgets_alone():
     assert one.layer is None and one.head.options == (("head 0", 0), ("head 1", 1))
     assert one.causal.description == "causal mask: on" and one.temperature.value == 0.5
     assert one.widget.children[:4] == (one.text, one.tokens, one.controls_box, one.table)
+
+
+def test_the_preview_holds_the_map_shown_at_every_temperature():
+    """What a move of the temperature slider draws in the browser before the kernel answers:
+    for each of its values, the same map the explorer then shows at that temperature."""
+    ex = AttentionExplorer(n_heads=2, causal=True)
+    ex.set_head(1)
+    maps = ex.parts.preview.temperature_maps
+    assert len(maps) == len(TEMPERATURES) == len(ex.parts.temperature.options)
+    for index, t in enumerate(TEMPERATURES):
+        ex.parts.temperature.index = index  # what the slider sends
+        assert ex.temperature == t
+        assert ex.parts.heatmap_map.value == maps[index]
+        assert f'data-temperature="{t:g}"' in maps[index]
+    ex.set_causal(False)  # another mask (or head, layer, sentence): every temperature again
+    assert ex.parts.preview.temperature_maps != maps
+    shown = ex.parts.preview.temperature_maps[TEMPERATURES.index(ex.temperature)]
+    assert shown == ex.parts.heatmap_map.value

@@ -3,7 +3,7 @@
 The lesson text's interactive figure, for lessons 04-06. A heatmap of one head's attention
 weights over a sentence (rows = query, columns = key), a row of token buttons that pick the
 query whose distribution is drawn as a bar chart beside it, a head selector, a causal-mask
-toggle, a temperature box and a text box for your own sentence::
+toggle, a temperature slider and a text box for your own sentence::
 
     from helpers.explorer import AttentionExplorer
     ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=2, query=1)
@@ -54,6 +54,7 @@ from ._validate import ArgumentTypeError, whole_number
 from .embeddings import D_MODEL, RUNNING_SENTENCE
 from .explorer_controls import (
     TEMPERATURE_RANGE,
+    TEMPERATURES,
     ExplorerParts,
     build_parts,
     causal_look,
@@ -65,7 +66,7 @@ from .explorer_figure import static_figure
 from .explorer_weights import MAX_TOKENS, SeededWeights, check_source
 from .live import show as _show_live
 
-__all__ = ["AttentionExplorer", "ExplorerParts", "MAX_TOKENS", "TEMPERATURE_RANGE"]
+__all__ = ["AttentionExplorer", "ExplorerParts", "MAX_TOKENS", "TEMPERATURES", "TEMPERATURE_RANGE"]
 
 
 def _index(value, size: int, what: str) -> int:
@@ -90,8 +91,8 @@ class AttentionExplorer:
     causal : bool
         Start with the causal mask on (query i may attend to keys 0..i only).
     temperature : float
-        Divides the scores: scale = 1 / (sqrt(d_k) * temperature). Within
-        ``TEMPERATURE_RANGE`` (0.1 to 10); 1 is the paper's scaled dot product.
+        Divides the scores: scale = 1 / (sqrt(d_k) * temperature). One of the slider's
+        ``TEMPERATURES`` (0.1, 0.15, ..., 7, 10); 1 is the paper's scaled dot product.
     seed : int
         Seed of the token embeddings and of ``W_Q, W_K, W_V`` (seeded, not trained).
     query : int
@@ -331,10 +332,21 @@ class AttentionExplorer:
         (lesson 09's grid holds all of them in the browser, so that a pick is drawn at once)."""
         layer = _index(layer, self.n_layers, "layer")
         head = _index(head, self.n_heads, "head")
+        return self._map_svg(layer, head, self._causal, self._temperature)
+
+    def _map_svg(self, layer: int, head: int, causal: bool, temperature: float) -> str:
+        """The map layer of (layer, head) with this mask and temperature, for this sentence."""
         if not self._tokens:
             return ""
-        weights = self._weights_of(layer, head, self._causal, self._temperature)[1]
-        state = replace(self.state, layer=layer, head=head, weights=weights)
+        weights = self._weights_of(layer, head, causal, temperature)[1]
+        state = replace(
+            self.state,
+            layer=layer,
+            head=head,
+            causal=causal,
+            temperature=temperature,
+            weights=weights,
+        )
         drawing = ExplorerDrawing(state, self._drawing_cache)
         return drawing.map_svg(drawing.heatmap_geometry())
 
@@ -358,6 +370,7 @@ class AttentionExplorer:
         self._weights_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self._drawing_cache: dict = {}  # the drawing's, for this sentence
         self._preview_key: tuple | None = None  # (causal, temperature) of the preview's maps
+        self._temperatures_key: tuple | None = None  # (layer, head, causal) of its others
         self._set_token_options()
         return loaded.text
 
@@ -491,6 +504,7 @@ class AttentionExplorer:
         drawing, parts = self.drawing(), self.parts
         geometry, bars = drawing.heatmap_geometry(), drawing.bars_geometry()
         self._send_every_map()  # before the map: the browser draws the next one from them
+        self._send_every_temperature()
         parts.heatmap_map.value = drawing.map_svg(geometry)
         parts.heatmap_axes.value = drawing.axes_svg(geometry)
         parts.bars_axes.value = drawing.bars_axes_svg(bars)
@@ -518,6 +532,20 @@ class AttentionExplorer:
         self._preview_key = key
         self.parts.preview.maps = [
             self.map_svg_of(k, a) for k in range(self.n_layers) for a in range(self.n_heads)
+        ]
+
+    def _send_every_temperature(self) -> None:
+        """The map shown, at every temperature of the slider, to the browser (the preview),
+        when the sentence, layer, head or mask changed: a move of the temperature slider draws
+        its map from them. None where the model fixes the temperature (no slider)."""
+        if self.source.fixed_temperature is not None:
+            return
+        key = (self._layer, self._head, self._causal)
+        if key == self._temperatures_key:
+            return
+        self._temperatures_key = key
+        self.parts.preview.temperature_maps = [
+            self._map_svg(self._layer, self._head, self._causal, t) for t in TEMPERATURES
         ]
 
     def _draw_query(self, drawing, i: int, geometry: dict | None, bars: dict | None) -> None:

@@ -23,30 +23,33 @@ import numpy as np
 from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ._validate import ArgumentTypeError
-from .explorer_front import MapPreview, PressedStates, TableView, TokenRow
+from .explorer_front import MapPreview, PressedStates, Slider, TableView, TokenRow
+from .live import slider
 
 __all__ = [
-    "ExplorerParts", "TEMPERATURE_RANGE", "build_parts", "causal_look", "shown", "valid_temperature"
+    "ExplorerParts", "TEMPERATURES", "TEMPERATURE_RANGE", "build_parts", "causal_look", "shown",
+    "valid_temperature",
 ]  # fmt: skip
 
-TEMPERATURE_RANGE = (0.1, 10.0)  # the temperature box's limits
+# The temperature slider's values: each 1.33 to 1.67 times the one before, from 0.1 to 10,
+# with 1 (the paper's scaled dot product) among them.
+TEMPERATURES = (0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0)
+TEMPERATURE_RANGE = (TEMPERATURES[0], TEMPERATURES[-1])
 
 
 def valid_temperature(t) -> float:
-    """``t`` as a temperature the box can show (a float in ``TEMPERATURE_RANGE``), or a clear
-    error."""
+    """``t`` as one of the slider's ``TEMPERATURES`` (as a float), or a clear error."""
+    shown = ", ".join(f"{v:g}" for v in TEMPERATURES)
     if isinstance(t, (bool, np.bool_)) or not isinstance(t, numbers.Real):
         raise ArgumentTypeError(
-            f"temperature must be a number between {TEMPERATURE_RANGE[0]} and "
-            f"{TEMPERATURE_RANGE[1]}, got {t!r} of type {type(t).__name__}"[:300]
+            f"temperature must be one of the slider's values ({shown}), got {t!r} of type "
+            f"{type(t).__name__}"[:300]
         )
     t = float(t)
-    low, high = TEMPERATURE_RANGE
-    if math.isfinite(t) and low * (1 - 1e-9) <= t <= high * (1 + 1e-9):
-        t = min(max(t, low), high)  # a limit may arrive as 0.09999999999999999
-    if not math.isfinite(t) or not low <= t <= high:
-        raise ValueError(f"temperature must be between {low} and {high}, got {t!r}")
-    return t
+    for value in TEMPERATURES:  # 0.30000000000000004 is 0.3
+        if math.isclose(t, value, rel_tol=1e-9):
+            return value
+    raise ValueError(f"temperature must be one of the slider's values ({shown}), got {t!r}")
 
 
 def causal_look(on: bool) -> dict[str, str]:
@@ -89,7 +92,7 @@ class ExplorerParts:
     layer: widgets.ToggleButtons | None
     head: widgets.ToggleButtons
     causal: widgets.ToggleButton
-    temperature: widgets.BoundedFloatText
+    temperature: Slider
     table: TableView
     controls_box: widgets.HBox
     heatmap: widgets.GridBox
@@ -192,19 +195,11 @@ def build_parts(
         value=causal, layout=widgets.Layout(width="156px"), **causal_look(causal)
     )
     causal_control.add_class("explorer-causal")
-    low, high = TEMPERATURE_RANGE
-    # A number box, not a slider: ipywidgets' slider handle has no accessible name (axe's
-    # aria-input-field-name), while this <input> is named by its description's <label>.
-    # Its arrow keys and spin buttons step by 0.1; any value in the range may be typed.
-    temperature_control = widgets.BoundedFloatText(
-        value=temperature,
-        min=low,
-        max=high,
-        step=0.1,
-        description="temperature",
-        style={"description_width": "initial"},
-        layout=widgets.Layout(width="190px"),
-        continuous_update=True,
+    # The course's slider (helpers.live.slider): named, keyboard-driven, says "T = 0.5"; its
+    # − and + buttons step without dragging. The explorer's preview holds the current map at
+    # every temperature, so a move draws the map at once (map_preview.js).
+    temperature_control = slider(
+        "temperature", TEMPERATURES, value=valid_temperature(temperature), text="T = {:g}"
     )
     temperature_control.add_class("explorer-temperature")
     # The heatmap is three pictures of one size stacked in one grid cell, each sent to the

@@ -230,10 +230,13 @@ def slider(
     ``{}`` (``"d_k = {}"``, ``"n = {:,}"``) or a function of the value
     (``lambda s: f"step {s} of 2000"``).
     Arrow keys move it one option, Page Up/Down a tenth of them, Home and End to the ends; "−"
-    and "+" buttons beside it do one step. Observe ``"value"`` as with an ipywidgets slider::
+    and "+" buttons beside it do one step. For a figure, hand it every option's picture with
+    :meth:`LiveFigure.film` (a move then shows its picture at once, in the browser); for
+    anything else, observe ``"value"`` as with an ipywidgets slider::
 
         dk = slider("d_k", [1, 4, 16, 64, 256], value=64, text="d_k = {}")
-        dk.observe(lambda change: redraw(change["new"]), names="value")
+        live.film(dk, draw)  # draw(d) sets the figure for d_k = d, returns its text alternative
+        dk.observe(lambda change: print(change["new"]), names="value")
 
     Why not ``ipywidgets.IntSlider``: ipywidgets 8 draws it with noUiSlider, whose handle has no
     accessible name (axe: aria-input-field-name) and whose value a screen reader hears as a bare

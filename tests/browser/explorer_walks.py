@@ -291,8 +291,12 @@ def walk_explorer(lab, tag: str) -> dict:
 
     # Chromium's accessibility tree.
     state = explorer_state(explorer)
+    # Two status lines: the token row's message, and the temperature slider's (empty until
+    # the slider moves: its walk comes later).
     statuses = cdp_ax(lab, root, "status")
-    assert len(statuses) == 1, f"{len(statuses)} status nodes in the accessibility tree"
+    assert len(statuses) == 2, f"{len(statuses)} status nodes in the accessibility tree"
+    statuses.sort(key=lambda node: not node["text"])  # the message first
+    assert statuses[1]["text"] == "", f"the slider's status line speaks: {statuses[1]}"
     assert statuses[0]["properties"].get("live") == "polite", statuses[0]
     assert statuses[0]["text"].split() == state["message"].split(), statuses[0]
     radios = cdp_ax(lab, root, "radio")

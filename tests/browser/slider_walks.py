@@ -27,6 +27,7 @@ SLIDERS = {
     "00": ["number of tokens"],
     "01": ["dimension", "position"],
     "03": ["d_k"],
+    "04": ["temperature"],  # the explorer's
     "07": ["sequence length"],
     "08": ["training step"],
 }
@@ -54,6 +55,10 @@ STATE = """
     drives: images.map((i) => i.src).join(' ') + '|' + text,
     alt: images.length ? images[0].title : null,
     status: row.querySelector('[role="status"]').textContent,
+    // What a screen reader hears of a move's outcome: the slider's status line or, in the
+    // explorer, its message line (a live region of its own, which says the temperature).
+    outcome: (row.closest('.attention-explorer')?.querySelector('.explorer-message')
+              || row.querySelector('[role="status"]')).textContent,
     steps: [...row.querySelectorAll('button')].map((b) => b.getAttribute('aria-label')),
     stepsOff: [...row.querySelectorAll('button')].map((b) => b.getAttribute('aria-disabled')),
     focusedStep: [...row.querySelectorAll('button')].indexOf(document.activeElement),
@@ -89,13 +94,23 @@ def wait_for_move(row, before: dict, expected, what: str) -> dict:
         row.page.wait_for_timeout(50)
 
 
-def wait_for_status(row, before: str, what: str) -> dict:
-    """Wait until the status line says something new (the lesson's outcome of the move)."""
+def wait_for_outcome(row, before: str, what: str) -> dict:
+    """Wait until the move's outcome is said anew (the slider's status line, or the explorer's
+    message line)."""
     deadline = time.monotonic() + MOVE_TIMEOUT_S
-    while not (now := state(row))["status"] or now["status"] == before:
-        assert time.monotonic() < deadline, f"{what}: the status line still says {before!r}"
+    while not (now := state(row))["outcome"] or now["outcome"] == before:
+        assert time.monotonic() < deadline, f"{what}: the outcome still says {before!r}"
         row.page.wait_for_timeout(50)
     return now
+
+
+# The explorer around a slider (lesson 04's temperature): marked pending (its map drawn ahead
+# of the kernel), and the temperature of the map it shows.
+EXPLORER_PENDING = (
+    "(row) => row.closest('.attention-explorer').classList.contains('explorer-pending')"
+)
+MAP_TEMPERATURE = """(row) => row.closest('.attention-explorer')
+  .querySelector('.explorer-heatmap-map svg').getAttribute('data-temperature')"""
 
 
 def kernel_slider(lab, tag: str, name: str) -> dict:
@@ -118,7 +133,8 @@ def busy_kernel(lab, row, slider, tag: str, name: str) -> str:
     last), not five, and ends at the last (its copy of the picture too)."""
     page = lab.page
     held = row.get_attribute("data-pictures") == "held"
-    assert held == (tag != "00"), f"lesson {tag} {name}: pictures {'' if held else 'not '}held"
+    assert held == (tag not in ("00", "04")), f"lesson {tag} {name}: pictures held: {held}"
+    ahead = held or tag == "04"  # the explorer draws its map ahead, from its preview
     slider.focus()
     page.keyboard.press("Home")
     kernel_caught_up(lab)
@@ -136,10 +152,13 @@ def busy_kernel(lab, row, slider, tag: str, name: str) -> str:
         if held:  # the picture, its text alternative and the status line: all at once
             assert meanwhile["drives"] != start["drives"], "the held picture did not follow"
             assert meanwhile["alt"] != start["alt"] and meanwhile["status"] == meanwhile["alt"]
+        elif ahead:  # the explorer's map at the new temperature, its bars marked pending
+            assert meanwhile["drives"] != start["drives"], "the map did not follow"
+            assert row.evaluate(EXPLORER_PENDING), "the explorer is not marked pending"
         else:
             assert meanwhile["drives"] == start["drives"], "the picture changed with no kernel"
     kernel_caught_up(lab)
-    if not held:
+    if not ahead:
         wait_for_move(row, start, presses, f"lesson {tag} {name}: after the kernel was free")
     kernel_caught_up(lab)
     page.wait_for_timeout(500)
@@ -152,8 +171,11 @@ def busy_kernel(lab, row, slider, tag: str, name: str) -> str:
     if held:
         assert after["image_follows"] == "True", "the kernel's copy of the picture is stale"
         assert state(row)["drives"] == meanwhile["drives"], "the kernel redrew the picture"
+    if ahead and not held:  # the kernel's map is the one drawn ahead: pending no more
+        assert not row.evaluate(EXPLORER_PENDING), "the explorer is still marked pending"
+        assert row.evaluate(MAP_TEMPERATURE) == state(row)["valuetext"].removeprefix("T = ")
     return (f"{presses} presses, kernel stopped: "
-            + ("the picture followed at once; " if held else "")
+            + ("the picture followed at once; " if ahead else "")
             + f"the kernel handled {handled} value(s) once free")  # fmt: skip
 
 
@@ -209,7 +231,7 @@ def walk_slider(lab, row, name: str, tag: str) -> dict:
     assert s["focused"] and s["outline"][0] != "none" and s["outline"][1] >= 2, (
         f"lesson {tag} {name}: no visible focus ring ({s['outline']})"
     )
-    alt_before, status_before = s["alt"], s["status"]
+    alt_before, outcome_before = s["alt"], s["outcome"]
     # Page Up: Chromium moves a range input by a tenth of its range (at least one step).
     top = s["max"]
     page_up = lambda v: 1 < v <= min(1 + max(1, -(-top // 10)), top)  # noqa: E731
@@ -231,8 +253,8 @@ def walk_slider(lab, row, name: str, tag: str) -> dict:
                 f"lesson {tag} {name}: stale alt {s['alt']!r}"
             )
             alt_before = s["alt"]
-        s = wait_for_status(row, status_before, f"lesson {tag} {name}: {key}")
-        status_before = s["status"]
+        s = wait_for_outcome(row, outcome_before, f"lesson {tag} {name}: {key}")
+        outcome_before = s["outcome"]
         moves.append(f"{key} -> {s['valuetext']}")
     # A drag from the left end to 70 % of the track: the value follows the pointer.
     page.keyboard.press("Home")
@@ -275,7 +297,8 @@ def sliders_walk_and_latency(lab, tag: str, quiet) -> dict:
     steps = [minus, plus] if at_end else [plus, minus]  # each click a new value
     drives = row.evaluate_handle(
         "(r) => { const out = r.closest('.jp-OutputArea-output');"
-        " return [...out.querySelectorAll('img')].find((i) => !r.contains(i))"
+        " return out.querySelector('.explorer-heatmap-map')"
+        " || [...out.querySelectorAll('img')].find((i) => !r.contains(i))"
         " || [...out.querySelectorAll('.widget-label')].find((l) => !r.contains(l)); }"
     )
     timed = interleaved_latency(
@@ -321,6 +344,7 @@ SLIDER_CELL = {
     "00": "n_slider.observe(show_pairs",
     "01": "column_live.film(dim_slider",
     "03": "scale_buttons.observe(film",
+    "04": "ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=h, seed=0, query=cat)",
     "07": "h_picker.observe(film",
     "08": "live.film(step_picker",
 }
@@ -329,6 +353,7 @@ SLIDER_VARS = {
     "00": {"number of tokens": "n_slider"},
     "01": {"dimension": "dim_slider", "position": "pos_slider"},
     "03": {"d_k": "dk_slider"},
+    "04": {"temperature": "ex.parts.temperature"},
     "07": {"sequence length": "n_picker"},
     "08": {"training step": "step_picker"},
 }

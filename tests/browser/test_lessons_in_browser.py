@@ -426,6 +426,12 @@ def test_lesson_runs_in_jupyterlab(lab, notebook: Path):
         if checks_called:
             assert "Correct" in statuses, f"{path}: no check says Correct ({state['badges']})"
 
+    pressed = lab.page.evaluate(PRESSED_STATES, PANEL)
+    assert all(p["said"] == p["shown"] for p in pressed), (
+        f"{path}: toggle buttons whose aria-pressed differs from what they show: "
+        f"{[p for p in pressed if p['said'] != p['shown']]}"
+    )
+
     assert not unexpected_console_errors(lab), (
         f"{path}: the browser console logged errors:\n" + "\n".join(unexpected_console_errors(lab))
     )
@@ -440,6 +446,39 @@ def test_lesson_runs_in_jupyterlab(lab, notebook: Path):
         print(f"  {path}: {check.__name__} {time.perf_counter() - start:.1f} s: {report}")
     assert not unexpected_console_errors(lab), "\n".join(unexpected_console_errors(lab))
     assert not lab.writes, f"{path}: JupyterLab wrote to the checkout: {lab.writes}"
+
+
+# Every ipywidgets toggle button on the page: is it pressed (the CSS class ipywidgets shows it
+# by), and what it tells a screen reader (aria-pressed, set by helpers.live.pressed_states).
+PRESSED_STATES = """
+(panel) => [...document.querySelectorAll(`${panel} .widget-toggle-button`)].map((b) => ({
+  text: b.textContent.trim(),
+  shown: b.classList.contains('mod-active') ? 'true' : 'false',
+  said: b.getAttribute('aria-pressed'),
+}))
+"""
+
+
+def pressed_states_follow_a_click(lab) -> str:
+    """An unpressed toggle button clicked: its aria-pressed says "true" and the one pressed
+    before says "false"; then the first is pressed again (the lesson as it was)."""
+    page = lab.page
+    buttons = page.locator(f"{PANEL} .widget-toggle-buttons").first.locator(".widget-toggle-button")
+    states = [b.get_attribute("aria-pressed") for b in buttons.all()]
+    assert states.count("true") == 1, f"before the click: {states}"
+    before, target = states.index("true"), states.index("false")
+    buttons.nth(target).click()
+    page.wait_for_function(
+        "([panel, k]) => document.querySelectorAll(`${panel} .widget-toggle-buttons`)[0]"
+        ".querySelectorAll('.widget-toggle-button')[k].getAttribute('aria-pressed') === 'true'",
+        arg=[PANEL, target],
+        timeout=10_000,
+    )
+    after = [b.get_attribute("aria-pressed") for b in buttons.all()]
+    assert after[before] == "false" and after.count("true") == 1, after
+    buttons.nth(before).click()
+    page.wait_for_timeout(500)
+    return f"clicked {target}: aria-pressed {states} -> {after}"
 
 
 def explorer_keyboard_and_tree(lab) -> dict:
@@ -479,13 +518,16 @@ ON_PAGE_CHECKS = {
         for p in LESSONS
         if p.parent.name == "solutions" and p.name[:2] in slider_walks.SLIDERS
     },  # fmt: skip
+    "solutions/02_queries_keys_values.ipynb": [pressed_states_follow_a_click],
     EXPLORER_LESSON: [
         explorer_keyboard_and_tree,
         explorer_at_200_percent,
         explorer_clicks_within_the_latency_target,
+        sliders_walked_and_timed,  # the temperature, last: it leaves T = 10
     ],
     REAL_LESSON: [grid_keyboard, grid_at_200_percent, grid_clicks_within_the_latency_target],
 }
+ON_PAGE_CHECKS["solutions/03_scores_and_scaling.ipynb"].append(pressed_states_follow_a_click)
 
 
 def wait_for_other_tab(lab) -> None:

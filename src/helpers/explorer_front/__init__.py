@@ -91,6 +91,9 @@ class MapPreview(anywidget.AnyWidget):
     _css = _source("map_preview.css")
     maps = t.List(t.Unicode()).tag(sync=True)
     n_heads = t.Int(1).tag(sync=True)
+    # The map shown at every value of the explorer's temperature slider (empty where the model
+    # fixes the temperature): a move of the slider draws its map at once.
+    temperature_maps = t.List(t.Unicode()).tag(sync=True)
 
 
 class PressedStates(anywidget.AnyWidget):

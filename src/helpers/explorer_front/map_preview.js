@@ -1,5 +1,5 @@
 // The explorer's maps in the browser (helpers.explorer_front.MapPreview): it shows nothing
-// itself. It holds the heatmap's bottom layer (cells and numbers) of every (layer, head) map,
+// itself. Its temperature slider draws ahead too (below, onSliderMove). It holds the heatmap's bottom layer (cells and numbers) of every (layer, head) map,
 // `maps`, row by row, `n_heads` a row, for the sentence, mask and temperature shown; when the
 // explorer's head or layer buttons (ipywidgets ToggleButtons, CSS classes explorer-head and
 // explorer-layer) are clicked, or pressed with Space or Enter, it puts the asked-for map into
@@ -35,8 +35,47 @@ function render({ model, el }) {
     drawMapAhead(root, model.get("maps")[layer * nHeads + head]);
   }
 
+  // The temperature slider (class explorer-temperature; slider.js announces each move): the
+  // map shown, at the new temperature, from `temperature_maps`. During a drag the kernel
+  // answers one value at a time, older than the slider's: when its map is not the one asked
+  // for (data-temperature), the one asked for is drawn again, until the kernel catches up.
+  let wanted = null;
+  const temperatureOf = (svg) => (/data-temperature="([^"]*)"/.exec(svg || "") || [])[1];
+
+  function onSliderMove(event) {
+    const root = el.closest(".attention-explorer");
+    const slider = event.target instanceof Element && event.target.closest(".explorer-temperature");
+    if (!root || !slider || !root.contains(slider)) return;
+    const svg = (model.get("temperature_maps") || [])[event.detail.index];
+    if (!svg) return;
+    wanted = svg;
+    drawMapAhead(root, svg);
+    watchAnswers(root);
+  }
+
+  let answers = null;
+  function watchAnswers(root) {
+    const target = root.querySelector(".explorer-heatmap-map .widget-html-content");
+    if (answers || !target) return;
+    answers = new MutationObserver(() => {
+      const map = target.firstElementChild;
+      if (!wanted || !map || map.hasAttribute(AHEAD)) return;
+      if (map.getAttribute("data-temperature") === temperatureOf(wanted)) {
+        wanted = null; // the kernel drew the temperature asked for
+      } else {
+        drawMapAhead(root, wanted);
+      }
+    });
+    answers.observe(target, { childList: true });
+  }
+
   document.addEventListener("click", onClick, true);
-  return () => document.removeEventListener("click", onClick, true);
+  document.addEventListener("course-slider-move", onSliderMove, true);
+  return () => {
+    document.removeEventListener("click", onClick, true);
+    document.removeEventListener("course-slider-move", onSliderMove, true);
+    if (answers) answers.disconnect();
+  };
 }
 
 export default { render };

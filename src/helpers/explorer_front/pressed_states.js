@@ -29,7 +29,15 @@ function render({ el }) {
     const scope = outermostBox();
     if (!scope) return false;
     mark(scope);
-    observer = new MutationObserver(() => mark(scope));
+    // Only what can change a button's state: a class change on a toggle button, or new nodes
+    // (new buttons). The figure's and the slider's updates in the same box are let through.
+    const matters = (record) =>
+      record.type === "attributes"
+        ? record.target.classList.contains("widget-toggle-button")
+        : [...record.addedNodes].some((node) => node.nodeType === 1);
+    observer = new MutationObserver((records) => {
+      if (records.some(matters)) mark(scope);
+    });
     observer.observe(scope, { subtree: true, childList: true, attributes: true,
                               attributeFilter: ["class"] });
     return true;

@@ -147,6 +147,10 @@ function render({ model, el }) {
     const clamped = Math.min(Math.max(i, 0), last);
     show(clamped); // at once, in the browser: the readout and value text need no kernel
     showPicture(clamped);
+    // For whoever draws ahead of the kernel (the explorer's preview, for its temperature).
+    el.dispatchEvent(
+      new CustomEvent("course-slider-move", { bubbles: true, detail: { index: clamped } }),
+    );
     pending = clamped;
     send();
   }
