@@ -216,9 +216,11 @@ def draw_dimension(d):
     col_line.set_xdata([d, d])
     col_curve.set_ydata(PE_big[:, d])
     col_ax.set_title(f"dimension {d}: {kind}(pos / 10000^({d - d % 2}/{D_SHOW}))", fontsize=9)
+    wavelength = 2 * np.pi * 10000 ** ((d - d % 2) / D_SHOW)  # positions per turn
     return (f"Heatmap of {N_SHOW} positions by {D_SHOW} dimensions of sinusoidal encodings, "
-            f"column {d} marked, beside its curve: dimension {d} ({kind}) runs from "
-            f"{PE_big[:, d].min():.2f} to {PE_big[:, d].max():.2f} down the positions.")
+            f"column {d} marked, beside its curve: dimension {d} ({kind}) is a wave "
+            f"{wavelength:,.0f} positions long ({N_SHOW / wavelength:.2g} turns over the "
+            f"{N_SHOW} shown), from {PE_big[:, d].min():.2f} to {PE_big[:, d].max():.2f}.")
 
 
 def draw_position(p):

@@ -414,7 +414,15 @@ def draw(layer, head):
     axes[0].set_title(f"$X^{{({layer + 1})}}$ (layer {layer + 1}): rows = tokens", fontsize=9)
     for ax, name in zip(axes[1:], "QKV"):
         ax.set_title(f"${name}_{head} = X^{{({layer + 1})}} W^{name}_{head}$", fontsize=9)
-    live.refresh(key=(layer, head))
+    live.refresh(key=(layer, head), alt=said(layer, head))  # the text alternative follows
+
+
+def said(layer, head):
+    """What the picture of (layer, head) shows, in words."""
+    n_tokens, width = views[layer, head]["X"].shape
+    return (f"Heatmaps of X in layer {layer + 1} ({n_tokens} tokens by {width} dimensions) and "
+            f"of head {head}'s Q, K and V ({n_tokens} by {d_k}), rows labelled with the tokens; "
+            f"red positive, blue negative, white 0, one scale for all.")
 
 
 def update(change=None):
@@ -429,8 +437,7 @@ show(
     # pressed_states(): a screen reader hears which layer and head button is pressed
     widgets.VBox([widgets.HBox([layer_buttons, head_buttons]), live.image, pressed_states()]),
     live,
-    alt="Heatmaps of X (6 tokens by 8 dimensions) and of head 0's Q, K and V (6 by 4) in "
-    "layer 1, rows labelled with the tokens, in a red-white-blue scale centred on 0.",
+    alt=said(layer_buttons.value, head_buttons.value),
 )
 
 # %% [markdown]

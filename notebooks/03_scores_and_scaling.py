@@ -446,8 +446,7 @@ film()
 show(
     widgets.VBox([dk_slider, scale_buttons, live.image, pressed_states()]),
     live,
-    alt="Bar charts of one query's 8 scores and of the mean sorted softmax weights of 50 "
-    "queries at d_k = 4 with the scale, beside the mean largest weight against d_k.",
+    alt=draw(dk_slider.value),
 )
 
 # %% [markdown]

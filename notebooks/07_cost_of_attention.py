@@ -318,12 +318,7 @@ def film(change=None):
 h_picker.observe(film, names="value")
 film()
 show(widgets.VBox([n_picker, h_picker, live.image]), bytes(live.image.value),
-     alt="Log-log line of the predicted attention-weight memory against n, for "
-     f"{h_picker.value} heads in float32, with 16 GB and 80 GB reference lines and the point "
-     f"n = {n_picker.value:,} marked: "
-     + readable_bytes(blockwise.score_matrix_bytes(n_picker.value, h=h_picker.value, batch=1,
-                                                   dtype=np.float32))
-     + " per layer.")
+     alt=draw(n_picker.value))
 
 # %% [markdown]
 # The numbers behind the figure:

@@ -32,7 +32,7 @@ import numpy as np
 import helpers
 from helpers import checks, training
 from helpers.live import LiveFigure, show, slider
-from helpers.plots import heatmap_alt, plot_heatmap, show_figure
+from helpers.plots import BLACK_TEXT_FROM, heatmap_alt, plot_heatmap, show_figure
 
 np.set_printoptions(precision=3, suppress=True)
 
@@ -308,8 +308,8 @@ for name, trained_run, with_pe in (("with PE", run, True), ("without PE", run_no
 # ## Watch the pattern form
 #
 # Slide through the saved training steps (it opens at step 60; Home goes to the start):
-# the heatmap shows the weights on the running sentence at that step, the red dot the
-# held-out accuracy then.
+# the heatmap shows the weights on the running sentence at that step, the dot on the vertical
+# line the held-out accuracy then.
 
 # %%
 live = LiveFigure(figsize=(10, 4))
@@ -337,6 +337,11 @@ step_picker = slider("training step", run.steps, value=60,
                      text=lambda s: f"step {s} of {run.steps[-1]}")
 
 
+def looking_back(A):
+    """How many rows (queries 1..n-1) put their largest weight on the token just before."""
+    return sum(A[i].argmax() == i - 1 for i in range(1, n))
+
+
 def draw(step):
     """The figure at a saved training step; returns what it shows, in words."""
     snap = run.steps.index(step)  # which saved snapshot
@@ -344,21 +349,20 @@ def draw(step):
     heat.set_data(np.ma.masked_array(A, mask=future))
     for text, (r, c) in zip(cell_texts, visible):
         text.set_text(f"{A[r, c]:.2f}")
-        text.set_color("black" if A[r, c] > 0.6 else "white")
+        text.set_color("black" if A[r, c] >= BLACK_TEXT_FROM else "white")  # as plot_heatmap
     heat_ax.set_title(f"step {step}: rows = query, columns = key")
     step_line.set_xdata([step] * 2)
     dot.set_data([step], [100 * run.test_accuracy[snap]])
     return (f"Attention weights on '{' '.join(tokens)}' at training step {step}, next to the "
             f"held-out accuracy curve over {run.steps[-1]} steps; accuracy at step {step}: "
-            f"{100 * run.test_accuracy[snap]:.1f} %; weight of 'sat' on 'cat': {A[2, 1]:.2f}.")
+            f"{100 * run.test_accuracy[snap]:.1f} %; weight of 'sat' on 'cat': {A[2, 1]:.2f}; "
+            f"rows whose largest weight is one position back: {looking_back(A)} of {n - 1}.")
 
 
 # Every saved step's picture, drawn once and held in the browser: the slider shows each at once.
 live.film(step_picker, draw)
 show(widgets.VBox([step_picker, live.image]), bytes(live.image.value),
-     alt=f"Attention weights on '{' '.join(tokens)}' at training step {step_picker.value}, next to "
-     f"the held-out accuracy curve over {run.steps[-1]} steps; accuracy at step "
-     f"{step_picker.value}: {100 * run.test_accuracy[run.steps.index(step_picker.value)]:.1f} %.")
+     alt=draw(step_picker.value))
 
 # %%
 print("step | held-out accuracy | weight of 'sat' on 'cat' | rows looking one position back")
@@ -369,10 +373,12 @@ for step in (0, 30, 60, 80, 100, 130, 150, 300):
     print(f"{step:4d} | {100 * run.test_accuracy[snap]:15.1f} % | {A[2, 1]:24.2f} | {locked}")
 
 # %% [markdown]
-# Notice: between steps 30 and 150 the weight of one row after another moves to the cell just
-# left of the diagonal, and the accuracy climbs with it, from 57 % at step 30 to over 99 % by
-# step 130. "sat" (row 2) locks on last: "cat" becomes its largest weight only at step 80, and
-# reaches 0.80 at step 130. After that training only sharpens the pattern.
+# Notice: one row after another comes to put its largest weight on the cell just left of the
+# diagonal: rows 4 and 5 by step 30, four rows by step 60, all five by step 80 (row 1 also
+# does at step 0, by chance of the random start, and loses it by step 30). The accuracy climbs
+# with them, from 57 % at step 30 to over 99 % by step 130. "sat" (row 2) locks on last: "cat"
+# becomes its largest weight only at step 80, and reaches 0.80 at step 130. After that
+# training only sharpens the pattern.
 
 # %% [markdown]
 # ## Challenge ★★★ — `attention_backward(Q, K, V, dO)`
@@ -412,7 +418,7 @@ checks.attention_backward.check(attention_backward)
 #   to 100 % held-out accuracy; without positional encodings it cannot, because nothing else
 #   tells the keys' positions apart.
 # - Learned attention has a clean structure (here: one step left of the diagonal) where seeded
-#   weights have none; the step picker shows it forming row by row between steps 30 and 150.
+#   weights have none; the step slider shows it forming row by row, all five rows by step 80.
 #
 # **Next**: [09 · a real Transformer](09_real_model.ipynb). Real models stack many such layers,
 # each with several heads, and learn the embeddings too; some of their heads learn exactly this

@@ -116,8 +116,10 @@ pairs = ipywidgets.Label()
 
 def show_pairs(change=None):
     n = n_slider.value
-    pairs.value = f"{n} token{'s' if n > 1 else ''} give {n * n} query-key pairs to score"
-    n_slider.status = pairs.value  # what a screen reader hears after a move
+    pairs.value = (f"{n} token{'s give' if n > 1 else ' gives'} {n * n} query-key "
+                   f"pair{'s' if n > 1 else ''} to score")
+    # What a screen reader hears after a move (the slider itself says "n = 4 tokens").
+    n_slider.status = f"{n * n} query-key pair{'s' if n > 1 else ''} to score"
 
 
 n_slider.observe(show_pairs, names="value")

@@ -420,9 +420,9 @@ print("outputs agree:", np.allclose(out_helpers, out))
 # heads, the mask, the temperature slider (arrow keys, Page Up/Down, Home and End, or its − and
 # + buttons) and **table view**, which lists every weight as a table with the query tokens as
 # rows and the key tokens as columns. A new head's or temperature's map shows at once; its bars
-# and sentence come from the kernel, and while it is busy (another cell running) they stay
-# dimmed: what they show is still the previous map's. After a second, a line under the sentence
-# says it is waiting for the kernel.
+# and the message above the heatmap come from the kernel, and while it is busy (another cell
+# running) they stay dimmed: what they show is still the previous map's. After a second, a line
+# under the message says it is waiting for the kernel.
 
 # %% [markdown]
 # **Predict first.** The explorer opens on "cat" at temperature $T = 1$. Before you touch the

@@ -159,7 +159,8 @@ class ExplorerDrawing:
         return (
             f'"{token}" (position {query}) distributes its attention {where}, most to '
             f'"{_word(state.tokens[top])}" ({row[top]:.2f}); {self.view_words()}. Brighter '
-            "cell = more attention. Click a token, or use the arrow keys, to switch."
+            "cell = more attention. Click a token, or use the arrow keys in the token row, to "
+            "switch."
         )
 
     def view_words(self) -> str:

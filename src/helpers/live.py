@@ -123,10 +123,11 @@ class LiveFigure:
         artists, names the state of the rest (see :meth:`refresh`). ``key`` names the state
         of everything the slider does not set (another control's value): the pictures of a
         key already filmed are sent again without drawing. The figure is left at the slider's
-        value. Use it instead of observing the slider, and call it again when another control
-        changes what the pictures show.
+        value when filmed (its artists do not follow later moves: the browser shows the held
+        pictures). Use it instead of observing the slider, and call it again when another
+        control changes what the pictures show.
         """
-        cache_key = ("film", key)
+        cache_key = ("film", id(slider), key)  # a figure may serve several sliders
         if cache_key not in self._pngs:
             pictures, alts = [], []
             for option in slider.options:
@@ -229,10 +230,10 @@ def slider(
     value in words, for the readout beside it and for a screen reader: a format string with one
     ``{}`` (``"d_k = {}"``, ``"n = {:,}"``) or a function of the value
     (``lambda s: f"step {s} of 2000"``).
-    Arrow keys move it one option, Page Up/Down a tenth of them, Home and End to the ends; "−"
-    and "+" buttons beside it do one step. For a figure, hand it every option's picture with
-    :meth:`LiveFigure.film` (a move then shows its picture at once, in the browser); for
-    anything else, observe ``"value"`` as with an ipywidgets slider::
+    Arrow keys move it one option, Page Up/Down a tenth of them (at least one), Home and End to
+    the ends; "−" and "+" buttons beside it do one step. For a figure, hand it every option's
+    picture with :meth:`LiveFigure.film` (a move then shows its picture at once, in the
+    browser); for anything else, observe ``"value"`` as with an ipywidgets slider::
 
         dk = slider("d_k", [1, 4, 16, 64, 256], value=64, text="d_k = {}")
         live.film(dk, draw)  # draw(d) sets the figure for d_k = d, returns its text alternative

@@ -33,6 +33,7 @@ SLIDERS = {
 }
 SLIDER_RATIO = 1.5  # CURRICULUM.md: a slider's redraw within 1.5 x the do-nothing round trip
 LATENCY_MOVES = 12
+SAY_WAIT_MS = 700  # slider.js's status line speaks 400 ms after the last move
 MOVE_TIMEOUT_S = 15.0
 
 # What a slider row shows now, and a fingerprint of what it drives: the <img> sources (a new
@@ -146,7 +147,7 @@ def busy_kernel(lab, row, slider, tag: str, name: str) -> str:
     with kernel_stopped(lab):
         for _ in range(presses):
             page.keyboard.press("ArrowRight")
-        page.wait_for_timeout(300)
+        page.wait_for_timeout(SAY_WAIT_MS)  # the status line speaks once the slider rests
         meanwhile = state(row)
         assert meanwhile["value"] == presses and meanwhile["readout"] == meanwhile["valuetext"]
         if held:  # the picture, its text alternative and the status line: all at once
@@ -194,9 +195,11 @@ def step_buttons(lab, row, slider, tag: str, name: str) -> str:
     plus = row.locator("button").nth(1)
     plus.focus()
     page.keyboard.press("Enter")
+    assert state(row)["value"] == 1  # at once
+    # Said once the slider rests (the new value, or its picture's text alternative).
+    page.wait_for_timeout(SAY_WAIT_MS)
     said = state(row)
-    # At once the new value (the kernel's outcome replaces it a moment later).
-    assert said["value"] == 1 and said["status"] and said["status"] != s["status"], said
+    assert said["status"] and said["status"] != s["status"], said
     s = wait_for_move(row, s, 1, f"lesson {tag} {name}: Enter on +")
     slider.focus()
     page.keyboard.press("End")

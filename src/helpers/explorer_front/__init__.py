@@ -246,7 +246,7 @@ class Slider(anywidget.AnyWidget):
         if not self.pictures or self.image is None or i >= len(self.pictures):
             return
         picture, alt = self.pictures[i], self.alts[i]
-        if "index" in self._property_lock:  # the move came from the browser, which shows it
+        if self._property_lock.get("index") == i:  # the browser's move: it shows it already
             _set_quietly(self.image, value=picture, tooltip=alt)
             _set_quietly(self, status=alt)
         else:  # set in Python: the browser learns of it from here

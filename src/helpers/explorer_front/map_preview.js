@@ -1,5 +1,5 @@
 // The explorer's maps in the browser (helpers.explorer_front.MapPreview): it shows nothing
-// itself. Its temperature slider draws ahead too (below, onSliderMove). It holds the heatmap's bottom layer (cells and numbers) of every (layer, head) map,
+// itself. It holds the heatmap's bottom layer (cells and numbers) of every (layer, head) map,
 // `maps`, row by row, `n_heads` a row, for the sentence, mask and temperature shown; when the
 // explorer's head or layer buttons (ipywidgets ToggleButtons, CSS classes explorer-head and
 // explorer-layer) are clicked, or pressed with Space or Enter, it puts the asked-for map into
@@ -9,7 +9,7 @@
 // It listens on the document, in the capture phase: that runs before the buttons' own
 // handler (which moves the picked button), so the buttons still show the map shown until now.
 // Until the kernel's answer, the bars and the message are marked as the previous map's
-// (drawMapAhead: pending.js).
+// (drawMapAhead: pending.js). The temperature slider draws ahead the same way (onSliderMove).
 
 function render({ model, el }) {
   el.classList.add("explorer-map-preview");
@@ -22,6 +22,7 @@ function render({ model, el }) {
     const button = event.target instanceof Element && event.target.closest(".widget-toggle-button");
     if (!root || !button || !root.contains(button) || button.disabled) return;
     if (button.classList.contains("mod-active")) return; // the map shown already
+    wanted = null; // a temperature the slider asked for gives way to the new head or layer
     const row = button.closest(".explorer-head, .explorer-layer");
     if (!row || !root.contains(row)) return;
     const heads = root.querySelector(".explorer-head");
@@ -35,12 +36,19 @@ function render({ model, el }) {
     drawMapAhead(root, model.get("maps")[layer * nHeads + head]);
   }
 
-  // The temperature slider (class explorer-temperature; slider.js announces each move): the
-  // map shown, at the new temperature, from `temperature_maps`. During a drag the kernel
-  // answers one value at a time, older than the slider's: when its map is not the one asked
-  // for (data-temperature), the one asked for is drawn again, until the kernel catches up.
+  // The temperature slider (class explorer-temperature; slider.js sends an event on each
+  // move): the map shown, at the new temperature, from `temperature_maps`. During a drag the
+  // kernel answers one value at a time, older than the slider's: when its map is not the one
+  // asked for (its data- attributes: layer, head, mask, temperature), the one asked for is
+  // drawn again, until the kernel catches up. A head or layer click forgets it.
   let wanted = null;
-  const temperatureOf = (svg) => (/data-temperature="([^"]*)"/.exec(svg || "") || [])[1];
+  const KEYS = ["data-layer", "data-head", "data-causal", "data-temperature"];
+  const keyOf = (map) => KEYS.map((name) => map && map.getAttribute(name)).join("|");
+  function keyOfSvg(svg) {
+    const holder = document.createElement("template");
+    holder.innerHTML = svg;
+    return keyOf(holder.content.firstElementChild);
+  }
 
   function onSliderMove(event) {
     const root = el.closest(".attention-explorer");
@@ -48,22 +56,25 @@ function render({ model, el }) {
     if (!root || !slider || !root.contains(slider)) return;
     const svg = (model.get("temperature_maps") || [])[event.detail.index];
     if (!svg) return;
-    wanted = svg;
+    wanted = { svg, key: keyOfSvg(svg) };
     drawMapAhead(root, svg);
     watchAnswers(root);
   }
 
   let answers = null;
+  let watched = null;
   function watchAnswers(root) {
     const target = root.querySelector(".explorer-heatmap-map .widget-html-content");
-    if (answers || !target) return;
+    if (!target || target === watched) return;
+    if (answers) answers.disconnect(); // the heatmap was drawn anew: watch the new one
+    watched = target;
     answers = new MutationObserver(() => {
       const map = target.firstElementChild;
       if (!wanted || !map || map.hasAttribute(AHEAD)) return;
-      if (map.getAttribute("data-temperature") === temperatureOf(wanted)) {
-        wanted = null; // the kernel drew the temperature asked for
+      if (keyOf(map) === wanted.key) {
+        wanted = null; // the kernel drew the map asked for
       } else {
-        drawMapAhead(root, wanted);
+        drawMapAhead(root, wanted.svg);
       }
     });
     answers.observe(target, { childList: true });

@@ -5,7 +5,8 @@
 // answers. The map goes into the explorer's heatmap now; its bars and message still show the
 // previous map's numbers until the kernel's answer arrives, so until then the explorer is
 // marked pending: class explorer-pending (the bars and the message dimmed, map_preview.css)
-// and aria-busy on both (a screen reader holds the live message until it is the new map's).
+// and aria-busy on both (a screen reader that honours aria-busy holds the live message until it
+// is the new map's; not all do).
 // Should the answer take longer than WAITING_MS (a cell still running holds the kernel), a
 // line under the message says so, in a live region of its own: otherwise a screen reader
 // would hear nothing at all until the kernel is free. The kernel's answer is the map it sends:
@@ -15,7 +16,7 @@ const AHEAD = "data-drawn-ahead";
 const WAITING_MS = 1000;
 const WAITING =
   "Waiting for the kernel (is a cell running?): until it answers, the bars and the " +
-  "sentence still describe the previous map.";
+  "message above still describe the previous map.";
 
 function drawMapAhead(explorer, svg) {
   const target = explorer && explorer.querySelector(".explorer-heatmap-map .widget-html-content");

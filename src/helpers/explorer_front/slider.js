@@ -6,14 +6,15 @@
 // visible readout says the same. Two step buttons ("−", "+") move it one step without dragging
 // (WCAG 2.2 SC 2.5.7) and name what they do; at an end the button stays focusable and says it is
 // unavailable (aria-disabled), so focus is never lost. A visually hidden status line
-// (role="status") says what a button press chose, at once, and then what the kernel drew
-// (`status`, set by the lesson: "n = 4 tokens give 16 query-key pairs"), so that a screen reader
-// hears the outcome of a move, not only the slider's value.
+// (role="status") says the outcome of a move once the slider has rested SAY_MS: the new
+// picture's text alternative, or what the lesson's kernel set (`status`: "4 tokens give 16
+// query-key pairs"), or after a button press its new value; so a screen reader hears the
+// outcome, not only the slider's value, and a held key gives one announcement, not a queue.
 //
 // With pictures held in the browser (`pictures`, `alts`: LiveFigure.film), a move puts its
 // picture into the figure's image (`image`, another widget's model, set here only: the kernel
-// sets its own copy when the move reaches it) and its text alternative into the status line,
-// at once: a drag redraws at the pace of the pointer, and even a busy kernel does not stop it.
+// sets its own copy when the move reaches it), at once: a drag redraws at the pace of the
+// pointer, and even a busy kernel does not stop it.
 //
 // The value goes to the kernel as `index` (into the options the kernel holds). While the
 // kernel draws one value, newer ones are not queued behind it: the latest waits, and goes when
@@ -22,6 +23,7 @@
 
 let counter = 0;
 const REF = "IPY_MODEL_";
+const SAY_MS = 400;
 const SLIDER_KEYS = new Set([
   "ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End",
 ]);
@@ -56,9 +58,21 @@ function render({ model, el }) {
   status.className = "course-slider-status";
   status.setAttribute("role", "status");
   status.setAttribute("aria-live", "polite");
-  el.append(label, minus, input, plus, readout, status);
+  // The range input first after its label: Tab reaches the slider itself, then its buttons.
+  el.append(label, input, minus, plus, readout, status);
 
   let pending = null; // the index the kernel has not been sent yet (last value wins)
+  let current = model.get("index"); // the index shown
+  // What the status line says, once the slider has rested SAY_MS: a key held down or a drag
+  // gives one announcement at the end, not one per step queued behind each other.
+  let sayTimer = null;
+  function say(text) {
+    clearTimeout(sayTimer);
+    status.textContent = "";
+    sayTimer = setTimeout(() => {
+      status.textContent = text;
+    }, SAY_MS);
+  }
   let inFlight = false; // one index sent, its drawing not yet confirmed
   let image = null; // the model of the image the held pictures go into
 
@@ -103,13 +117,14 @@ function render({ model, el }) {
     // The model's copy too, silently (its views have the picture already): a view drawn
     // later, e.g. the output shown again, shows this picture.
     image.set("value", model.get("pictures")[i], { silent: true });
-    status.textContent = alt;
+    say(alt);
     return true;
   }
 
   const count = () => (model.get("labels") || []).length;
 
   function show(i) {
+    current = i;
     const labels = model.get("labels") || [];
     const text = labels[i] ?? String(i);
     input.value = String(i);
@@ -145,6 +160,7 @@ function render({ model, el }) {
     if (model.get("disabled")) return;
     const last = count() - 1;
     const clamped = Math.min(Math.max(i, 0), last);
+    if (clamped === current) return; // at an end already: nothing moves, nothing to redraw
     show(clamped); // at once, in the browser: the readout and value text need no kernel
     showPicture(clamped);
     // For whoever draws ahead of the kernel (the explorer's preview, for its temperature).
@@ -159,39 +175,54 @@ function render({ model, el }) {
   // The slider's own keys stay with it: JupyterLab's notebook would otherwise take the arrow
   // keys (it moved the focus away, and the value did not change). The browser still does what
   // the key means for a range input.
-  input.addEventListener("keydown", (event) => {
+  const keepKeys = (event) => {
     if (SLIDER_KEYS.has(event.key)) event.stopPropagation();
-  });
+  };
+  input.addEventListener("keydown", keepKeys);
+  // On the buttons too: the notebook's arrow keys would move to another cell, and the focus
+  // out of the slider.
+  minus.addEventListener("keydown", keepKeys);
+  plus.addEventListener("keydown", keepKeys);
   function press(delta) {
-    pick(Number(input.value) + delta);
-    if (held()) return; // the status line says the new picture's words already
+    const before = current;
+    pick(current + delta);
+    if (held() || current === before) return; // the picture's words are on their way
     const labels = model.get("labels") || [];
-    status.textContent = labels[Number(input.value)] ?? ""; // focus is on the button: say it
+    say(labels[current] ?? ""); // focus is on the button: say the new value
   }
   minus.addEventListener("click", () => press(-1));
   plus.addEventListener("click", () => press(1));
-  model.on("change:status", () => {
-    status.textContent = model.get("status");
-  });
-  model.on("change:drawn", () => {
-    inFlight = false;
-    send();
-    // Idle again: show the kernel's value (it may have set one itself while this was in flight).
-    if (!inFlight && pending === null) show(model.get("index"));
-  });
-  model.on("change:index", () => {
-    if (pending === null && !inFlight) show(model.get("index"));
-  });
-  model.on("change:labels", drawFrame);
-  model.on("change:description", drawFrame);
-  model.on("change:disabled", drawFrame);
-  model.on("change:image", resolveImage);
-  model.on("change:pictures", () => {
-    urls = [];
-    resolveImage();
-  });
+
+  const handlers = {
+    "change:status": () => say(model.get("status")),
+    "change:drawn": () => {
+      inFlight = false;
+      send();
+      // Idle again: show the kernel's value (it may have set one itself meanwhile).
+      if (!inFlight && pending === null) show(model.get("index"));
+    },
+    "change:index": () => {
+      if (pending === null && !inFlight) show(model.get("index"));
+    },
+    "change:labels": drawFrame,
+    "change:description": drawFrame,
+    "change:disabled": drawFrame,
+    "change:image": resolveImage,
+    // New pictures (another control changed them while the slider may have moved): show the
+    // one of the value the slider shows now.
+    "change:pictures": async () => {
+      urls = [];
+      await resolveImage();
+      showPicture(current);
+    },
+  };
+  for (const [event, handler] of Object.entries(handlers)) model.on(event, handler);
   drawFrame();
   resolveImage();
+  return () => {
+    clearTimeout(sayTimer);
+    for (const [event, handler] of Object.entries(handlers)) model.off(event, handler);
+  };
 }
 
 export default { render };
