@@ -32,7 +32,10 @@ SLIDERS = {
     "08": ["training step"],
 }
 SLIDER_RATIO = 1.5  # CURRICULUM.md: a slider's redraw within 1.5 x the do-nothing round trip
-LATENCY_MOVES = 12
+# Timed moves per lesson. Both series are a frame or two each (10-35 ms here), so single
+# times scatter by a frame either way and a median of 12 moved the ratio by up to 0.4 between
+# runs of the same lesson (lesson 03: 1.10 to 1.62); 20 halve that scatter's effect.
+LATENCY_MOVES = 20
 SAY_WAIT_MS = 700  # slider.js's status line speaks 400 ms after the last move
 MOVE_TIMEOUT_S = 15.0
 
