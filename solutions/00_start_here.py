@@ -114,16 +114,16 @@ n_slider = slider("number of tokens", range(1, 9), value=3,
 pairs = ipywidgets.Label()
 
 
-def show_pairs(change=None):
-    n = n_slider.value
-    pairs.value = (f"{n} token{'s give' if n > 1 else ' gives'} {n * n} query-key "
-                   f"pair{'s' if n > 1 else ''} to score")
-    # What a screen reader hears after a move (the slider itself says "n = 4 tokens").
-    n_slider.status = f"{n * n} query-key pair{'s' if n > 1 else ''} to score"
+def pairs_of(n):
+    return (f"{n} token{'s give' if n > 1 else ' gives'} {n * n} query-key "
+            f"pair{'s' if n > 1 else ''} to score")
 
 
-n_slider.observe(show_pairs, names="value")
-show_pairs()
+# Every value's sentence, held in the browser: a move shows its sentence at once. The status
+# line says the count to a screen reader (the slider itself says "n = 4 tokens").
+n_slider.hold_texts(pairs, [pairs_of(n) for n in n_slider.options],
+                    said=[f"{n * n} query-key pair{'s' if n > 1 else ''} to score"
+                          for n in n_slider.options])
 ipywidgets.VBox([n_slider, pairs])
 
 # %% [markdown]

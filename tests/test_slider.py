@@ -175,3 +175,21 @@ def test_filmed_pictures_are_small_palette_pngs():
 def test_pressed_states_shows_nothing():
     widget = pressed_states()
     assert isinstance(widget, PressedStates) and widget.layout.display == "none"
+
+
+def test_held_texts_go_into_a_label_and_its_kernel_copy_follows_quietly():
+    import ipywidgets
+
+    s = slider("number of tokens", range(1, 4), value=2)
+    label = ipywidgets.Label()
+    s.hold_texts(label, ["one", "two", "three"], said=["1 pair", "4 pairs", "9 pairs"])
+    assert label.value == "two" and s.alts == ["1 pair", "4 pairs", "9 pairs"]
+    assert not label.tooltip  # a sentence is its own text: no title
+    sent = []
+    for widget in (s, label):
+        widget._send = lambda msg, buffers=None, w=widget: sent.append((w, msg))
+    s.set_state({"index": 2})  # the browser's move: it shows "three" already
+    assert (label.value, s.status) == ("three", "9 pairs")
+    assert [w for w, m in sent if m.get("method") == "update"] == [s]  # "drawn" only
+    with pytest.raises(ValueError, match="every text must be a str"):
+        s.hold_texts(label, ["one", 2, "three"])

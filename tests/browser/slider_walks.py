@@ -137,7 +137,7 @@ def busy_kernel(lab, row, slider, tag: str, name: str) -> str:
     last), not five, and ends at the last (its copy of the picture too)."""
     page = lab.page
     held = row.get_attribute("data-pictures") == "held"
-    assert held == (tag not in ("00", "04")), f"lesson {tag} {name}: pictures held: {held}"
+    assert held == (tag != "04"), f"lesson {tag} {name}: pictures held: {held}"
     ahead = held or tag == "04"  # the explorer draws its map ahead, from its preview
     slider.focus()
     page.keyboard.press("Home")
@@ -153,9 +153,11 @@ def busy_kernel(lab, row, slider, tag: str, name: str) -> str:
         page.wait_for_timeout(SAY_WAIT_MS)  # the status line speaks once the slider rests
         meanwhile = state(row)
         assert meanwhile["value"] == presses and meanwhile["readout"] == meanwhile["valuetext"]
-        if held:  # the picture, its text alternative and the status line: all at once
+        if held:  # the picture (or sentence), its words and the status line: all at once
             assert meanwhile["drives"] != start["drives"], "the held picture did not follow"
-            assert meanwhile["alt"] != start["alt"] and meanwhile["status"] == meanwhile["alt"]
+            assert meanwhile["status"] and meanwhile["status"] != start["status"], meanwhile
+            if meanwhile["alt"] is not None:  # a picture: its text alternative is said
+                assert meanwhile["alt"] != start["alt"] and meanwhile["status"] == meanwhile["alt"]
         elif ahead:  # the explorer's map at the new temperature, its bars marked pending
             assert meanwhile["drives"] != start["drives"], "the map did not follow"
             assert row.evaluate(EXPLORER_PENDING), "the explorer is not marked pending"
@@ -347,7 +349,7 @@ def sliders_walk_and_latency(lab, tag: str, quiet) -> dict:
 # The source line of the cell that shows each lesson's first slider (the do-nothing widget's
 # cell goes right below it).
 SLIDER_CELL = {
-    "00": "n_slider.observe(show_pairs",
+    "00": "n_slider.hold_texts(pairs",
     "01": "column_live.film(dim_slider",
     "03": "scale_buttons.observe(film",
     "04": "ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=h, seed=0, query=cat)",

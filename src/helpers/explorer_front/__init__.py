@@ -195,9 +195,10 @@ class Slider(anywidget.AnyWidget):
     # browser, and says its text in the status line, without waiting for the kernel; the kernel
     # sets its own copies when the move reaches it (not sent back). Empty: the lesson's
     # observers draw each move (lesson 00's sentence).
-    pictures = t.List(t.Bytes()).tag(sync=True)
+    # (Or one text per option for a Label, ``hold_texts``.)
+    pictures = t.List(t.Union([t.Bytes(), t.Unicode()])).tag(sync=True)
     alts = t.List(t.Unicode()).tag(sync=True)
-    image = t.Instance(widgets.Image, allow_none=True).tag(
+    image = t.Instance(widgets.DOMWidget, allow_none=True).tag(
         sync=True, **widgets.widget_serialization
     )
     options = t.List()
@@ -237,7 +238,17 @@ class Slider(anywidget.AnyWidget):
             )
         with self.hold_sync():
             self.image, self.pictures, self.alts = image, list(pictures), list(alts)
-        image.value, image.tooltip = pictures[self.index], alts[self.index]
+        image.value = pictures[self.index]
+        if isinstance(image, widgets.Image):  # a picture's text alternative: its title
+            image.tooltip = alts[self.index]
+
+    def hold_texts(self, label: widgets.Label, texts: list[str], said: list[str] | None = None):
+        """Like :meth:`hold_pictures` for a sentence: one text per option, shown in ``label``
+        the moment the slider moves there (no kernel on the way); ``said`` (default: the
+        texts) is what the status line says of each."""
+        if not all(isinstance(text, str) for text in texts):
+            raise ValueError(f"{self.description or 'slider'}: every text must be a str")
+        self.hold_pictures(label, texts, list(texts) if said is None else said)
 
     def _follow_browser(self, i: int) -> None:
         """With pictures held: the image, its text alternative and the status line at option
@@ -246,11 +257,16 @@ class Slider(anywidget.AnyWidget):
         if not self.pictures or self.image is None or i >= len(self.pictures):
             return
         picture, alt = self.pictures[i], self.alts[i]
+        image = {"value": picture}
+        if isinstance(self.image, widgets.Image):
+            image["tooltip"] = alt
         if self._property_lock.get("index") == i:  # the browser's move: it shows it already
-            _set_quietly(self.image, value=picture, tooltip=alt)
+            _set_quietly(self.image, **image)
             _set_quietly(self, status=alt)
         else:  # set in Python: the browser learns of it from here
-            self.image.value, self.image.tooltip, self.status = picture, alt, alt
+            for name, value in image.items():
+                setattr(self.image, name, value)
+            self.status = alt
 
     @t.observe("index")
     def _index_moved(self, change):

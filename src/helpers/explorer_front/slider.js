@@ -107,6 +107,12 @@ function render({ model, el }) {
   function showPicture(i) {
     if (!held()) return false;
     const alt = (model.get("alts") || [])[i] ?? "";
+    const picture = model.get("pictures")[i];
+    if (typeof picture === "string") {
+      image.set("value", picture); // a text (a Label's): its view writes it at once
+      say(alt);
+      return true;
+    }
     const url = urlOf(i);
     for (const view of Object.values(image.views || {})) {
       Promise.resolve(view).then((v) => {
