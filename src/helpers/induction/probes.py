@@ -1,0 +1,104 @@
+"""Fresh sequences to test lesson 10's model on, and the floor a one-token copier reaches there.
+
+A model that learned induction on :func:`~helpers.induction.task.repeat_task` must also work on
+repeats laid out differently, and on text a learner types. These generators are *not* the
+training task (issue 32: "other generators of such sequences will be used to check it"):
+
+* :func:`back_to_back`: random tokens (with replacement) and one segment of 6-14 tokens
+  repeated right after itself, at a random place (the layout of Olsson et al. 2022's repeated
+  random tokens);
+* :func:`two_segments`: two different segments, each repeated once, interleaved (A .. B .. A
+  .. B).
+
+:func:`copier_loss` is the yardstick: at each repeated position, the loss of the *ideal
+one-token copier*, which predicts the empirical distribution of the tokens that followed the
+earlier occurrences of the current token. A head that matches one token (an induction head fed
+by a previous-token head) can do no better on average; only a model that also matches the
+tokens before (prefix matching) can. It knows which positions are repeats, which a model does
+not: at a chance recurrence it would predict a wrong token with certainty.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["back_to_back", "two_segments", "copier_loss", "position_losses"]
+
+
+def _check(batch: int, n: int, vocab_size: int, shortest: int) -> None:
+    for name, value in (("batch", batch), ("n", n), ("vocab_size", vocab_size)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+    if n < shortest:
+        raise ValueError(f"n must be at least {shortest} for these repeats, got {n}")
+
+
+def back_to_back(
+    rng: np.random.Generator, batch: int, n: int, vocab_size: int, lengths: tuple = (6, 14)
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(tokens (batch, n), is_repeat (batch, n))``: random tokens with one segment of a length
+    in ``lengths`` (inclusive) copied right after itself; ``is_repeat`` marks the positions of
+    the copy whose next token is the copy's (all but its last)."""
+    low, high = lengths
+    _check(batch, n, vocab_size, 2 * high)
+    tokens = rng.integers(0, vocab_size, (batch, n))
+    is_repeat = np.zeros((batch, n), dtype=bool)
+    for s in range(batch):
+        L = int(rng.integers(low, high + 1))
+        start = int(rng.integers(0, n - 2 * L + 1))
+        tokens[s, start + L : start + 2 * L] = tokens[s, start : start + L]
+        is_repeat[s, start + L : start + 2 * L - 1] = True
+    return tokens, is_repeat
+
+
+def two_segments(
+    rng: np.random.Generator, batch: int, n: int, vocab_size: int, lengths: tuple = (4, 7)
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(tokens, is_repeat)`` as :func:`back_to_back`, with two segments A and B of lengths in
+    ``lengths``, laid out A .. B .. A .. B, one in each quarter of the sequence."""
+    low, high = lengths
+    _check(batch, n, vocab_size, 4 * high)
+    tokens = rng.integers(0, vocab_size, (batch, n))
+    is_repeat = np.zeros((batch, n), dtype=bool)
+    quarter = n // 4
+    for s in range(batch):
+        sizes = rng.integers(low, high + 1, 2)
+        starts = [k * quarter + int(rng.integers(0, quarter - sizes[k % 2] + 1)) for k in range(4)]
+        for first, copy, L in ((starts[0], starts[2], sizes[0]), (starts[1], starts[3], sizes[1])):
+            tokens[s, copy : copy + L] = tokens[s, first : first + L]
+            is_repeat[s, copy : copy + L - 1] = True
+    return tokens, is_repeat
+
+
+def copier_loss(tokens: np.ndarray, is_repeat: np.ndarray, vocab_size: int) -> float:
+    """Mean loss (nats) of the ideal one-token copier on the positions ``is_repeat`` marks.
+
+    At position i it predicts the tokens that followed the earlier occurrences of token i, in
+    proportion (uniform over ``vocab_size`` where token i has not occurred before)."""
+    tokens, is_repeat = np.atleast_2d(tokens), np.atleast_2d(is_repeat)
+    if tokens.shape != is_repeat.shape:
+        raise ValueError(f"tokens {tokens.shape} and is_repeat {is_repeat.shape} differ")
+    if is_repeat[:, -1].any():
+        raise ValueError("the last position has no next token: it cannot be a repeat")
+    losses = []
+    for s, i in zip(*np.nonzero(is_repeat)):
+        row = tokens[s]
+        followers = row[1 : i + 1][row[:i] == row[i]]  # what came after each earlier occurrence
+        if followers.size == 0:
+            losses.append(np.log(vocab_size))
+        else:
+            share = np.mean(followers == row[i + 1])
+            losses.append(-np.log(share) if share > 0 else np.inf)  # never followed so: inf
+    if not losses:
+        raise ValueError("no position is marked as a repeat")
+    return float(np.mean(losses))
+
+
+def position_losses(model, tokens: np.ndarray) -> np.ndarray:
+    """The model's loss (nats) at each position of ``tokens (b, n)`` on the next token,
+    ``(b, n - 1)``."""
+    tokens = np.atleast_2d(tokens)
+    logits = model.run(tokens).logits[:, :-1]  # (b, n - 1, vocab)
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    return -np.take_along_axis(log_probs, tokens[:, 1:, None], axis=-1)[..., 0]
