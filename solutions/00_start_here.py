@@ -115,15 +115,14 @@ pairs = ipywidgets.Label()
 
 
 def pairs_of(n):
-    return (f"{n} token{'s give' if n > 1 else ' gives'} {n * n} query-key "
-            f"pair{'s' if n > 1 else ''} to score")
+    return f"{n * n} query-key pair{'s' if n > 1 else ''} to score"
 
 
 # Every value's sentence, held in the browser: a move shows its sentence at once. The status
 # line says the count to a screen reader (the slider itself says "n = 4 tokens").
-n_slider.hold_texts(pairs, [pairs_of(n) for n in n_slider.options],
-                    said=[f"{n * n} query-key pair{'s' if n > 1 else ''} to score"
-                          for n in n_slider.options])
+n_slider.hold_texts(pairs, [f"{n} token{'s give' if n > 1 else ' gives'} {pairs_of(n)}"
+                            for n in n_slider.options],
+                    said=[pairs_of(n) for n in n_slider.options])
 ipywidgets.VBox([n_slider, pairs])
 
 # %% [markdown]
