@@ -11,10 +11,11 @@
 // query-key pairs"), or after a button press its new value; so a screen reader hears the
 // outcome, not only the slider's value, and a held key gives one announcement, not a queue.
 //
-// With pictures held in the browser (`pictures`, `alts`: LiveFigure.film), a move puts its
-// picture into the figure's image (`image`, another widget's model, set here only: the kernel
-// sets its own copy when the move reaches it), at once: a drag redraws at the pace of the
-// pointer, and even a busy kernel does not stop it.
+// With pictures held in the browser (`pictures`, `alts`: LiveFigure.film), a move shows its
+// picture at once, drawn on a canvas laid in place of the figure's <img> (the image is another
+// widget's model, `image`: its copy is set here silently, and the kernel sets its own when the
+// move reaches it): a drag redraws at the pace of the pointer, and even a busy kernel does not
+// stop it. The canvas is a role="img" named by the picture's text alternative.
 //
 // The value goes to the kernel as `index` (into the options the kernel holds). While the
 // kernel draws one value, newer ones are not queued behind it: the latest waits, and goes when
@@ -76,51 +77,59 @@ function render({ model, el }) {
   let inFlight = false; // one index sent, its drawing not yet confirmed
   let image = null; // the model of the image the held pictures go into
 
+  // A picture the kernel sends the image itself (not a move of this slider: those it sets
+  // quietly) goes into the <img>, shown again; the canvas comes back at the next move.
+  function kernelPicture() {
+    if (typeof (model.get("pictures") || [])[0] === "string") return; // a text: shown as set
+    restoreImages();
+    if (held() && current !== model.get("index")) showPicture(current);
+  }
   async function resolveImage() {
     const ref = model.get("image");
     const found = ref ? await model.widget_manager.get_model(String(ref).slice(REF.length)) : null;
-    if (ref === model.get("image")) image = found;
+    if (ref === model.get("image") && found !== image) {
+      if (image) {
+        image.off("change:value", kernelPicture);
+        restoreImages();
+      }
+      image = found;
+      if (image) image.on("change:value", kernelPicture);
+    }
     el.dataset.pictures = held() ? "held" : "kernel"; // for the tests: who draws a move
   }
 
   const held = () => image !== null && (model.get("pictures") || []).length === count();
 
-  // Each held picture as a data: URL, made once, on first use. The image's views get it as
-  // their <img> src directly. Measured in the browser tests (value change to new pixels):
-  // through the Image model's own update (a new blob: URL every move) 25-28 ms, 1.3 to 2.4
-  // times the do-nothing widget's round trip; this way 17-22 ms, about 1.0 times it.
-  let urls = [];
-  const urlOf = (i) => {
-    if (!urls[i]) {
+  // Each held picture as a decoded bitmap, made on first use (createImageBitmap decodes off
+  // the page), and drawn on a canvas laid in place of the figure's <img>: a move draws
+  // its bitmap at once and the next frame shows it, with no image to load or decode on the
+  // way. Measured in the browser tests (value change to new pixels, median of 20 steps,
+  // lessons 01, 03, 07, 08, three runs each): as the <img>'s source (a data: URL, decoded
+  // ahead) 14-22 ms, 0.6-1.5 times the do-nothing widget's round trip (the source's image
+  // decode waits for a frame of the page's own); on the canvas 4.4-6.0 ms, 0.23-0.33 times.
+  let bitmaps = new Map(); // index -> Promise of its ImageBitmap
+  const bitmapOf = (i) => {
+    if (!bitmaps.has(i)) {
       const view = model.get("pictures")[i]; // a DataView, maybe into a larger buffer
-      const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
-      let text = "";
-      for (let k = 0; k < bytes.length; k += 0x8000) {
-        text += String.fromCharCode.apply(null, bytes.subarray(k, k + 0x8000));
-      }
-      urls[i] = `data:image/png;base64,${btoa(text)}`;
+      const blob = new Blob([view], { type: "image/png" });
+      bitmaps.set(i, createImageBitmap(blob).catch(() => null));
     }
-    return urls[i];
+    return bitmaps.get(i);
   };
-
-  // The pictures next to the one shown, decoded ahead, once the browser has painted, so that
-  // a move may find its picture's URL decoded already. Measured (browser tests, median of 20
-  // steps): lesson 01 19.7 ms without, 14.0 ms with; a held sentence (lesson 00), which needs
-  // no decoding, takes 3-7 ms. Only these few are kept (each holds width x height x 4 bytes).
-  let warm = new Map(); // index -> decoded <img>, not on the page
+  function forgetBitmaps() {
+    for (const made of bitmaps.values()) made.then((b) => b && b.close());
+    bitmaps = new Map();
+  }
+  // The pictures next to the one shown, decoded ahead once the browser has painted; only
+  // these few are kept (each holds width x height x 4 bytes).
   function warmAround(i) {
-    const next = new Map();
-    for (const k of [i - 1, i, i + 1]) {
-      if (k < 0 || k >= count() || typeof model.get("pictures")[k] === "string") continue;
-      let picture = warm.get(k);
-      if (!picture) {
-        picture = new Image();
-        picture.src = urlOf(k);
-        picture.decode().catch(() => null);
+    for (const [k, made] of bitmaps) {
+      if (Math.abs(k - i) > 1) {
+        made.then((b) => b && b.close());
+        bitmaps.delete(k);
       }
-      next.set(k, picture);
     }
-    warm = next;
+    for (const k of [i - 1, i + 1]) if (k >= 0 && k < count()) bitmapOf(k);
   }
   let warmTimer = null;
   function warmSoon() {
@@ -128,6 +137,49 @@ function render({ model, el }) {
     requestAnimationFrame(() => {
       warmTimer = setTimeout(() => held() && warmAround(current), 0);
     });
+  }
+
+  // The canvas that stands in for an image view's <img> while the slider shows its pictures
+  // (the <img> hidden, kept: the kernel's own pictures go back into it, see `restoreImages`).
+  function canvasFor(img) {
+    const next = img.nextElementSibling;
+    if (next && next.classList.contains("course-film")) return next;
+    const canvas = document.createElement("canvas");
+    canvas.className = "course-film";
+    canvas.setAttribute("role", "img");
+    img.after(canvas);
+    return canvas;
+  }
+  function restoreImages() {
+    for (const view of Object.values(image?.views || {})) {
+      Promise.resolve(view).then((v) => {
+        if (!v || !v.el) return;
+        const next = v.el.nextElementSibling;
+        if (next && next.classList.contains("course-film")) next.remove();
+        v.el.classList.remove("course-film-hidden");
+      });
+    }
+  }
+
+  let drawing = 0; // the latest draw asked for: an older one that finishes later gives way
+  async function drawPicture(i, alt) {
+    const ticket = ++drawing;
+    const views = await Promise.all(Object.values(image.views || {}));
+    const bitmap = await bitmapOf(i); // decoded ahead, usually: no wait
+    if (ticket !== drawing || !bitmap) return;
+    for (const v of views) {
+      if (!v || !v.el) continue;
+      const canvas = canvasFor(v.el);
+      if (canvas.width !== bitmap.width || canvas.height !== bitmap.height) {
+        canvas.width = bitmap.width;
+        canvas.height = bitmap.height;
+      }
+      canvas.getContext("2d").drawImage(bitmap, 0, 0);
+      canvas.setAttribute("aria-label", alt);
+      canvas.title = alt;
+      canvas.dataset.option = String(i);
+      v.el.classList.add("course-film-hidden");
+    }
   }
 
   // The held picture of option i, and its words: in the image and the status line, now.
@@ -140,16 +192,10 @@ function render({ model, el }) {
       say(alt);
       return true;
     }
-    const url = urlOf(i);
-    for (const view of Object.values(image.views || {})) {
-      Promise.resolve(view).then((v) => {
-        if (v && v.el) v.el.src = url; // the view revokes it later as a blob: URL: a no-op
-      });
-    }
-    image.set("tooltip", alt);
-    // The model's copy too, silently (its views have the picture already): a view drawn
-    // later, e.g. the output shown again, shows this picture.
-    image.set("value", model.get("pictures")[i], { silent: true });
+    drawPicture(i, alt);
+    // The model's copies too, silently: a change its views heard would redraw the old
+    // picture in the hidden <img>. A view drawn later (the output shown again) shows this one.
+    image.set({ tooltip: alt, value: picture }, { silent: true });
     say(alt);
     warmSoon();
     return true;
@@ -245,8 +291,7 @@ function render({ model, el }) {
     // New pictures (another control changed them while the slider may have moved): show the
     // one of the value the slider shows now.
     "change:pictures": async () => {
-      urls = [];
-      warm = new Map();
+      forgetBitmaps();
       await resolveImage();
       showPicture(current);
     },
@@ -257,6 +302,8 @@ function render({ model, el }) {
   return () => {
     clearTimeout(sayTimer);
     clearTimeout(warmTimer);
+    image?.off("change:value", kernelPicture);
+    forgetBitmaps();
     for (const [event, handler] of Object.entries(handlers)) model.off(event, handler);
   };
 }
