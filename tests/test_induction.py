@@ -177,6 +177,38 @@ def test_training_from_a_seed_is_reproducible_and_seeds_differ():
     assert history_a.steps == [0, 2, 4] and history_a.loss_repeat == history_b.loss_repeat
 
 
+def test_a_shorter_run_with_the_same_decay_start_retraces_a_longer_one():
+    kwargs = dict(seed=2, eval_every=3, n_eval=16, mix=True, decay_start=3, distinct=False,
+                  max_repeat=14, max_copies=2)  # fmt: skip
+    short, _ = induction.train(steps=3, **kwargs)
+    long, _ = induction.train(steps=6, **kwargs)
+    plain, _ = induction.train(steps=3, **{**kwargs, "decay_start": None})
+    for name in induction.model.PARAM_NAMES:  # the decay starts after step 3: same weights
+        np.testing.assert_array_equal(short.params[name], plain.params[name])
+    longer, _ = induction.train(steps=6, **{**kwargs, "decay_start": None})
+    assert not np.array_equal(long.params["W_Q"], longer.params["W_Q"])  # it decayed after
+
+
+def test_mixed_batches_draw_every_layout(monkeypatch):
+    from helpers.induction import probes, task
+
+    drawn = []
+    for module, name in ((task, "repeat_task"), (probes, "back_to_back"),
+                         (probes, "two_segments")):  # fmt: skip
+        real = getattr(module, name)
+        monkeypatch.setattr(
+            module, name, lambda *a, _r=real, _n=name, **k: (drawn.append(_n), _r(*a, **k))[1]
+        )
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        tokens, targets = task.mixed_batch(rng, 8, 32, 64, 5, 14, False, 2)
+        assert tokens.shape == (8, 32)
+        np.testing.assert_array_equal(targets[:, :-1], tokens[:, 1:])
+        assert (targets[:, -1] == -1).all()
+    assert set(drawn) == {"repeat_task", "back_to_back", "two_segments"}
+    assert min(drawn.count(n) for n in set(drawn)) >= 10  # about a third each
+
+
 def test_the_command_writes_the_same_bytes_from_the_same_seed(tmp_path):
     """``python -m helpers.induction`` from a seed: same seed, same file, same sha256 (a few
     steps here; the shipped weights are the same command with the default steps)."""

@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 from helpers.induction import load
-from helpers.induction.probes import back_to_back, copier_loss, position_losses, two_segments
+from helpers.induction.probes import (
+    back_to_back,
+    copier_loss,
+    measure,
+    position_losses,
+    three_copies,
+    two_segments,
+)
 
 
 def test_the_copier_by_hand():
@@ -25,7 +32,7 @@ def test_the_copier_by_hand():
     assert copier_loss(tokens, first, 3) == pytest.approx(np.log(3))
 
 
-@pytest.mark.parametrize("make", [back_to_back, two_segments])
+@pytest.mark.parametrize("make", [back_to_back, two_segments, three_copies])
 def test_every_marked_position_is_followed_as_in_an_earlier_copy(make):
     tokens, is_repeat = make(np.random.default_rng(0), 200, 32, 64)
     assert tokens.shape == is_repeat.shape == (200, 32) and not is_repeat[:, -1].any()
@@ -58,3 +65,28 @@ def test_position_losses_are_the_models_cross_entropy():
     targets = np.full_like(tokens, -1)  # model.loss: a target per position, -1 for none
     targets[:, :-1] = tokens[:, 1:]
     assert losses.mean() == pytest.approx(model.loss(tokens, targets), rel=1e-5)
+
+
+def test_three_copies_marks_two_later_copies():
+    tokens, is_repeat = three_copies(np.random.default_rng(3), 300, 32, 64)
+    for s in range(300):
+        runs = np.diff(np.concatenate([[0], is_repeat[s].astype(int), [0]]))
+        assert (runs == 1).sum() == 2  # two marked stretches: the second and third copies
+        L = int(is_repeat[s].sum() // 2) + 1
+        assert 5 <= L <= 9
+
+
+def test_measure_sorts_every_position_into_one_kind():
+    model = load()
+    tokens, is_repeat = back_to_back(np.random.default_rng(4), 64, 32, 64)
+    m = measure(model, tokens, is_repeat)
+    nll = position_losses(model, tokens)
+    # first occurrences: the next token never occurred before; by hand for one sequence
+    row, losses = tokens[0], nll[0]
+    new = [i for i in range(31) if not is_repeat[0, i] and row[i + 1] not in row[: i + 1]]
+    assert new and set(m) == {"repeat", "copier", "first", "chance", "first_ratio"}
+    one = measure(model, tokens[:1], is_repeat[:1])
+    assert one["first"] == pytest.approx(np.mean(losses[new]), rel=1e-12)
+    assert m["repeat"] == pytest.approx(nll[is_repeat[:, :-1]].mean(), rel=1e-12)
+    assert m["first_ratio"] == pytest.approx(m["first"] / np.log(64))
+    assert m["copier"] == copier_loss(tokens, is_repeat, 64)

@@ -1,35 +1,41 @@
 """Issue 32's experiments: train lesson 10's model on tokens drawn with replacement, then measure
-it on fresh sequences of several layouts against the ideal one-token copier.
+it on fresh sequences of several layouts against the ideal one-token copier, and take it apart.
 
-    python tools/induction_experiment.py train --seed 0 --steps 5000 --mix --decay 0.3 --out M.npz
-    python tools/induction_experiment.py evaluate M.npz
+    python tools/induction_experiment.py train --seed 0 --out build/issue32/seed0.npz
+    python tools/induction_experiment.py evaluate build/issue32/seed0.npz
 
-``train``: the two-layer attention-only model (vocab 64, 32 positions, 4 heads, ``--d-model``),
-batches of 64 from ``repeat_task`` (a 5-14-token segment twice, with replacement) or, with
-``--mix``, in turn from that, ``probes.back_to_back`` and ``probes.two_segments``; Adam at
-``--lr``, decayed linearly to 0 over the last ``--decay`` fraction of the steps. One BLAS thread.
+``train``: :func:`helpers.induction.train` with the candidate settings (d_model 128, a segment
+of 5-14 tokens twice with replacement, batches from the three layouts of
+:func:`~helpers.induction.task.mixed_batch`, the learning rate decayed linearly to 0 from step
+3,500 of 5,000), written with :func:`helpers.induction.weights.save`. Run it under the shipped
+kernel (``helpers.blas.kernel_env("Haswell")``) for a file that others can rebuild bit for bit.
 
-``evaluate``: per generator (rng 2026, 512 sequences), the loss on repeats beside the one-token
-copier's, on first occurrences (tokens not seen before; ideal: log 64) and on chance
-recurrences; the loss by position within a back-to-back copy; typed sentences said twice.
-Not part of the tests: a research tool, until the settings it finds are shipped
-(``helpers.induction``).
+``evaluate``: the head scores; per generator (rng 2026, 512 sequences; three held out from
+training), the loss on repeats beside the one-token copier's, on first occurrences (/ log 64)
+and on chance recurrences; the loss by position within a copy; typed sentences said twice; then
+zero and mean ablation of every head, of pairs of layer-0 heads and of sets of layer-1 heads,
+path patching of each layer-0 head into the layer-1 queries, keys, values and the logits, and
+direct logit attribution on the repeats.
+Not part of the tests: a research tool, until the settings it finds are shipped.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import itertools
 import time
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
-from helpers.induction.model import InductionModel, encode, init_params, loss_and_grads
-from helpers.induction.probes import back_to_back, copier_loss, position_losses, two_segments
-from helpers.induction.task import repeat_task
-from helpers.training import Adam
+from helpers.induction import circuits, head_scores, probes
+from helpers.induction.model import encode
+from helpers.induction.task import SETTINGS, repeat_task, train
+from helpers.induction.weights import load, save
 
-VOCAB, N, HEADS, BATCH = 64, 32, 4, 64
+VOCAB, N = 64, 32
+CANDIDATE = dict(SETTINGS, d_model=128, max_repeat=14, distinct=False, max_copies=2, mix=True,
+                 decay_start=3500)  # fmt: skip
 TYPED = (
     "the cat sat. the cat sat.",
     "hello world. hello world.",
@@ -38,77 +44,89 @@ TYPED = (
 )
 
 
-def with_targets(tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    targets = np.full_like(tokens, -1)
-    targets[:, :-1] = tokens[:, 1:]
-    return tokens, targets
-
-
-def batch(rng: np.random.Generator, kind: int) -> tuple[np.ndarray, np.ndarray]:
-    if kind == 0:
-        data = repeat_task(rng, BATCH, N, VOCAB, 5, 14, False, 2)
-        return data.tokens, data.targets
-    make = back_to_back if kind == 1 else two_segments
-    return with_targets(make(rng, BATCH, N, VOCAB)[0])
-
-
-def train(args) -> None:
-    params = init_params(VOCAB, args.d_model, HEADS, N, 2, seed=args.seed)
-    params = {name: value.astype(np.float32) for name, value in params.items()}
-    optimiser = Adam(params, lr=args.lr)
-    rng = np.random.default_rng([args.seed, 2])
+def run_training(args) -> None:
+    settings = dict(CANDIDATE, seed=args.seed, steps=args.steps)
     start = time.perf_counter()
-    with ThreadpoolController().limit(limits=1, user_api="blas"):
-        for step in range(1, args.steps + 1):
-            left = 1 - step / args.steps
-            optimiser.lr = args.lr * (min(1.0, left / args.decay) if args.decay > 0 else 1.0)
-            kind = int(rng.integers(0, 3)) if args.mix else 0
-            loss, grads, _ = loss_and_grads(params, *batch(rng, kind), HEADS)
-            optimiser.step(params, grads)
-            if step % 500 == 0:
-                print(f"step {step}  {time.perf_counter() - start:.0f} s  batch loss {loss:.3f}")
-    np.savez(args.out, **params)
-    print(f"saved {args.out}")
 
+    def report(step, h):
+        if step % 250 == 0:
+            print(f"step {step:5d} {time.perf_counter() - start:5.0f} s  repeats "
+                  f"{h.loss_repeat[-1]:.3f}  others {h.loss_other[-1]:.3f}  previous-token "
+                  f"{np.max(h.previous_token[-1][0]):.2f}  induction "
+                  f"{np.max(h.induction[-1][1]):.2f}  duplicate "
+                  f"{np.max(h.duplicate_token[-1][0]):.2f}", flush=True)  # fmt: skip
 
-def report(name: str, model, tokens: np.ndarray, is_repeat: np.ndarray) -> None:
-    nll = position_losses(model, tokens)  # (b, n - 1)
-    repeat = is_repeat[:, :-1]
-    seen = np.array([[row[i] in row[:i] for i in range(N - 1)] for row in tokens])
-    first, chance = ~repeat & ~seen, ~repeat & seen
-    floor = copier_loss(tokens, is_repeat, VOCAB)
-    print(
-        f"{name:>18}: repeats {nll[repeat].mean():.3f} (copier {floor:.3f})"
-        f"  first occurrences {nll[first].mean() / np.log(VOCAB):.3f} x log 64"
-        f"  chance recurrences {nll[chance].mean():.2f} ({chance.sum()} positions)"
-    )
+    kwargs = {k: v for k, v in settings.items() if k not in ("seed", "steps")}
+    model, history = train(args.seed, args.steps, **kwargs, callback=report)
+    print(f"wrote {args.out}, sha256 {save(args.out, model, history, settings)}")
 
 
 def evaluate(args) -> None:
-    params = dict(np.load(args.model))
-    model = InductionModel(params, HEADS)
+    digest = hashlib.sha256(open(args.model, "rb").read()).hexdigest()
+    model = load(args.model, sha256=digest)
+    np.set_printoptions(precision=2, suppress=True)
     rng = np.random.default_rng(2026)
-    task = repeat_task(rng, 512, N, VOCAB, 5, 14, False, 2)
-    report("task 5-14 x2", model, task.tokens, task.is_repeat)
-    report("back to back 6-14", model, *back_to_back(rng, 512, N, VOCAB))
-    report("two segments 4-7", model, *two_segments(rng, 512, N, VOCAB))
-    report("16 then its copy", model, *back_to_back(rng, 512, N, VOCAB, lengths=(16, 16)))
-    report("two segments 2-3", model, *two_segments(rng, 512, N, VOCAB, lengths=(2, 3)))
-    tokens, is_repeat = back_to_back(np.random.default_rng(7), 1000, N, VOCAB)
-    nll = position_losses(model, tokens)
+    data = repeat_task(rng, 512, N, VOCAB, 5, 14, False, 2)
+    previous, induction, duplicate = head_scores(np.stack(model.run(data.tokens).A, 1), data)
+    print(f"previous-token\n{previous}\ninduction\n{induction}\nduplicate-token\n{duplicate}")
+    generators = {
+        "task 5-14 x2": (data.tokens, data.is_repeat),
+        "back to back 6-14": probes.back_to_back(rng, 512, N, VOCAB),
+        "two segments 4-7": probes.two_segments(rng, 512, N, VOCAB),
+        "held out: three copies": probes.three_copies(rng, 512, N, VOCAB),
+        "held out: 15-16 twice": probes.back_to_back(rng, 512, N, VOCAB, lengths=(15, 16)),
+        "held out: pairs 2-3": probes.two_segments(rng, 512, N, VOCAB, lengths=(2, 3)),
+    }
+    for name, (tokens, is_repeat) in generators.items():
+        m = probes.measure(model, tokens, is_repeat)
+        print(
+            f"{name:>24}: repeats {m['repeat']:.3f} (copier {m['copier']:.3f})  first "
+            f"{m['first_ratio']:.3f} x log 64  chance recurrences {m['chance']:.2f}"
+        )
+    tokens, is_repeat = probes.back_to_back(np.random.default_rng(7), 1000, N, VOCAB)
+    nll = probes.position_losses(model, tokens)
     offset = np.cumsum(is_repeat, axis=1) - 1  # 0 at a copy's first token
-    for k in range(8):
+    for k in range(6):
         at = is_repeat & (offset == k)
         print(f"  copy position {k}: {nll[at[:, :-1]].mean():.3f}"
-              f" (copier {copier_loss(tokens, at, VOCAB):.3f})")  # fmt: skip
+              f" (copier {probes.copier_loss(tokens, at, VOCAB):.3f})")  # fmt: skip
     for text in TYPED:
         tokens = encode(text)[None, :]
         second = np.zeros(tokens.shape, dtype=bool)
         second[0, text.index(".") + 2 : -1] = True
-        loss = position_losses(model, tokens)[second[:, :-1]].mean()
-        print(
-            f"  {text!r}: second copy {loss:.3f} (copier {copier_loss(tokens, second, VOCAB):.3f})"
-        )
+        m = probes.measure(model, tokens, second)
+        print(f"  {text!r}: second copy {m['repeat']:.3f} (copier {m['copier']:.3f})")
+    take_apart(model, data)
+
+
+def take_apart(model, data) -> None:
+    tokens, marked = data.tokens, data.is_repeat[:, :-1]
+    reference = repeat_task(np.random.default_rng(99), 512, N, VOCAB, 5, 14, False, 2).tokens
+    means = circuits.head_means(model, reference)
+
+    def loss(replace=None, reads=circuits.READS):
+        ran = circuits.run(model, tokens, replace, reads)
+        induction = head_scores(np.stack(ran.A, axis=1), data)[1][1]
+        return ran.losses(tokens)[marked].mean(), induction
+
+    base, induction = loss()
+    print(f"loss on repeats {base:.3f}; layer-1 induction scores {induction}")
+    heads = [(a, b) for a in range(2) for b in range(model.n_heads)]
+    sets = [(h,) for h in heads]
+    sets += list(itertools.combinations(heads[: model.n_heads], 2))
+    sets += [s for k in (2, 3, 4) for s in itertools.combinations(heads[model.n_heads :], k)]
+    for group in sets:
+        zero, induction = loss({h: 0.0 for h in group})
+        mean, _ = loss({h: means[h] for h in group})
+        print(f"  without {group}: zero {zero:.3f}  mean {mean:.3f}  induction (zero) {induction}")
+    for head in heads[: model.n_heads]:
+        for read in circuits.READS:
+            mean, induction = loss({head: means[head]}, (read,))
+            print(f"  {head} mean-patched into {read!r} only: {mean:.3f}  induction {induction}")
+    where = data.is_repeat.copy()
+    where[:, -1] = False
+    parts = circuits.logit_attribution(model, tokens, where)
+    print("direct logit attribution:", {k: round(v, 2) for k, v in parts.items()})
 
 
 def main() -> None:
@@ -119,15 +137,11 @@ def main() -> None:
     t = sub.add_parser("train")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--steps", type=int, default=5000)
-    t.add_argument("--d-model", type=int, default=128)
-    t.add_argument("--lr", type=float, default=3e-3)
-    t.add_argument("--decay", type=float, default=0.3)
-    t.add_argument("--mix", action="store_true")
     t.add_argument("--out", default="build/induction-experiment.npz")
     e = sub.add_parser("evaluate")
     e.add_argument("model")
     args = parser.parse_args()
-    train(args) if args.command == "train" else evaluate(args)
+    run_training(args) if args.command == "train" else evaluate(args)
 
 
 if __name__ == "__main__":

@@ -162,6 +162,35 @@ def repeat_task(
     return Repeats(tokens, targets, starts, count, length, is_repeat)
 
 
+def mixed_batch(
+    rng: np.random.Generator,
+    batch: int,
+    n: int,
+    vocab_size: int,
+    min_repeat: int = 5,
+    max_repeat: int = 10,
+    distinct: bool = True,
+    max_copies: int = 3,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(tokens, targets)`` of one training batch in one of three layouts, picked at random:
+    :func:`repeat_task`'s (a segment at random places), a segment of 6-14 tokens repeated
+    right after itself (:func:`~helpers.induction.probes.back_to_back`), or two segments of 4-7
+    tokens interleaved, A .. B .. A .. B (:func:`~helpers.induction.probes.two_segments`).
+    Tokens with replacement in the last two: the model must not learn where copies tend to be.
+    """
+    from .probes import back_to_back, two_segments  # probes imports nothing from here
+
+    kind = int(rng.integers(0, 3))
+    if kind == 0:
+        data = repeat_task(rng, batch, n, vocab_size, min_repeat, max_repeat, distinct,
+                           max_copies)  # fmt: skip
+        return data.tokens, data.targets
+    tokens = (back_to_back if kind == 1 else two_segments)(rng, batch, n, vocab_size)[0]
+    targets = np.full_like(tokens, -1)
+    targets[:, :-1] = tokens[:, 1:]
+    return tokens, targets
+
+
 def head_scores(attention: np.ndarray, data: Repeats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per head: ``(previous_token, induction, duplicate_token)``, each ``(n_layers, n_heads)``.
 
@@ -274,6 +303,8 @@ def train(
     distinct: bool = SETTINGS["distinct"],
     max_copies: int = SETTINGS["max_copies"],
     eval_every: int = SETTINGS["eval_every"],
+    mix: bool = SETTINGS.get("mix", False),
+    decay_start: int | None = SETTINGS.get("decay_start"),
     n_eval: int = 256,
     dtype=np.float32,
     callback=None,
@@ -288,6 +319,14 @@ def train(
         model within :data:`helpers.induction.reproduce.TOLERANCE`).
     steps : int
         Adam steps of ``batch`` sequences of ``max_len`` tokens each.
+    mix : bool
+        Draw each batch from one of three layouts, in turn at random: :func:`repeat_task`'s,
+        a segment repeated right after itself, two segments interleaved
+        (:func:`mixed_batch`); else :func:`repeat_task`'s only.
+    decay_start : int, optional
+        From this step on, the learning rate falls linearly to 0 at ``steps`` (none if None
+        or past ``steps``); before it, ``lr``. A shorter run with the same ``decay_start``
+        retraces a longer one's first steps.
     eval_every : int
         Record the :class:`History` every this many steps (and at 0 and the last step), on
         ``n_eval`` fixed fresh sequences (drawn before training from their own generator).
@@ -336,9 +375,17 @@ def train(
         if record(0):
             return model, history
         for step in range(1, steps + 1):
-            data = repeat_task(rng, batch, max_len, vocab_size, min_repeat, max_repeat, distinct,
-                               max_copies)  # fmt: skip
-            _, grads, _ = loss_and_grads(params, data.tokens, data.targets, n_heads)
+            if decay_start is not None and decay_start < steps:
+                left = min(1.0, (steps - step) / (steps - decay_start))
+                optimiser.lr = lr * max(left, 0.0)
+            if mix:
+                tokens, targets = mixed_batch(rng, batch, max_len, vocab_size, min_repeat,
+                                              max_repeat, distinct, max_copies)  # fmt: skip
+            else:
+                data = repeat_task(rng, batch, max_len, vocab_size, min_repeat, max_repeat,
+                                   distinct, max_copies)  # fmt: skip
+                tokens, targets = data.tokens, data.targets
+            _, grads, _ = loss_and_grads(params, tokens, targets, n_heads)
             optimiser.step(params, grads)
             if step % eval_every == 0 or step == steps:
                 if record(step):

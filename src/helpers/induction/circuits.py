@@ -1,0 +1,150 @@
+"""Causal measurements on lesson 10's model: ablation, path patching, direct logit attribution.
+
+The model has no biases and no layer norm, so its residual stream is an exact sum (Elhage et
+al. 2021): ``x_final = W_E[t] + W_pos[i] + sum over heads of the head's output``, and the
+logits are ``x_final @ W_U``. That makes three measurements exact:
+
+* **ablation** (:func:`run`): a head's output replaced by zero, or by its *mean* output at that
+  position over a reference batch (:func:`head_means`). Zero ablation also removes whatever
+  constant the head always adds, which later heads may rely on; mean ablation keeps that and
+  removes only what the head says about *this* sequence, so it is the cleaner test of "what
+  does this head contribute" (the two are compared in lesson 10);
+* **path patching** (:func:`run` with ``reads``): a layer-0 head's output replaced only where
+  the layer-1 heads read it as queries (``"q"``), keys (``"k"``) or values (``"v"``), or only in
+  the stream the unembedding reads (``"out"``, its direct effect on the logits): Elhage et
+  al.'s Q-, K- and V-composition, measured rather than read off the weights;
+* **direct logit attribution** (:func:`logit_attribution`): each term of the sum above, dotted
+  with the unembedding column of the correct next token (centred over the vocabulary, because
+  a softmax ignores a constant added to every logit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..attention import causal_mask
+from .model import InductionModel, _causal_attention, _split
+
+__all__ = ["READS", "head_outputs", "head_means", "run", "Run", "logit_attribution"]
+
+READS = ("q", "k", "v", "out")  # where a head's output is read: later queries, keys, values, logits
+
+
+def _check_tokens(model: InductionModel, tokens) -> np.ndarray:
+    return np.atleast_2d(model.check_tokens(tokens))
+
+
+def _heads_of(out: np.ndarray, W_O: np.ndarray, n_heads: int) -> np.ndarray:
+    """Each head's output in the residual stream: ``(b, h, n, d_model)`` from the heads' ``A V``
+    ``out (b, h, n, d_head)`` and the layer's ``W_O (d_model, d_model)``."""
+    d_head = out.shape[-1]
+    W = W_O.reshape(n_heads, d_head, -1)  # head h's rows of W_O
+    return np.einsum("bhne,hed->bhnd", out, W)
+
+
+def head_outputs(model: InductionModel, tokens) -> np.ndarray:
+    """Every head's output, as written into the residual stream: ``(b, n_layers, n_heads, n,
+    d_model)``; their sum over heads is the layer's contribution."""
+    return run(model, tokens).outputs
+
+
+def head_means(model: InductionModel, tokens) -> np.ndarray:
+    """Each head's mean output at each position over the sequences ``tokens (b, n)``: ``(n_layers,
+    n_heads, n, d_model)``, what mean ablation puts in its place."""
+    return head_outputs(model, tokens).mean(axis=0)
+
+
+class Run:
+    """What :func:`run` returns: ``logits (b, n, vocab)``, ``A`` (per layer ``(b, h, n, n)``),
+    ``outputs (b, n_layers, n_heads, n, d_model)`` (each head's output as computed, before any
+    replacement) and ``embedding (b, n, d_model)`` (``W_E[t] + W_pos[i]``)."""
+
+    def __init__(self, logits, A, outputs, embedding):
+        self.logits, self.A, self.outputs, self.embedding = logits, A, outputs, embedding
+
+    def losses(self, tokens: np.ndarray) -> np.ndarray:
+        """The loss (nats) on the next token at each position, ``(b, n - 1)``."""
+        logits = self.logits[:, :-1].astype(np.float64)
+        shifted = logits - logits.max(axis=-1, keepdims=True)
+        log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+        return -np.take_along_axis(log_probs, tokens[:, 1:, None], axis=-1)[..., 0]
+
+
+def run(
+    model: InductionModel,
+    tokens,
+    replace: Mapping[tuple[int, int], object] | None = None,
+    reads: tuple[str, ...] = READS,
+) -> Run:
+    """Run the model on ``tokens (b, n)``, with some heads' outputs replaced.
+
+    ``replace`` maps ``(layer, head)`` to what stands in for that head's output: ``0.0`` (zero
+    ablation), or an array broadcastable to ``(b, n, d_model)`` (for mean ablation, the head's
+    entry of :func:`head_means`, ``[layer, head, :n]``). ``reads`` says where the replacement is
+    seen: by the later layers' queries (``"q"``), keys (``"k"``), values (``"v"``), and by the
+    unembedding (``"out"``); everywhere else the head's own output is. With every read (the
+    default) it is an ablation; with one, path patching of that path alone.
+    """
+    tokens = _check_tokens(model, tokens)
+    replace = dict(replace or {})
+    unknown = set(reads) - set(READS)
+    if unknown or not reads:
+        raise ValueError(f"reads must be some of {READS}, got {reads!r}")
+    params, n_heads = model.params, model.n_heads
+    n_layers = params["W_Q"].shape[0]
+    for key in replace:
+        if not (isinstance(key, tuple) and len(key) == 2 and 0 <= key[0] < n_layers
+                and 0 <= key[1] < n_heads):  # fmt: skip
+            raise ValueError(f"replace keys are (layer, head) pairs of this model, got {key!r}")
+    b, n = tokens.shape
+    dtype = np.float64
+    embedding = (params["W_E"][tokens] + params["W_pos"][:n]).astype(dtype)
+    bias = np.where(causal_mask(n), 0.0, -np.inf)
+    # One residual stream per kind of read: they differ only where a replacement is seen.
+    streams = {r: embedding.copy() for r in READS}
+    outputs, maps = [], []
+    for layer in range(n_layers):
+        Q, K, V = (
+            _split(streams[r] @ params[w][layer].astype(dtype), n_heads)
+            for r, w in (("q", "W_Q"), ("k", "W_K"), ("v", "W_V"))
+        )
+        out, A = _causal_attention(Q, K, V, bias)
+        heads = _heads_of(out, params["W_O"][layer].astype(dtype), n_heads)  # (b, h, n, d)
+        outputs.append(heads)
+        maps.append(A)
+        for r in READS:
+            added = heads.sum(axis=1)
+            for (lay, head), value in replace.items():
+                if lay == layer and r in reads:
+                    added = added - heads[:, head] + np.broadcast_to(value, heads[:, head].shape)
+            streams[r] = streams[r] + added
+    logits = streams["out"] @ params["W_U"].astype(dtype)
+    return Run(logits, maps, np.stack(outputs, axis=1), embedding)
+
+
+def logit_attribution(model: InductionModel, tokens, where: np.ndarray) -> dict[str, float]:
+    """Direct logit attribution at the positions ``where (b, n)`` marks (their next token is
+    the target): the mean contribution to the correct token's logit, centred over the
+    vocabulary, of the direct path (``"direct"``: token and position embeddings straight to
+    the unembedding) and of each head (``"L{layer}H{head}"``, through its ``W_O`` and
+    ``W_U`` only). They add up to the centred logit itself (``"total"``)."""
+    tokens = _check_tokens(model, tokens)
+    where = np.asarray(where, dtype=bool)
+    if where.shape != tokens.shape or where[:, -1].any() or not where.any():
+        raise ValueError("where must be a (b, n) mask of positions with a next token, not empty")
+    result = run(model, tokens)
+    W_U = model.params["W_U"].astype(np.float64)
+    centred = W_U - W_U.mean(axis=1, keepdims=True)
+    s, i = np.nonzero(where)
+    columns = centred[:, tokens[s, i + 1]].T  # (m, d_model): the correct token's direction
+    parts = {"direct": float(np.mean(np.sum(result.embedding[s, i] * columns, axis=1)))}
+    for layer in range(result.outputs.shape[1]):
+        for head in range(result.outputs.shape[2]):
+            vectors = result.outputs[s, layer, head, i]
+            parts[f"L{layer}H{head}"] = float(np.mean(np.sum(vectors * columns, axis=1)))
+    logits = result.logits[s, i]
+    parts["total"] = float(np.mean(logits[np.arange(len(s)), tokens[s, i + 1]]
+                                   - logits.mean(axis=1)))  # fmt: skip
+    return parts
