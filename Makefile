@@ -98,7 +98,7 @@ grade: $(STAMP) ## grade a class: SUBMISSIONS=<folder of student folders> OUT=<f
 		$(if $(STUDENTS),--students "$(STUDENTS)") $(if $(POINTS),--points "$(POINTS)") \
 		$(if $(ROSTER),--roster "$(ROSTER)") $(if $(NO_CACHE),--no-cache)
 
-reproduce-weights: full-repo $(STAMP) ## retrain lesson 10's model from its seed (~1 min); fail unless the shipped file or within its tolerance (EXACT=1: bit for bit)
+reproduce-weights: full-repo $(STAMP) ## retrain lesson 10's model from its seed (~6 min); fail unless the shipped file or within its tolerance (EXACT=1: bit for bit)
 	$(PY) -m helpers.induction --quiet $(if $(EXACT),--exact,--check) --out build/reproduced-induction-weights.npz
 
 binder-dry-run: full-repo ## what a Binder build does, without Docker: fresh env, postBuild, JupyterLab check

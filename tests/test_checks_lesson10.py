@@ -206,9 +206,15 @@ def test_induction_qk_stub_and_shape():
 def test_predictions_accept_the_answer_and_explain_a_wrong_guess():
     assert checks.phase_prediction.check("suddenly").passed is True
     wrong = checks.phase_prediction.check("steadily")
-    assert wrong.passed is False and "plateau" in wrong.message
-    assert checks.ablation_prediction.check("up").passed is True
+    assert wrong.passed is False and "falls slowly" in wrong.message
+    assert checks.ablation_prediction.check("above 2").passed is True
     assert checks.ablation_prediction.check(None).passed is None
+    for guess in ("below 0.5", "0.5 to 2"):
+        assert checks.ablation_prediction.check(guess).passed is False
+    assert checks.composition_prediction.check("Keys ").passed is True
+    for guess in ("queries", "values"):
+        result = checks.composition_prediction.check(guess)
+        assert result.passed is False and "K-composition" in result.message
 
 
 @pytest.mark.parametrize("name", ["previous_token_score", "induction_score", "induction_qk"])

@@ -99,3 +99,23 @@ def test_bad_tokens_and_masks(model, tokens):
         circuits.logit_attribution(model, tokens, np.ones(tokens.shape, dtype=bool))
     with pytest.raises(ValueError, match="where"):
         circuits.logit_attribution(model, tokens, np.zeros(tokens.shape, dtype=bool))
+
+
+def test_composed_qk_is_the_challenges_matrix(model):
+    from helpers.checks.lesson10 import _reference_induction_qk
+
+    w, r = model.head_weights(0, 1), model.head_weights(1, 2)
+    expected = _reference_induction_qk(model.params["W_E"], w["W_V"], w["W_O"], r["W_Q"], r["W_K"])
+    np.testing.assert_allclose(circuits.composed_qk(model, (0, 1), (1, 2)), expected, atol=1e-12)
+    with pytest.raises(ValueError, match="earlier layer"):
+        circuits.composed_qk(model, (1, 0), (1, 2))
+
+
+def test_composed_qk_through_a_query_writer(model):
+    q, w, r = model.head_weights(0, 0), model.head_weights(0, 1), model.head_weights(1, 2)
+    W_E = model.params["W_E"]
+    expected = (W_E @ q["W_V"] @ q["W_O"] @ r["W_Q"]) @ (W_E @ w["W_V"] @ w["W_O"] @ r["W_K"]).T
+    got = circuits.composed_qk(model, (0, 1), (1, 2), query_writer=(0, 0))
+    np.testing.assert_allclose(got, expected / np.sqrt(model.d_head), atol=1e-12)
+    with pytest.raises(ValueError, match="earlier layer"):
+        circuits.composed_qk(model, (0, 1), (1, 2), query_writer=(1, 0))

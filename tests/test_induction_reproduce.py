@@ -106,7 +106,7 @@ def test_the_comparison_refuses_a_run_with_other_settings():
     shipped = induction.load()
     other = copy.copy(shipped)
     other.settings = {**shipped.settings, "steps": 1}
-    with pytest.raises(ValueError, match="steps 1 .shipped 2000."):
+    with pytest.raises(ValueError, match="steps 1 .shipped 5000."):
         compare(other, shipped)
 
 

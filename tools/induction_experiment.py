@@ -4,8 +4,8 @@ it on fresh sequences of several layouts against the ideal one-token copier, and
     python tools/induction_experiment.py train --seed 0 --out build/issue32/seed0.npz
     python tools/induction_experiment.py evaluate build/issue32/seed0.npz
 
-``train``: :func:`helpers.induction.train` with the candidate settings (d_model 128, a segment
-of 5-14 tokens twice with replacement, batches from the three layouts of
+``train``: :func:`helpers.induction.train` with ``CANDIDATE`` (the shipped settings: d_model
+128, a segment of 5-14 tokens twice with replacement, batches from the three layouts of
 :func:`~helpers.induction.task.mixed_batch`, the learning rate decayed linearly to 0 from step
 3,500 of 5,000), written with :func:`helpers.induction.weights.save`. Run it under the shipped
 kernel (``helpers.blas.kernel_env("Haswell")``) for a file that others can rebuild bit for bit.
@@ -16,7 +16,7 @@ and on chance recurrences; the loss by position within a copy; typed sentences s
 zero and mean ablation of every head, of pairs of layer-0 heads and of sets of layer-1 heads,
 path patching of each layer-0 head into the layer-1 queries, keys, values and the logits, and
 direct logit attribution on the repeats.
-Not part of the tests: a research tool, until the settings it finds are shipped.
+Not part of the tests: the research tool behind the shipped settings (issue 32).
 """
 
 from __future__ import annotations
@@ -34,8 +34,7 @@ from helpers.induction.task import SETTINGS, repeat_task, train
 from helpers.induction.weights import load, save
 
 VOCAB, N = 64, 32
-CANDIDATE = dict(SETTINGS, d_model=128, max_repeat=14, distinct=False, max_copies=2, mix=True,
-                 decay_start=3500)  # fmt: skip
+CANDIDATE = dict(SETTINGS)  # the shipped settings since issue 32; change one to try another
 TYPED = (
     "the cat sat. the cat sat.",
     "hello world. hello world.",

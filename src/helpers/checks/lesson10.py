@@ -351,48 +351,76 @@ phase_prediction = Prediction(
     name="phase_prediction",
     question=(
         "Training on sequences with a repeat, how does the loss on the repeated tokens fall: "
-        "'steadily' (a little every step) or 'suddenly' (flat for a long time, then a drop "
-        "within a few hundred steps)?"
+        "'steadily' (a little every step) or 'suddenly' (slowly for a while, then a drop of "
+        "more than a nat within a few dozen steps)?"
     ),
     answer="suddenly",
     choices=["steadily", "suddenly"],
     wrong={
         "steadily": (
             "It is tempting to expect gradient descent to improve a little at every step. Here "
-            "the loss on repeats stays near its start for hundreds of steps, then falls within a "
-            "few hundred: copying needs two heads in two layers at once, and neither helps "
-            "the loss until the other exists."
+            "the loss on repeats falls slowly for a couple of hundred steps, then by about two "
+            "nats within fifty: the rows printed around the black line."
         ),
     },
     explanation=(
-        "The curve shows a plateau, then a drop: a phase change (Olsson et al. 2022 report one "
-        "early in the training of every model with more than one layer). The previous-token "
-        "and induction scores rise at the same steps."
+        "The curve shows a slow stretch, then a drop: a phase change (Olsson et al. 2022 report "
+        "one early in the training of every model with more than one layer). The "
+        "previous-token and induction scores rise in the same window, and the lesson measures "
+        "how much the model depends on its previous-token head before and after the drop."
     ),
 )
 
 ablation_prediction = Prediction(
     name="ablation_prediction",
     question=(
-        "Zero the output of the layer-0 previous-token head. Does the loss on the predictable "
-        "tokens 'stay' low, 'rise a little', or go back 'up' near log(64), where it started?"
+        "Mean-ablate the layer-0 previous-token head (its output replaced by its average). The "
+        "loss on the repeats, 0.3 nats or so with the whole model, becomes: 'below 0.5', "
+        "'0.5 to 2', or 'above 2' nats?"
     ),
-    answer="up",
-    choices=["stay", "rise a little", "up"],
+    answer="above 2",
+    choices=["below 0.5", "0.5 to 2", "above 2"],
     wrong={
-        "stay": (
-            "It is tempting to think that one head among eight is too small to matter. But the "
-            "induction heads find the match through what that head wrote: without it, their "
-            "keys no longer say which token came before."
+        "below 0.5": (
+            "It is tempting to think that one head among eight is too small to matter, or that "
+            "the others cover for it. The induction heads find the match through what this head "
+            "wrote; the next cells measure how much of the loss comes back without it."
         ),
-        "rise a little": (
-            "More than a little: the induction heads depend on that one head, and no other head "
-            "does its job."
+        "0.5 to 2": (
+            "More than that: the induction heads depend on this one head. Without it they no "
+            "longer find the match (their scores are printed below)."
         ),
     },
     explanation=(
-        "The printed ablation: without the previous-token head the repeats are nearly as hard "
-        "as random tokens; zeroing any other single head changes much less. That one head is "
-        "the first half of the circuit."
+        "The printed ablation: without the previous-token head the loss on repeats is above 2 "
+        "nats. Not all the way back to log 64: the cells below measure what is left."
+    ),
+)
+
+composition_prediction = Prediction(
+    name="composition_prediction",
+    question=(
+        "The layer-1 heads read the previous-token head's output through their queries, keys "
+        "and values. Which path does the copying need most: 'queries', 'keys' or 'values'?"
+    ),
+    answer="keys",
+    choices=["queries", "keys", "values"],
+    wrong={
+        "queries": (
+            "The query holds the current token itself, from the embedding: it does not need "
+            "another head to know it. The table shows that the queries use the previous token "
+            "too, but less."
+        ),
+        "values": (
+            "The value says what to copy: the token at the key's own position, which is in the "
+            "embedding there already. What needs the previous-token head is *finding* the "
+            "position: a key must say which token came before it."
+        ),
+    },
+    explanation=(
+        "Keys: a key must say which token came before it, so that the query holding the same "
+        "token finds it (K-composition, Elhage et al. 2021). Patching the previous-token head "
+        "out of the keys alone costs more than out of the queries, and out of the values "
+        "almost nothing; neither path alone costs what the whole ablation does."
     ),
 )

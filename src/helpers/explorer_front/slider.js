@@ -141,24 +141,25 @@ function render({ model, el }) {
 
   // The canvas that stands in for an image view's <img> while the slider shows its pictures
   // (the <img> hidden, kept: the kernel's own pictures go back into it, see `restoreImages`).
+  // Kept per <img>, so that a canvas is never left behind when its <img> moves or goes.
+  const canvases = new Map(); // <img> -> its canvas
   function canvasFor(img) {
-    const next = img.nextElementSibling;
-    if (next && next.classList.contains("course-film")) return next;
-    const canvas = document.createElement("canvas");
-    canvas.className = "course-film";
-    canvas.setAttribute("role", "img");
-    img.after(canvas);
+    let canvas = canvases.get(img);
+    if (!canvas) {
+      canvas = document.createElement("canvas");
+      canvas.className = "course-film jupyter-widgets"; // the <img>'s margin
+      canvas.setAttribute("role", "img");
+      canvases.set(img, canvas);
+    }
+    if (canvas.previousElementSibling !== img) img.after(canvas); // nothing if img is detached
     return canvas;
   }
   function restoreImages() {
-    for (const view of Object.values(image?.views || {})) {
-      Promise.resolve(view).then((v) => {
-        if (!v || !v.el) return;
-        const next = v.el.nextElementSibling;
-        if (next && next.classList.contains("course-film")) next.remove();
-        v.el.classList.remove("course-film-hidden");
-      });
+    for (const [img, canvas] of canvases) {
+      canvas.remove();
+      img.classList.remove("course-film-hidden");
     }
+    canvases.clear();
   }
 
   let drawing = 0; // the latest draw asked for: an older one that finishes later gives way
@@ -166,9 +167,23 @@ function render({ model, el }) {
     const ticket = ++drawing;
     const views = await Promise.all(Object.values(image.views || {}));
     const bitmap = await bitmapOf(i); // decoded ahead, usually: no wait
-    if (ticket !== drawing || !bitmap) return;
+    if (ticket !== drawing) return;
+    for (const [img, canvas] of canvases) {
+      if (!img.isConnected) {
+        canvas.remove(); // its view was removed from the page
+        canvases.delete(img);
+      }
+    }
     for (const v of views) {
       if (!v || !v.el) continue;
+      v.el.title = alt; // what the view does with a new tooltip; seen when the <img> is back
+      if (!bitmap) {
+        // Not decodable here: the picture goes into the <img> itself, as the view would.
+        const url = URL.createObjectURL(new Blob([model.get("pictures")[i]], { type: "image/png" }));
+        v.el.src = url; // the view revokes it when it next draws
+        restoreImages();
+        continue;
+      }
       const canvas = canvasFor(v.el);
       if (canvas.width !== bitmap.width || canvas.height !== bitmap.height) {
         canvas.width = bitmap.width;
@@ -176,9 +191,10 @@ function render({ model, el }) {
       }
       canvas.getContext("2d").drawImage(bitmap, 0, 0);
       canvas.setAttribute("aria-label", alt);
-      canvas.title = alt;
+      canvas.title = alt; // the <img>'s tooltip, for the mouse
       canvas.dataset.option = String(i);
-      v.el.classList.add("course-film-hidden");
+      // Hidden only once its canvas is on the page: never no figure at all.
+      if (canvas.isConnected) v.el.classList.add("course-film-hidden");
     }
   }
 
@@ -303,6 +319,7 @@ function render({ model, el }) {
     clearTimeout(sayTimer);
     clearTimeout(warmTimer);
     image?.off("change:value", kernelPicture);
+    restoreImages(); // the slider gone: its figure back in the <img>, for the kernel's pictures
     forgetBitmaps();
     for (const [event, handler] of Object.entries(handlers)) model.off(event, handler);
   };

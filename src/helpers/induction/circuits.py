@@ -25,9 +25,17 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..attention import causal_mask
-from .model import InductionModel, _causal_attention, _split
+from .model import InductionModel, _causal_attention, _one_blas_thread, _split
 
-__all__ = ["READS", "head_outputs", "head_means", "run", "Run", "logit_attribution"]
+__all__ = [
+    "READS",
+    "head_outputs",
+    "head_means",
+    "run",
+    "Run",
+    "logit_attribution",
+    "composed_qk",
+]
 
 READS = ("q", "k", "v", "out")  # where a head's output is read: later queries, keys, values, logits
 
@@ -40,8 +48,7 @@ def _heads_of(out: np.ndarray, W_O: np.ndarray, n_heads: int) -> np.ndarray:
     """Each head's output in the residual stream: ``(b, h, n, d_model)`` from the heads' ``A V``
     ``out (b, h, n, d_head)`` and the layer's ``W_O (d_model, d_model)``."""
     d_head = out.shape[-1]
-    W = W_O.reshape(n_heads, d_head, -1)  # head h's rows of W_O
-    return np.einsum("bhne,hed->bhnd", out, W)
+    return out @ W_O.reshape(n_heads, d_head, -1)  # head h's rows of W_O, batched over b
 
 
 def head_outputs(model: InductionModel, tokens) -> np.ndarray:
@@ -53,16 +60,23 @@ def head_outputs(model: InductionModel, tokens) -> np.ndarray:
 def head_means(model: InductionModel, tokens) -> np.ndarray:
     """Each head's mean output at each position over the sequences ``tokens (b, n)``: ``(n_layers,
     n_heads, n, d_model)``, what mean ablation puts in its place."""
-    return head_outputs(model, tokens).mean(axis=0)
+    return np.stack([layer.mean(axis=0) for layer in run(model, tokens).layer_outputs])
 
 
 class Run:
     """What :func:`run` returns: ``logits (b, n, vocab)``, ``A`` (per layer ``(b, h, n, n)``),
-    ``outputs (b, n_layers, n_heads, n, d_model)`` (each head's output as computed, before any
-    replacement) and ``embedding (b, n, d_model)`` (``W_E[t] + W_pos[i]``)."""
+    ``layer_outputs`` (per layer ``(b, h, n, d_model)``: each head's output as computed, before
+    any replacement; :attr:`outputs` stacks them) and ``embedding (b, n, d_model)``
+    (``W_E[t] + W_pos[i]``)."""
 
-    def __init__(self, logits, A, outputs, embedding):
-        self.logits, self.A, self.outputs, self.embedding = logits, A, outputs, embedding
+    def __init__(self, logits, A, layer_outputs, embedding):
+        self.logits, self.A, self.layer_outputs, self.embedding = (
+            logits, A, layer_outputs, embedding)  # fmt: skip
+
+    @property
+    def outputs(self) -> np.ndarray:
+        """``(b, n_layers, n_heads, n, d_model)`` (a new array: large for a large batch)."""
+        return np.stack(self.layer_outputs, axis=1)
 
     def losses(self, tokens: np.ndarray) -> np.ndarray:
         """The loss (nats) on the next token at each position, ``(b, n - 1)``."""
@@ -87,6 +101,11 @@ def run(
     unembedding (``"out"``); everywhere else the head's own output is. With every read (the
     default) it is an ablation; with one, path patching of that path alone.
     """
+    with _one_blas_thread():
+        return _run(model, tokens, replace, reads)
+
+
+def _run(model, tokens, replace, reads) -> Run:
     tokens = _check_tokens(model, tokens)
     replace = dict(replace or {})
     unknown = set(reads) - set(READS)
@@ -102,26 +121,29 @@ def run(
     dtype = np.float64
     embedding = (params["W_E"][tokens] + params["W_pos"][:n]).astype(dtype)
     bias = np.where(causal_mask(n), 0.0, -np.inf)
-    # One residual stream per kind of read: they differ only where a replacement is seen.
-    streams = {r: embedding.copy() for r in READS}
+    # The residual stream as each read sees it: "patched" (the replacements in) for the reads
+    # named, "plain" (every head's own output) for the others; one stream if they coincide.
+    plain = patched = embedding
     outputs, maps = [], []
     for layer in range(n_layers):
+        seen = {r: (patched if r in reads else plain) for r in READS}
         Q, K, V = (
-            _split(streams[r] @ params[w][layer].astype(dtype), n_heads)
+            _split(seen[r] @ params[w][layer].astype(dtype), n_heads)
             for r, w in (("q", "W_Q"), ("k", "W_K"), ("v", "W_V"))
         )
         out, A = _causal_attention(Q, K, V, bias)
         heads = _heads_of(out, params["W_O"][layer].astype(dtype), n_heads)  # (b, h, n, d)
         outputs.append(heads)
         maps.append(A)
-        for r in READS:
-            added = heads.sum(axis=1)
-            for (lay, head), value in replace.items():
-                if lay == layer and r in reads:
-                    added = added - heads[:, head] + np.broadcast_to(value, heads[:, head].shape)
-            streams[r] = streams[r] + added
+        added = heads.sum(axis=1)
+        replaced = added
+        for (lay, head), value in replace.items():
+            if lay == layer:
+                replaced = replaced - heads[:, head] + value
+        plain, patched = plain + added, patched + replaced
+    streams = {"out": patched if "out" in reads else plain}
     logits = streams["out"] @ params["W_U"].astype(dtype)
-    return Run(logits, maps, np.stack(outputs, axis=1), embedding)
+    return Run(logits, maps, outputs, embedding)
 
 
 def logit_attribution(model: InductionModel, tokens, where: np.ndarray) -> dict[str, float]:
@@ -140,11 +162,41 @@ def logit_attribution(model: InductionModel, tokens, where: np.ndarray) -> dict[
     s, i = np.nonzero(where)
     columns = centred[:, tokens[s, i + 1]].T  # (m, d_model): the correct token's direction
     parts = {"direct": float(np.mean(np.sum(result.embedding[s, i] * columns, axis=1)))}
-    for layer in range(result.outputs.shape[1]):
-        for head in range(result.outputs.shape[2]):
-            vectors = result.outputs[s, layer, head, i]
+    for layer, outputs in enumerate(result.layer_outputs):
+        for head in range(outputs.shape[1]):
+            vectors = outputs[s, head, i]
             parts[f"L{layer}H{head}"] = float(np.mean(np.sum(vectors * columns, axis=1)))
     logits = result.logits[s, i]
     parts["total"] = float(np.mean(logits[np.arange(len(s)), tokens[s, i + 1]]
                                    - logits.mean(axis=1)))  # fmt: skip
     return parts
+
+
+def composed_qk(
+    model: InductionModel,
+    writer: tuple[int, int],
+    reader: tuple[int, int],
+    query_writer: tuple[int, int] | None = None,
+):
+    """The K-composition term of ``reader``'s scores through ``writer``'s output: ``(vocab,
+    vocab)``, entry ``[a, b]`` the score a query holding token ``a`` gives a key whose
+    ``writer``-attended token is ``b``: ``(W_E[a] W_Q) . (W_E[b] W_V W_O W_K) / sqrt(d_head)``
+    with ``writer``'s ``W_V, W_O`` and ``reader``'s ``W_Q, W_K`` (lesson 10's challenge).
+
+    With ``query_writer``, the query side is read through that head's output too (Q- and
+    K-composition at once): ``a`` is then the token ``query_writer`` attends to from the query,
+    ``(W_E[a] W_V' W_O' W_Q) . (W_E[b] W_V W_O W_K) / sqrt(d_head)``."""
+    for head in (writer, query_writer):
+        if head is not None and head[0] >= reader[0]:
+            raise ValueError(
+                f"the writer {head} must be in an earlier layer than the reader {reader}"
+            )
+    w, r = model.head_weights(*writer), model.head_weights(*reader)
+    W_E = model.params["W_E"]
+    if query_writer is None:
+        queries = W_E @ r["W_Q"]
+    else:
+        q = model.head_weights(*query_writer)
+        queries = W_E @ q["W_V"] @ q["W_O"] @ r["W_Q"]
+    keys = W_E @ w["W_V"] @ w["W_O"] @ r["W_K"]
+    return queries @ keys.T / np.sqrt(model.d_head)

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from ..attention import causal_mask, scaled_dot_product_attention
 from ..training import _cross_entropy
@@ -109,6 +110,19 @@ def init_params(
         "W_O": rng.uniform(-bound, bound, square),
         "W_U": rng.uniform(-bound, bound, (d_model, vocab_size)),
     }
+
+
+_THREADS: list = []  # one ThreadpoolController, made on first use (it inspects the process)
+
+
+def _one_blas_thread():
+    """One BLAS thread for the model's many small products outside training (which limits its
+    own). With OpenBLAS's default threads, two processes doing this at once on 2 cores
+    (pytest's two workers, or a test beside a lesson's kernel) took minutes instead of seconds
+    under the ``Haswell`` kernel (issue 32); alone, one thread is as fast here."""
+    if not _THREADS:
+        _THREADS.append(ThreadpoolController())
+    return _THREADS[0].limit(limits=1, user_api="blas")
 
 
 @dataclass
@@ -354,8 +368,9 @@ class InductionModel:
         """The forward pass on ``(b, n)`` tokens with every intermediate (see :class:`Cache`)."""
         tokens = self.check_tokens(tokens)
         single = tokens.ndim == 1
-        cache = forward(self.params, tokens[None] if single else tokens, self.n_heads,
-                        self._check_ablate(ablate))  # fmt: skip
+        with _one_blas_thread():
+            cache = forward(self.params, tokens[None] if single else tokens, self.n_heads,
+                            self._check_ablate(ablate))  # fmt: skip
         return cache
 
     def forward(

@@ -18,10 +18,10 @@ itself; pairs of 2-3-token segments).
 
 :func:`copier_loss` is the yardstick: at each repeated position, the loss of the *ideal
 one-token copier*, which predicts the empirical distribution of the tokens that followed the
-earlier occurrences of the current token. A head that matches one token (an induction head fed
-by a previous-token head) can do no better on average; only a model that also matches the
-tokens before (prefix matching) can. It knows which positions are repeats, which a model does
-not: at a chance recurrence it would predict a wrong token with certainty.
+earlier occurrences of the current token: a yardstick for a head that matches one token (an
+induction head fed by a previous-token head), not a bound (a model can also use the tokens
+before, or how far back each occurrence is). It knows which positions are repeats, which a
+model does not: at a chance recurrence it would predict a wrong token with certainty.
 """
 
 from __future__ import annotations

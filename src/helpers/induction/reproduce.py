@@ -2,37 +2,40 @@
 
 **Bit for bit only with the same NumPy and BLAS kernel.** Training runs in float32 on one BLAS
 thread, and the last few bits of every matrix product depend on the BLAS kernel
-(:mod:`helpers.blas`). The shipped file was written with NumPy 2.4.6's pip wheel, whose
-OpenBLAS used its ``Haswell`` kernel, the one that wheel picks on x86-64 CPUs with AVX2 but no
-AVX-512 (Intel Core from Haswell, 2013, on, but for its AVX-512 models; AMD Zen 1 to 3). Checked
-on one machine (an AMD EPYC with AVX-512): with ``OPENBLAS_CORETYPE=Haswell`` the retrained file
-has the shipped sha256, and so it does with NumPy's AVX-512 loops turned off as well (500
-steps), but not with NumPy's AVX2 loops off too (a loss differs in its last bit by step 50):
-NumPy's own CPU-specific code counts as well as the BLAS kernel. With that wheel on another
-x86-64 CPU with AVX2 the same command should give the same bytes. Under another kernel the first
-products differ in their last few bits, and training
-amplifies that: on that machine, after 2,000 steps under ``SkylakeX`` and ``Sandybridge``, the
-weights differ from the shipped ones by up to 0.08 and 0.09 (in W_Q, whose largest entry is
-0.61). Apple's Accelerate (NumPy on macOS 14 or later) and OpenBLAS's Arm kernels were not
-tried; a Mac with Apple silicon cannot run an x86 kernel, so it never rebuilds the file bit for
-bit, only within the tolerance below (threadpoolctl cannot limit Accelerate's threads either;
-``VECLIB_MAXIMUM_THREADS=1`` before Python starts does).
+(:mod:`helpers.blas`). The shipped file was written with NumPy 2.4.6's pip wheel, whose OpenBLAS
+used its ``Haswell`` kernel, the one that wheel picks on x86-64 CPUs with AVX2 but no AVX-512
+(Intel Core from Haswell, 2013, on, but for its AVX-512 models; AMD Zen 1 to 3), and NumPy's
+AVX-512 loops off (``helpers.blas.kernel_env("Haswell")``: a CPU of that generation). Checked on
+one machine (an AMD EPYC with AVX-512): in that environment, and with
+``OPENBLAS_CORETYPE=Haswell`` alone (NumPy's AVX-512 loops on), the retrained file has the
+shipped sha256 (5,000 steps); with NumPy's AVX2 loops off too a loss differs in its last bit by
+step 50 (seen with the earlier model): NumPy's own CPU-specific code counts as well as the BLAS
+kernel. With that wheel on another x86-64 CPU with AVX2 the same command should give the same
+bytes. Under another kernel the first products differ in their last few bits, and training
+amplifies that: on that machine, after 5,000 steps under ``SkylakeX`` and ``Sandybridge``, the
+weights differ from the shipped ones by up to 0.22 and 0.16 (in W_K). Apple's Accelerate (NumPy
+on macOS 14 or later) and OpenBLAS's Arm kernels were not tried; a Mac with Apple silicon cannot
+run an x86 kernel, so it never rebuilds the file bit for bit, only within the tolerance below
+(threadpoolctl cannot limit Accelerate's threads either; ``VECLIB_MAXIMUM_THREADS=1`` before
+Python starts does).
 
 **Elsewhere, within a stated tolerance, on what the model does.** So a retraining is compared on
 its recorded history (every 50 steps, on the same fixed fresh sequences): the two losses and the
-three head scores of every head at every record. Under ``SkylakeX`` and ``Sandybridge`` the
-largest differences from the shipped run were 0.0026 and 0.0012 nats (losses) and 0.0082 and
-0.0072 (head scores); :data:`TOLERANCE` allows 6 to 8 times that. It is chosen from those two
-kernels on one CPU: near the phase change the loss on repeats falls by up to 0.034 nats a step,
-so 0.02 nats is the drop coming less than a step earlier or later. The first 100 steps, before
-the differences grow, agree within :data:`FIRST_STEPS_ATOL` (measured: 4.8e-7, one float32
-ulp at 4.1, where the spacing of float32 numbers is 4.77e-7).
+three head scores of every head at every record, and the loss on repeats with the best
+previous-token head mean-ablated. Under ``SkylakeX`` and ``Sandybridge`` the largest differences
+from the shipped run were 0.016 and 0.012 nats (losses), 0.024 and 0.016 (head scores) and 0.045
+and 0.031 nats (the ablated loss), all late in the run (records 3,000-4,200), not at the phase
+change; :data:`TOLERANCE` allows about 6 times that. Near the phase change the loss on repeats
+falls by up to 0.04 nats a step (1.9 nats between steps 200 and 250), so 0.1 nats is the drop
+coming less than three steps earlier or later. The first 100 steps, before the differences grow,
+agree within :data:`FIRST_STEPS_ATOL` (measured: 6.2e-8 under ``SkylakeX`` and 4.8e-7 under
+``Sandybridge``: one float32 ulp at 4.1, where the spacing of float32 numbers is 4.77e-7).
 
-A new shipped file (new settings, a new NumPy pin): retrain it under ``OPENBLAS_CORETYPE=Haswell``,
-update ``WEIGHTS_SHA256`` and :data:`SHIPPED_BLAS`, run ``make reproduce-weights`` under the
-other kernels (``OPENBLAS_CORETYPE=SkylakeX``, ``=Sandybridge``) and update the measured
-numbers here and, if they call for it, :data:`TOLERANCE` and :data:`FIRST_STEPS_ATOL`; then
-``make notebooks``.
+A new shipped file (new settings, a new NumPy pin): retrain it under
+``OPENBLAS_CORETYPE=Haswell``, update ``WEIGHTS_SHA256`` and :data:`SHIPPED_BLAS`, run ``make
+reproduce-weights`` under the other kernels (``OPENBLAS_CORETYPE=SkylakeX``, ``=Sandybridge``)
+and update the measured numbers here and, if they call for it, :data:`TOLERANCE` and
+:data:`FIRST_STEPS_ATOL`; then ``make notebooks``.
 """
 
 from __future__ import annotations
@@ -59,18 +62,19 @@ SHIPPED_BLAS = f"NumPy 2.4.6, OpenBLAS 0.3.31.188.0, kernel {SHIPPED_CORETYPE}"
 
 # Largest allowed |retrained - shipped| at any record: nats for the losses, weight for the scores.
 TOLERANCE = {
-    "loss_repeat": 0.02,
-    "loss_other": 0.02,
-    "previous_token": 0.05,
-    "induction": 0.05,
-    "duplicate_token": 0.05,
+    "loss_repeat": 0.1,
+    "loss_other": 0.1,
+    "previous_token": 0.15,
+    "induction": 0.15,
+    "duplicate_token": 0.15,
+    "loss_repeat_ablated": 0.3,
 }
 HISTORY_FIELDS = tuple(TOLERANCE)
 # What the tolerance was chosen from (module docstring): the largest |retrained - shipped| of a
-# 2,000-step retraining under two other kernels, on one AMD EPYC (lesson 10 prints them).
+# 5,000-step retraining under two other kernels, on one AMD EPYC (lesson 10 prints them).
 MEASURED = {
-    "SkylakeX": {"losses": 0.0026, "head scores": 0.0082, "weights": 0.080},
-    "Sandybridge": {"losses": 0.0012, "head scores": 0.0072, "weights": 0.088},
+    "SkylakeX": {"losses": 0.016, "head scores": 0.024, "ablated loss": 0.045, "weights": 0.22},
+    "Sandybridge": {"losses": 0.012, "head scores": 0.016, "ablated loss": 0.031, "weights": 0.16},
 }
 # The first 100 steps under another kernel: largest allowed difference of any recorded number.
 FIRST_STEPS_ATOL = 1e-5

@@ -25,7 +25,7 @@ __all__ = ["WEIGHTS_PATH", "WEIGHTS_SHA256", "WeightsError", "load", "save", "sh
 
 WEIGHTS_PATH = Path(__file__).with_name("weights.npz")
 # sha256 of weights.npz as `python -m helpers.induction` writes it (printed at its end).
-WEIGHTS_SHA256 = "da4cf78f682c4edca317a5b267d2709527aae717f98a2e5e09b5b0972da7870a"
+WEIGHTS_SHA256 = "50db83b6003fed824dff9227de8e1fcc0fb1cc5a1bdbe6f682e5d9c3acffc070"
 
 _HISTORY_FIELDS = (
     "steps",
@@ -34,6 +34,7 @@ _HISTORY_FIELDS = (
     "previous_token",
     "induction",
     "duplicate_token",
+    "loss_repeat_ablated",  # files written before it have none: an empty list
 )
 
 
@@ -96,7 +97,8 @@ def load(path: Path | None = None, sha256: str | None = None) -> InductionModel:
     with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
         settings = json.loads(str(arrays["settings"]))
         params = {name: arrays[name].astype(float) for name in PARAM_NAMES}
-        history = History(**{name: list(arrays[f"history_{name}"]) for name in _HISTORY_FIELDS})
+        history = History(**{name: list(arrays[f"history_{name}"]) for name in _HISTORY_FIELDS
+                             if f"history_{name}" in arrays.files})  # fmt: skip
     model = InductionModel(params, settings["n_heads"])
     model.settings, model.history = settings, history
     return model
