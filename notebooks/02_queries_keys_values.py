@@ -124,9 +124,7 @@ print(f"x_cat = {np.round(X[cat], 3)}")
 print(f"q_cat = {np.round(Q[cat], 3)}")
 print(f"k_cat = {np.round(K[cat], 3)}")
 print(f"v_cat = {np.round(V[cat], 3)}")
-print(
-    "q_cat == k_cat:", np.allclose(Q[cat], K[cat]), "| k_cat == v_cat:", np.allclose(K[cat], V[cat])
-)
+print("q_cat == k_cat:", np.allclose(Q[cat], K[cat]), "| k_cat == v_cat:", np.allclose(K[cat], V[cat]))
 
 # %% [markdown]
 # ### What *self* means
@@ -144,10 +142,8 @@ X_longer = helpers.build_Z(tokens + ["."], d_model)  # the same sentence and a f
 Q_, K_, V_ = X_longer @ W_Q, X_longer @ W_K, X_longer @ W_V
 print(f"X {X.shape} -> Q, K, V {Q.shape}; scores Q Kᵀ {(Q @ K.T).shape}")
 print(f"X {X_longer.shape} -> Q, K, V {Q_.shape}; scores Q Kᵀ {(Q_ @ K_.T).shape}")
-print(
-    "the first 6 rows of Q, K, V unchanged:",
-    all(np.allclose(new[:n], old) for new, old in ((Q_, Q), (K_, K), (V_, V))),
-)
+print("the first 6 rows of Q, K, V unchanged:",
+      all(np.allclose(new[:n], old) for new, old in ((Q_, Q), (K_, K), (V_, V))))
 
 # %% [markdown]
 # **Cross**-attention (encoder-decoder, lesson 06) is the one change: the queries come from one
@@ -169,7 +165,6 @@ print(
 # `W_qkv`.
 #
 # *May use:* NumPy only.
-
 
 # %%
 def project_qkv(X, W_qkv):
@@ -241,7 +236,6 @@ for label, n_, d_model_, h_ in (("running example", n, d_model, h), ("paper", 10
 # over the leading head axis and gives $(h, n, d_k)$, one $Q_a$ per head. All you need here is
 # that its output $X^{(2)}$ has the same shape as $X$ and is the next layer's input.
 
-
 # %%
 def attention_sublayer(X, W):
     """Multi-head self-attention plus the residual: X + concat(heads) W_O, shape (n, d_model)."""
@@ -291,10 +285,8 @@ Q_heads = X @ W["W_Q"]  # (h, n, d_k): head a uses W^Q_a = W["W_Q"][head]
 print("Q_heads shape:", Q_heads.shape, "= (h, n, d_k)")
 for head in range(h):
     print(f"head {head}, query of 'cat': {np.round(Q_heads[head, cat], 3)}")
-print(
-    "head 0 and head 1 give 'cat' different queries:",
-    not np.allclose(Q_heads[0, cat], Q_heads[1, cat]),
-)
+print("head 0 and head 1 give 'cat' different queries:",
+      not np.allclose(Q_heads[0, cat], Q_heads[1, cat]))
 
 # %% [markdown]
 # Since our big $W^Q$ is the heads' matrices side by side, head $a$'s queries are exactly the
@@ -316,7 +308,6 @@ print("head 1 == Q[:, 4:8]:", np.allclose(Q_heads[1], Q[:, d_k : 2 * d_k]))
 # `d_model` is a multiple of `h`; the check uses fresh sizes, not $h = 2$ and $d_k = 4$.
 #
 # *May use:* NumPy only.
-
 
 # %%
 def head_slices(M, h):
@@ -403,19 +394,12 @@ for ax in axes[1:]:
     ax.set_yticklabels([])  # the rows are the same tokens as in X
 # Only the cells, their numbers and the titles change: the axes, ticks and colour bars are drawn
 # once and reused, so a click redraws just these.
-live.animate(
-    [
-        *images.values(),
-        *(s for ax in axes for s in ax.spines.values()),
-        *(t for ax in axes for t in ax.texts),
-        *(ax.title for ax in axes),
-    ]
-)
+live.animate([*images.values(), *(s for ax in axes for s in ax.spines.values()),
+              *(t for ax in axes for t in ax.texts), *(ax.title for ax in axes)])
 
 layer_buttons = widgets.ToggleButtons(options=[("layer 1", 0), ("layer 2", 1)], description="layer")
-head_buttons = widgets.ToggleButtons(
-    options=[(f"head {a}", a) for a in range(h)], description="head"
-)
+head_buttons = widgets.ToggleButtons(options=[(f"head {a}", a) for a in range(h)],
+                                     description="head")
 
 
 def draw(layer, head):
@@ -436,11 +420,9 @@ def draw(layer, head):
 def said(layer, head):
     """What the picture of (layer, head) shows, in words."""
     n_tokens, width = views[layer, head]["X"].shape
-    return (
-        f"Heatmaps of X in layer {layer + 1} ({n_tokens} tokens by {width} dimensions) and "
-        f"of head {head}'s Q, K and V ({n_tokens} by {d_k}), rows labelled with the tokens; "
-        f"red positive, blue negative, white 0, one scale for all."
-    )
+    return (f"Heatmaps of X in layer {layer + 1} ({n_tokens} tokens by {width} dimensions) and "
+            f"of head {head}'s Q, K and V ({n_tokens} by {d_k}), rows labelled with the tokens; "
+            f"red positive, blue negative, white 0, one scale for all.")
 
 
 def update(change=None):
@@ -527,7 +509,6 @@ print("position 5 moved after 1 attention layer:", moved[5] > 0.01)
 #
 # *May use:* NumPy only.
 
-
 # %%
 def head_bilinear_form(W_Q, W_K, b_Q, b_K):
     # YOUR CODE HERE
@@ -551,10 +532,8 @@ q12 = X12 @ W["W_Q"][0] + b_Q0  # (12, d_k)
 scores12 = {}  # b_K -> (12, 12) scores
 for label, bias in (("b_K", b_K0), ("b_K + 1", b_K0 + 1.0)):
     scores12[label] = q12 @ (X12 @ W["W_K"][0] + bias).T
-print(
-    f"rank of the 12 x 12 scores: {np.linalg.matrix_rank(scores12['b_K'])} "
-    f"(d_k = {d_k}, d_model + 1 = {d_model + 1})"
-)
+print(f"rank of the 12 x 12 scores: {np.linalg.matrix_rank(scores12['b_K'])} "
+      f"(d_k = {d_k}, d_model + 1 = {d_model + 1})")
 moved = np.abs(scores12["b_K + 1"] - scores12["b_K"]).max()
 same = np.allclose(helpers.softmax(scores12["b_K + 1"]), helpers.softmax(scores12["b_K"]))
 print(f"b_K + 1 instead of b_K: scores move by up to {moved:.3f}; weights unchanged: {same}")

@@ -139,10 +139,8 @@ for k in range(n):
 print("weights a of 'mat':", np.round(a_row, 3))
 print("d a_j / d s_k, measured (rows j, columns k):")
 print(np.round(jacobian, 3))
-print(
-    "equals diag(a) - a a^T:",
-    np.allclose(jacobian, np.diag(a_row) - np.outer(a_row, a_row), atol=1e-8),
-)
+print("equals diag(a) - a a^T:", np.allclose(jacobian, np.diag(a_row) - np.outer(a_row, a_row),
+                                             atol=1e-8))
 # Each sum is 0 up to the finite differences' rounding noise (about 1e-16 / eps = 1e-10), whose
 # sign depends on the last bits of the scores (a BLAS product) and of np.exp (NumPy's code for
 # this CPU); + 0.0 turns the -0.0 that rounding a tiny negative number gives into 0.0.
@@ -162,7 +160,6 @@ print("column sums:", np.round(jacobian.sum(axis=0), 8) + 0.0)
 # Jacobian is needed. The check compares your `dS` with finite differences on fresh scores.
 #
 # *May use:* NumPy only.
-
 
 # %%
 def softmax_backward(A, dA):
@@ -197,10 +194,8 @@ for name, error in errors.items():
 print(f"max relative error: {max(errors.values()):.1e}")
 
 # %%
-print(
-    "hand-written gradients agree with finite differences (max error < 1e-6):",
-    max(errors.values()) < 1e-6,
-)
+print("hand-written gradients agree with finite differences (max error < 1e-6):",
+      max(errors.values()) < 1e-6)
 
 # %% [markdown]
 # A wrong term gives an error many orders of magnitude above the errors just printed. Here is a
@@ -208,26 +203,19 @@ print(
 # gradients for $W^Q$ and $W^K$ are $\sqrt{d_k}$ times too large;
 # `gradient_check(..., grads_fn=...)` checks it instead of the right one.
 
-
 # %%
 def forgot_the_scale(params, X, targets):
     """helpers.training.loss_and_grads, but dQ and dK without the factor c = 1/sqrt(d_k)."""
     loss, grads, cache = training.loss_and_grads(params, X, targets)
     d_k = params["W_Q"].shape[1]
-    return (
-        loss,
-        dict(grads, W_Q=grads["W_Q"] * np.sqrt(d_k), W_K=grads["W_K"] * np.sqrt(d_k)),
-        cache,
-    )
+    return loss, dict(grads, W_Q=grads["W_Q"] * np.sqrt(d_k), W_K=grads["W_K"] * np.sqrt(d_k)), cache
 
 
 wrong_errors = training.gradient_check(
     params, training.embed(check_tokens, E), check_targets, grads_fn=forgot_the_scale
 )
 for name in errors:
-    right, wrong = (
-        f"{e:.2f}" if e >= 1e-6 else "< 1e-6" for e in (errors[name], wrong_errors[name])
-    )
+    right, wrong = (f"{e:.2f}" if e >= 1e-6 else "< 1e-6" for e in (errors[name], wrong_errors[name]))
     print(f"{name:5}: relative error {right} with the right backward pass, {wrong} without c")
 
 # %% [markdown]
@@ -245,10 +233,8 @@ for name in errors:
 # %%
 run = training.train(E, n=n, steps=300, batch=64, lr=0.02, probe=sentence, seed=SEED)
 print(f"snapshots at steps {run.steps[:4]} ... {run.steps[-1]} ({len(run.steps)} in all)")
-print(
-    f"held-out accuracy: {100 * run.test_accuracy[0]:.1f} % before training "
-    f"(chance is 1/5 = 20 %), {100 * run.test_accuracy[-1]:.1f} % after"
-)
+print(f"held-out accuracy: {100 * run.test_accuracy[0]:.1f} % before training "
+      f"(chance is 1/5 = 20 %), {100 * run.test_accuracy[-1]:.1f} % after")
 print(f"held-out loss:     {run.test_loss[0]:.3f} before, {run.test_loss[-1]:.3f} after")
 
 # %% [markdown]
@@ -261,42 +247,26 @@ for ax, A, title in (
     (axes[0], run.weights[0], "untrained (seeded) weights"),
     (axes[1], run.weights[-1], f"after {run.steps[-1]} training steps"),
 ):
-    plot_heatmap(
-        A,
-        labels,
-        labels,
-        ax=ax,
-        masked=future,
-        vmin=0,
-        vmax=1,
-        title=f"{title}\nrows = query, columns = key",
-        xlabel="key (attended to)",
-        ylabel="query (attending)",
-    )
-show_figure(
-    fig,
-    "Left, untrained: "
-    + heatmap_alt(run.weights[0], labels, labels, "the weights", masked=future)
-    + f" Right, after {run.steps[-1]} steps: "
-    + heatmap_alt(run.weights[-1], labels, labels, "the weights", masked=future)
-    + " Mean weight on the previous position, untrained then trained: "
-    + ", ".join(f"{np.mean(np.diagonal(A, -1)):.2f}" for A in (run.weights[0], run.weights[-1]))
-    + ".",
-)
+    plot_heatmap(A, labels, labels, ax=ax, masked=future, vmin=0, vmax=1,
+                 title=f"{title}\nrows = query, columns = key",
+                 xlabel="key (attended to)", ylabel="query (attending)")
+show_figure(fig, "Left, untrained: " + heatmap_alt(run.weights[0], labels, labels, "the weights",
+                                                 masked=future)
+                 + f" Right, after {run.steps[-1]} steps: "
+                 + heatmap_alt(run.weights[-1], labels, labels, "the weights", masked=future)
+                 + " Mean weight on the previous position, untrained then trained: "
+                 + ", ".join(f"{np.mean(np.diagonal(A, -1)):.2f}"
+                             for A in (run.weights[0], run.weights[-1])) + ".")
 
 # %%
 A_untrained, A_learned = run.weights[0], run.weights[-1]
 print("untrained: weight on column 0, rows 1-4:      ", np.round(A_untrained[1:5, 0], 2))
-print(
-    "untrained: weight on the previous position, rows 1-5:",
-    np.round([A_untrained[i, i - 1] for i in range(1, n)], 2),
-)
+print("untrained: weight on the previous position, rows 1-5:",
+      np.round([A_untrained[i, i - 1] for i in range(1, n)], 2))
 previous = [A_learned[i, i - 1] for i in range(1, n)]
 print("trained:   weight on the previous position, rows 1-5:", np.round(previous, 2))
-print(
-    "every row's largest weight is on the previous position:",
-    bool(np.all(A_learned.argmax(axis=1)[1:] == np.arange(n - 1))),
-)
+print("every row's largest weight is on the previous position:",
+      bool(np.all(A_learned.argmax(axis=1)[1:] == np.arange(n - 1))))
 
 # %% [markdown]
 # Notice: before training the weights lean towards column 0, the first "the": rows 1–4 put
@@ -315,9 +285,8 @@ print(
 # Train the same layer on the same data, with $X = E[\text{tokens}]$ only (no $PE$):
 
 # %%
-run_no_pe = training.train(
-    E, n=n, steps=300, batch=64, lr=0.02, probe=sentence, seed=SEED, positions=False
-)
+run_no_pe = training.train(E, n=n, steps=300, batch=64, lr=0.02, probe=sentence, seed=SEED,
+                           positions=False)
 test_tokens, test_targets = training.previous_token_task(
     np.random.default_rng(5), batch=2000, n=n, vocab_size=len(vocab)
 )
@@ -345,17 +314,8 @@ for name, trained_run, with_pe in (("with PE", run, True), ("without PE", run_no
 # %%
 live = LiveFigure(figsize=(10, 4))
 heat_ax, curve_ax = live.figure.subplots(1, 2, width_ratios=[1.15, 1])
-heat = plot_heatmap(
-    run.weights[0],
-    labels,
-    labels,
-    ax=heat_ax,
-    masked=future,
-    vmin=0,
-    vmax=1,
-    xlabel="key",
-    ylabel="query",
-)
+heat = plot_heatmap(run.weights[0], labels, labels, ax=heat_ax, masked=future, vmin=0, vmax=1,
+                    xlabel="key", ylabel="query")
 cell_texts = list(heat_ax.texts)  # one per visible (unmasked) cell, row by row
 visible = [(i, j) for i in range(n) for j in range(n) if not future[i, j]]
 steps = np.array(run.steps)
@@ -364,12 +324,8 @@ curve_ax.plot(steps, 100 * np.array(run.test_accuracy), "-", color="#1f77b4")
 step_line = curve_ax.axvline(0, color="#d62728", lw=1)
 curve_ax.axhline(20, ls="--", color="grey", lw=1)
 curve_ax.text(steps[-1], 22, "chance", color="grey", ha="right", fontsize=9)
-curve_ax.set(
-    xlabel="training step",
-    ylabel="held-out accuracy (%)",
-    ylim=(0, 105),
-    title="accuracy on 500 held-out sequences",
-)
+curve_ax.set(xlabel="training step", ylabel="held-out accuracy (%)", ylim=(0, 105),
+             title="accuracy on 500 held-out sequences")
 curve_ax.grid(True, alpha=0.3)
 
 # Only the cells, their numbers, the title, the line and the dot change: the rest is drawn once.
@@ -377,9 +333,8 @@ live.animate([heat, *cell_texts, heat_ax.title, step_line, dot])
 
 # A slider over the saved steps (helpers.live.slider: named, keyboard-driven, its value said as
 # "step 60 of 300").
-step_picker = slider(
-    "training step", run.steps, value=60, text=lambda s: f"step {s} of {run.steps[-1]}"
-)
+step_picker = slider("training step", run.steps, value=60,
+                     text=lambda s: f"step {s} of {run.steps[-1]}")
 
 
 def looking_back(A):
@@ -398,17 +353,16 @@ def draw(step):
     heat_ax.set_title(f"step {step}: rows = query, columns = key")
     step_line.set_xdata([step] * 2)
     dot.set_data([step], [100 * run.test_accuracy[snap]])
-    return (
-        f"Attention weights on '{' '.join(tokens)}' at training step {step}, next to the "
-        f"held-out accuracy curve over {run.steps[-1]} steps; accuracy at step {step}: "
-        f"{100 * run.test_accuracy[snap]:.1f} %; weight of 'sat' on 'cat': {A[2, 1]:.2f}; "
-        f"rows whose largest weight is one position back: {looking_back(A)} of {n - 1}."
-    )
+    return (f"Attention weights on '{' '.join(tokens)}' at training step {step}, next to the "
+            f"held-out accuracy curve over {run.steps[-1]} steps; accuracy at step {step}: "
+            f"{100 * run.test_accuracy[snap]:.1f} %; weight of 'sat' on 'cat': {A[2, 1]:.2f}; "
+            f"rows whose largest weight is one position back: {looking_back(A)} of {n - 1}.")
 
 
 # Every saved step's picture, drawn once and held in the browser: the slider shows each at once.
 live.film(step_picker, draw)
-show(widgets.VBox([step_picker, live.image]), bytes(live.image.value), alt=draw(step_picker.value))
+show(widgets.VBox([step_picker, live.image]), bytes(live.image.value),
+     alt=draw(step_picker.value))
 
 # %%
 print("step | held-out accuracy | weight of 'sat' on 'cat' | rows looking one position back")
@@ -439,7 +393,6 @@ for step in (0, 30, 60, 80, 100, 130, 150, 300):
 # (cross-attention, lesson 06), where a missing transpose shows.
 #
 # *May use:* NumPy, `helpers.softmax`, `helpers.scaled_dot_product_attention`, `helpers.training.softmax_backward`.
-
 
 # %%
 def attention_backward(Q, K, V, dO):

@@ -93,10 +93,8 @@ print(f"helpers    from {helpers.__file__}")
 assert sys.version_info >= (3, 11), "the course needs Python 3.11 or newer"
 print("Everything the course needs was imported.")
 tokens = helpers.tokenize(helpers.RUNNING_SENTENCE)
-print(
-    f"the running example: {tokens}, n = {len(tokens)} tokens, "
-    f"d_model = {helpers.D_MODEL}, h = {helpers.N_HEADS} heads"
-)
+print(f"the running example: {tokens}, n = {len(tokens)} tokens, "
+      f"d_model = {helpers.D_MODEL}, h = {helpers.N_HEADS} heads")
 
 # %% [markdown]
 # ### A live widget
@@ -111,9 +109,8 @@ print(
 
 # %%
 # The course's slider (helpers.live.slider): a screen reader names it and reads "n = 3 tokens".
-n_slider = slider(
-    "number of tokens", range(1, 9), value=3, text=lambda n: f"n = {n} token{'s' if n > 1 else ''}"
-)
+n_slider = slider("number of tokens", range(1, 9), value=3,
+                  text=lambda n: f"n = {n} token{'s' if n > 1 else ''}")
 pairs = ipywidgets.Label()
 
 
@@ -123,11 +120,9 @@ def pairs_of(n):
 
 # Every value's sentence, held in the browser: a move shows its sentence at once. The status
 # line says the count to a screen reader (the slider itself says "n = 4 tokens").
-n_slider.hold_texts(
-    pairs,
-    [f"{n} token{'s give' if n > 1 else ' gives'} {pairs_of(n)}" for n in n_slider.options],
-    said=[pairs_of(n) for n in n_slider.options],
-)
+n_slider.hold_texts(pairs, [f"{n} token{'s give' if n > 1 else ' gives'} {pairs_of(n)}"
+                            for n in n_slider.options],
+                    said=[pairs_of(n) for n in n_slider.options])
 ipywidgets.VBox([n_slider, pairs])
 
 # %% [markdown]

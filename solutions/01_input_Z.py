@@ -77,28 +77,12 @@ print("E[0] == E[4] (both 'the'):", np.array_equal(E[0], E[4]))
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 3.2))
-plot_heatmap(
-    E,
-    tokens,
-    [f"d{c}" for c in range(d_model)],
-    ax=ax,
-    signed=True,
-    title="Token embeddings E (rows = tokens, columns = dimensions)",
-    xlabel="embedding dimension",
-    ylabel="token",
-)
-show_figure(
-    fig,
-    heatmap_alt(
-        E,
-        tokens,
-        [f"d{c}" for c in range(d_model)],
-        "token embeddings E",
-        rows="token",
-        cols="dimension",
-    )
-    + f" Rows 0 and 4 (both 'the') are identical: {np.array_equal(E[0], E[4])}.",
-)
+plot_heatmap(E, tokens, [f"d{c}" for c in range(d_model)], ax=ax, signed=True,
+             title="Token embeddings E (rows = tokens, columns = dimensions)",
+             xlabel="embedding dimension", ylabel="token")
+show_figure(fig, heatmap_alt(E, tokens, [f"d{c}" for c in range(d_model)], "token embeddings E",
+                             rows="token", cols="dimension")
+            + f" Rows 0 and 4 (both 'the') are identical: {np.array_equal(E[0], E[4])}.")
 
 # %% [markdown]
 # Rows 0 and 4 ("the") are identical, colour for colour. If attention only saw E, it could not
@@ -128,10 +112,8 @@ import math
 
 for i in range(d_model // 2):  # column pairs (0, 1), (2, 3), ...
     w_i = 1 / 10000 ** (2 * i / d_model)
-    print(
-        f"pair i = {i} (columns {2 * i}, {2 * i + 1}): w_i = {w_i:.4f} radians per position, "
-        f"wavelength 2π / w_i = {2 * math.pi / w_i:.3f} positions"
-    )
+    print(f"pair i = {i} (columns {2 * i}, {2 * i + 1}): w_i = {w_i:.4f} radians per position, "
+          f"wavelength 2π / w_i = {2 * math.pi / w_i:.3f} positions")
 
 # %% [markdown]
 # The first pair turns fastest (one radian per position, a wavelength of $2\pi$ = 6.283
@@ -159,7 +141,6 @@ print(f"PE[3, 3] = cos(angle) = {math.cos(angle):.4f}")
 # the running example.
 #
 # *May use:* NumPy only.
-
 
 # %%
 def positional_encoding(n_positions, d_model):
@@ -209,17 +190,8 @@ def heatmap_beside(title):
     """A figure: the PE heatmap on the left, an empty plot on the right (returned)."""
     live = LiveFigure(figsize=(10, 3.4))
     heat_ax, side_ax = live.figure.subplots(1, 2, width_ratios=[1, 1.25])
-    plot_heatmap(
-        PE_big,
-        ax=heat_ax,
-        signed=True,
-        annotate=False,
-        vmin=-1,
-        vmax=1,
-        title=title,
-        xlabel="dimension",
-        ylabel="position",
-    )
+    plot_heatmap(PE_big, ax=heat_ax, signed=True, annotate=False, vmin=-1, vmax=1,
+                 title=title, xlabel="dimension", ylabel="position")
     side_ax.set(ylim=(-1.1, 1.1), ylabel="value")
     return live, heat_ax, side_ax
 
@@ -240,12 +212,8 @@ row_ax.set(xlabel="dimension", xlim=(-1, D_SHOW))
 row_live.animate([row_line, bars, row_ax.title])
 
 # The course's sliders (helpers.live.slider): named, keyboard-driven, their value said in words.
-dim_slider = slider(
-    "dimension",
-    range(D_SHOW),
-    value=0,
-    text=lambda d: f"dimension {d}, {'sine' if d % 2 == 0 else 'cosine'}",
-)
+dim_slider = slider("dimension", range(D_SHOW), value=0,
+                    text=lambda d: f"dimension {d}, {'sine' if d % 2 == 0 else 'cosine'}")
 pos_slider = slider("position", range(N_SHOW), value=0, text="position {}")
 
 
@@ -256,12 +224,10 @@ def draw_dimension(d):
     col_curve.set_ydata(PE_big[:, d])
     col_ax.set_title(f"dimension {d}: {kind}(pos / 10000^({d - d % 2}/{D_SHOW}))", fontsize=9)
     wavelength = 2 * np.pi * 10000 ** ((d - d % 2) / D_SHOW)  # positions per turn
-    return (
-        f"Heatmap of {N_SHOW} positions by {D_SHOW} dimensions of sinusoidal encodings, "
-        f"column {d} marked, beside its curve: dimension {d} ({kind}) is a wave "
-        f"{wavelength:,.0f} positions long ({N_SHOW / wavelength:.2g} turns over the "
-        f"{N_SHOW} shown), from {PE_big[:, d].min():.2f} to {PE_big[:, d].max():.2f}."
-    )
+    return (f"Heatmap of {N_SHOW} positions by {D_SHOW} dimensions of sinusoidal encodings, "
+            f"column {d} marked, beside its curve: dimension {d} ({kind}) is a wave "
+            f"{wavelength:,.0f} positions long ({N_SHOW / wavelength:.2g} turns over the "
+            f"{N_SHOW} shown), from {PE_big[:, d].min():.2f} to {PE_big[:, d].max():.2f}.")
 
 
 def draw_position(p):
@@ -269,17 +235,14 @@ def draw_position(p):
     row_line.set_ydata([p, p])
     bars.set_segments([[(j, 0), (j, value)] for j, value in enumerate(PE_big[p])])
     row_ax.set_title(f"position {p}: its whole encoding vector", fontsize=9)
-    return (
-        f"The same heatmap, row {p} marked, beside its {D_SHOW} values as bars: position "
-        f"{p}'s encoding runs from {PE_big[p].min():.2f} to {PE_big[p].max():.2f}."
-    )
+    return (f"The same heatmap, row {p} marked, beside its {D_SHOW} values as bars: position "
+            f"{p}'s encoding runs from {PE_big[p].min():.2f} to {PE_big[p].max():.2f}.")
 
 
 column_live.film(dim_slider, draw_dimension)
 row_live.film(pos_slider, draw_position)
-show(
-    widgets.VBox([dim_slider, column_live.image]), column_live, alt=draw_dimension(dim_slider.value)
-)
+show(widgets.VBox([dim_slider, column_live.image]), column_live,
+     alt=draw_dimension(dim_slider.value))
 show(widgets.VBox([pos_slider, row_live.image]), row_live, alt=draw_position(pos_slider.value))
 
 # %% [markdown]
@@ -288,9 +251,8 @@ show(widgets.VBox([pos_slider, row_live.image]), row_live, alt=draw_position(pos
 # %%
 for d in (0, 30):
     column = PE_big[:, d]  # (64,): one dimension down all positions
-    print(
-        f"dimension {d:>2} over {N_SHOW} positions: from {column.min():.3f} to {column.max():.3f}"
-    )
+    print(f"dimension {d:>2} over {N_SHOW} positions: from {column.min():.3f} "
+          f"to {column.max():.3f}")
 
 # %% [markdown]
 # Notice: dimension 0 oscillates quickly between -1 and 1 (its wavelength is $2\pi$ = 6.283
@@ -310,10 +272,8 @@ checks.pe_far_positions.check(guess)
 fastest, slow = slice(0, 2), slice(16, 32)  # the first pair and the last 16 of 32 dimensions
 for a, b in ((10, 11), (10, 54)):
     change = np.abs(PE_big[a] - PE_big[b])  # (32,)
-    print(
-        f"positions {a} and {b}: largest change in dimensions 0-1: {change[fastest].max():.3f}, "
-        f"in dimensions 16-31: {change[slow].max():.3f}"
-    )
+    print(f"positions {a} and {b}: largest change in dimensions 0-1: {change[fastest].max():.3f}, "
+          f"in dimensions 16-31: {change[slow].max():.3f}")
 print(f"7 turns of the fastest wave: 7 · 2π = {7 * 2 * math.pi:.2f} positions")
 
 # %% [markdown]
@@ -342,10 +302,8 @@ print(f"7 turns of the fastest wave: 7 · 2π = {7 * 2 * math.pi:.2f} positions"
 rng = np.random.default_rng(0)
 table = rng.normal(0, 1 / np.sqrt(d_model), (1000, d_model))  # a small-init table, 1000 words
 print(f"sqrt(d_model) = sqrt({d_model}) = {np.sqrt(d_model):.3f}")
-print(
-    f"std of the table: {table.std():.3f}; times sqrt(d_model): "
-    f"{(table * np.sqrt(d_model)).std():.3f}"
-)
+print(f"std of the table: {table.std():.3f}; times sqrt(d_model): "
+      f"{(table * np.sqrt(d_model)).std():.3f}")
 print(f"root mean square of PE: {np.sqrt(np.mean(PE**2)):.3f} (1/sqrt(2) = {1 / np.sqrt(2):.3f})")
 print(f"std of our E (drawn from a standard normal, 48 entries): {E.std():.3f}")
 tables = {d_model: table, 512: rng.normal(0, 1 / np.sqrt(512), (1000, 512))}  # ours, the paper's
@@ -353,12 +311,10 @@ for d, small_table in tables.items():
     token_size = small_table.std()  # a small-init table's entries, unscaled
     position_size = np.sqrt(np.mean(helpers.sinusoidal_positional_encoding(1000, d) ** 2))
     share = token_size**2 / (token_size**2 + position_size**2)  # token's part of E + PE's size²
-    print(
-        f"d_model = {d:>3}, unscaled: token entries {token_size:.3f} against PE's "
-        f"{position_size:.3f} ({position_size / token_size:.1f} times smaller); the token "
-        f"is {share:.1%} of the sum's squared size; times sqrt({d}): "
-        f"{token_size * np.sqrt(d):.3f}"
-    )
+    print(f"d_model = {d:>3}, unscaled: token entries {token_size:.3f} against PE's "
+          f"{position_size:.3f} ({position_size / token_size:.1f} times smaller); the token "
+          f"is {share:.1%} of the sum's squared size; times sqrt({d}): "
+          f"{token_size * np.sqrt(d):.3f}")
 
 # %% [markdown]
 # Unscaled, the table's entries (0.355) would be half the size of PE's (0.707) at our
@@ -393,36 +349,18 @@ dims = [f"d{c}" for c in range(d_model)]
 limit = max(np.abs(E).max(), np.abs(Z).max())  # E and Z share one range, so colours compare
 panels = (  # (matrix, row labels, title, y label, colour range)
     (E, tokens, "E (what): depends only on the token", "token", limit),
-    (PE, [str(p) for p in range(n)], "PE (where): depends only on the position", "position", 1.0),
-    (
-        Z,
-        [f"{p} {token}" for p, token in enumerate(tokens)],
-        "Z = E + PE: token and position",
-        "position and token",
-        limit,
-    ),
+    (PE, [str(p) for p in range(n)], "PE (where): depends only on the position", "position",
+     1.0),
+    (Z, [f"{p} {token}" for p, token in enumerate(tokens)], "Z = E + PE: token and position",
+     "position and token", limit),
 )
 for ax, (M, rows, title, ylabel, lim) in zip(axes, panels):
-    plot_heatmap(
-        M,
-        rows,
-        dims,
-        ax=ax,
-        signed=True,
-        vmin=-lim,
-        vmax=lim,
-        annotate=False,
-        title=title,
-        xlabel="dimension",
-        ylabel=ylabel,
-    )
-show_figure(
-    fig,
-    f"Three heatmaps, {n} rows by {d_model} dimensions: E (by token), PE (by "
-    f"position) and Z = E + PE; colour range ±{limit:.3f} for E and Z, ±1 for PE. "
-    f"Rows 0 and 4 ('the') are equal in E: {np.array_equal(E[0], E[4])}; in Z: "
-    f"{np.array_equal(Z[0], Z[4])}.",
-)
+    plot_heatmap(M, rows, dims, ax=ax, signed=True, vmin=-lim, vmax=lim, annotate=False,
+                 title=title, xlabel="dimension", ylabel=ylabel)
+show_figure(fig, f"Three heatmaps, {n} rows by {d_model} dimensions: E (by token), PE (by "
+                 f"position) and Z = E + PE; colour range ±{limit:.3f} for E and Z, ±1 for PE. "
+                 f"Rows 0 and 4 ('the') are equal in E: {np.array_equal(E[0], E[4])}; in Z: "
+                 f"{np.array_equal(Z[0], Z[4])}.")
 print(f"colour ranges: E and Z ±{limit:.3f} (the larger of their largest |entries|), PE ±1")
 
 # %% [markdown]
@@ -447,14 +385,14 @@ print(f"colour ranges: E and Z ±{limit:.3f} (the larger of their largest |entri
 #
 # *May use:* NumPy, `helpers.sinusoidal_positional_encoding`.
 
-
 # %%
 def pe_shift_matrix(k, d_model):
     ### BEGIN SOLUTION
     w = 1.0 / 10000 ** (np.arange(0, d_model, 2) / d_model)  # (d_model/2,): each pair's frequency
     M = np.zeros((d_model, d_model))
     for i, b in enumerate(k * w):  # pair i turns by b = k * w_i
-        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[np.cos(b), -np.sin(b)], [np.sin(b), np.cos(b)]]
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[np.cos(b), -np.sin(b)],
+                                                   [np.sin(b), np.cos(b)]]
     return M  # block diagonal: one 2x2 rotation per pair
     ### END SOLUTION
 

@@ -86,9 +86,7 @@ print("Q @ K.T == loops:", np.allclose(scores, scores_loop))
 # carry the information through 5 steps.
 
 # %%
-print(
-    f"score['the'(0) -> 'mat'(5)] = q_0 · k_5 = {Q[0] @ K[5]:.3f} = scores[0, 5] = {scores[0, 5]:.3f}"
-)
+print(f"score['the'(0) -> 'mat'(5)] = q_0 · k_5 = {Q[0] @ K[5]:.3f} = scores[0, 5] = {scores[0, 5]:.3f}")
 
 # %%
 fig, ax = plt.subplots(figsize=(5.6, 4.4))
@@ -148,7 +146,6 @@ print("helpers' weights == softmax(Q K^T / sqrt(d_k)):", np.allclose(A, helpers.
 #
 # *May use:* NumPy only.
 
-
 # %%
 def scaled_scores(Q, K):
     ### BEGIN SOLUTION
@@ -200,10 +197,8 @@ for d, v, s in zip(d_ks, var_raw, var_scaled):
     print(f"{d:4d} {v:10.2f} {v / d:14.3f} {s:15.3f}")
 slope = np.polyfit(np.log(d_ks), np.log(var_raw), 1)[0]
 print(f"\nfit log Var(q·k) = slope * log d_k + c: slope = {slope:.3f} (1 means Var ∝ d_k)")
-print(
-    f"d_k = 64: Var(q·k) = {var_raw[6]:.1f}; d_k = 512: Var(q·k) = {var_raw[-1]:.0f}, "
-    f"a typical score of ±√{var_raw[-1]:.0f} = ±{np.sqrt(var_raw[-1]):.0f}"
-)
+print(f"d_k = 64: Var(q·k) = {var_raw[6]:.1f}; d_k = 512: Var(q·k) = {var_raw[-1]:.0f}, "
+      f"a typical score of ±√{var_raw[-1]:.0f} = ±{np.sqrt(var_raw[-1]):.0f}")
 
 # %%
 fig, ax = plt.subplots(figsize=(6, 3.8))
@@ -214,13 +209,10 @@ ax.axvline(64, color="black", ls="--", lw=1.2, zorder=0, label="the paper's $d_k
 ax.set(xlabel="$d_k$", ylabel="variance of the score", title="Measured variance of a score")
 ax.set_xticks(d_ks, [str(d) for d in d_ks])
 ax.legend(fontsize=8)
-show_figure(
-    fig,
-    f"Log-log plot of the measured variance of a score against d_k from {d_ks[0]} "
-    f"to {d_ks[-1]}: without the scale it follows the d_k line (fitted slope "
-    f"{slope:.3f}; {var_raw[-1]:.0f} at d_k = {d_ks[-1]}); divided by √d_k it "
-    f"stays between {var_scaled.min():.3f} and {var_scaled.max():.3f}.",
-)
+show_figure(fig, f"Log-log plot of the measured variance of a score against d_k from {d_ks[0]} "
+                 f"to {d_ks[-1]}: without the scale it follows the d_k line (fitted slope "
+                 f"{slope:.3f}; {var_raw[-1]:.0f} at d_k = {d_ks[-1]}); divided by √d_k it "
+                 f"stays between {var_scaled.min():.3f} and {var_scaled.max():.3f}.")
 
 # %% [markdown]
 # Notice: without the scale the variance climbs along the $d_k$ line, to 527 at $d_k = 512$ (a
@@ -256,10 +248,8 @@ checks.unscaled_softmax_trend.check(guess)
 
 # %%
 peaked = scaling.softmax_peakedness(d_ks, n_keys=16, n_queries=500, seed=0)
-print(
-    f"flat row of 16 keys: largest weight 1/16 = {1 / 16:.4f}, entropy log 16 = "
-    f"{np.log(16):.3f} nats"
-)
+print(f"flat row of 16 keys: largest weight 1/16 = {1 / 16:.4f}, entropy log 16 = "
+      f"{np.log(16):.3f} nats")
 labels = {"none": "QKᵀ", "sqrt": "QKᵀ/√d_k", "linear": "QKᵀ/d_k"}
 for stat in ("max_weight", "entropy", "grad_norm"):
     print(f"{stat:<11}" + "".join(f"{d:>7d}" for d in d_ks))
@@ -276,15 +266,8 @@ titles = {  # stat -> (title, y label)
 }
 for ax, (stat, (title, ylabel)) in zip(axes, titles.items()):
     for scale, (marker, colour) in styles.items():
-        ax.plot(
-            d_ks,
-            peaked[scale][stat],
-            marker,
-            color=colour,
-            mec="black",
-            mew=0.5,
-            label=labels[scale],
-        )
+        ax.plot(d_ks, peaked[scale][stat], marker, color=colour, mec="black", mew=0.5,
+                label=labels[scale])
     ax.set_xscale("log", base=2)
     ax.set_xticks(d_ks, [str(d) for d in d_ks], fontsize=8)
     ax.axvline(64, color="black", ls="--", lw=1.2, zorder=0)
@@ -295,14 +278,11 @@ axes[1].axhline(np.log(16), color="grey", ls=":", label="flat: log 16")
 axes[0].legend(fontsize=8)
 axes[1].legend(fontsize=8)
 i64 = list(d_ks).index(64)
-show_figure(
-    fig,
-    "Three line plots against d_k, for scores unscaled, divided by √d_k and by "
-    "d_k: the mean largest weight of a row, its entropy, and the softmax gradient "
-    "size. At d_k = 64 the largest weight is "
-    + ", ".join(f"{peaked[s]['max_weight'][i64]:.3f} ({labels[s]})" for s in styles)
-    + ".",
-)
+show_figure(fig, "Three line plots against d_k, for scores unscaled, divided by √d_k and by "
+                 "d_k: the mean largest weight of a row, its entropy, and the softmax gradient "
+                 "size. At d_k = 64 the largest weight is "
+                 + ", ".join(f"{peaked[s]['max_weight'][i64]:.3f} ({labels[s]})" for s in styles)
+                 + ".")
 
 # %%
 at_64 = list(d_ks).index(64)
@@ -388,10 +368,8 @@ print(f"{'d_k':<9}" + "".join(f"{d:>6d}" for d in d_ks))
 for scale, label in labels.items():
     print(f"{label:<9}" + "".join(f"{v:6.2f}" for v in mean_max[scale]))
 for scale in ("none", "sqrt"):
-    print(
-        f"d_k = 512, {labels[scale]:<9}: the first query's largest |score| is "
-        f"{np.abs(rows[512, scale][0]).max():.2f}"
-    )
+    print(f"d_k = 512, {labels[scale]:<9}: the first query's largest |score| is "
+          f"{np.abs(rows[512, scale][0]).max():.2f}")
 print(f"sqrt(512) = {np.sqrt(512):.1f}")
 
 # %%
@@ -405,25 +383,12 @@ ax_s.set(xlabel="key", ylabel="score")
 weight_bars = ax_w.bar(np.arange(1, N_KEYS + 1), np.zeros(N_KEYS), color="#21918c")
 weight_bars[0].set_color("#e66101")  # the largest weight of each row
 ax_w.axhline(1 / N_KEYS, color="grey", ls=":", lw=1)
-ax_w.set(
-    xlabel="rank of the weight in its row",
-    ylabel="mean softmax weight",
-    ylim=(0, 1.05),
-    xticks=np.arange(1, N_KEYS + 1),
-)
+ax_w.set(xlabel="rank of the weight in its row", ylabel="mean softmax weight", ylim=(0, 1.05),
+         xticks=np.arange(1, N_KEYS + 1))
 curves = {}
 for scale, (marker, colour) in styles.items():
-    (curves[scale],) = ax_c.plot(
-        d_ks,
-        mean_max[scale],
-        marker,
-        color=colour,
-        mec="black",
-        mew=0.5,
-        label=labels[scale],
-        alpha=0.35,
-        ms=5,
-    )
+    (curves[scale],) = ax_c.plot(d_ks, mean_max[scale], marker, color=colour, mec="black",
+                                 mew=0.5, label=labels[scale], alpha=0.35, ms=5)
 ax_c.axhline(1 / N_KEYS, color="grey", ls=":", lw=1)
 ax_c.set_xscale("log", base=2)
 ax_c.set_xticks(d_ks, [str(d) for d in d_ks], fontsize=8)
@@ -466,11 +431,9 @@ def draw(d):
     for name, line in curves.items():
         line.set_alpha(1.0 if name == scale else 0.35)
     ring.set_data([d], [mean_row[0]])
-    return (
-        f"Bar charts at d_k = {d}, {labels[scale]}: the first query's 8 scores reach "
-        f"{np.abs(s).max():.1f} in size; the mean largest softmax weight of "
-        f"{N_QUERIES} queries is {mean_row[0]:.2f} (flat: 0.125)."
-    )
+    return (f"Bar charts at d_k = {d}, {labels[scale]}: the first query's 8 scores reach "
+            f"{np.abs(s).max():.1f} in size; the mean largest softmax weight of "
+            f"{N_QUERIES} queries is {mean_row[0]:.2f} (flat: 0.125).")
 
 
 def film(change=None):
@@ -508,7 +471,6 @@ show(
 #
 # *May use:* NumPy, `helpers.softmax`.
 
-
 # %%
 def scale_for_entropy(scores, target):
     ### BEGIN SOLUTION
@@ -541,10 +503,8 @@ print(f"target: the mean entropy of scaled rows at d_k = 4, {target:.3f} nats")
 for d in (16, 64, 256):
     raw = scaling.random_dot_products(d, 300, 16, rng)  # (300, 16) unscaled scores
     c = scaling.entropy_scale(raw, target)
-    print(
-        f"d_k = {d:>3}: c = {c:.4f}, 1/sqrt(d_k) = {1 / np.sqrt(d):.4f}, "
-        f"c * sqrt(d_k) = {c * np.sqrt(d):.3f}"
-    )
+    print(f"d_k = {d:>3}: c = {c:.4f}, 1/sqrt(d_k) = {1 / np.sqrt(d):.4f}, "
+          f"c * sqrt(d_k) = {c * np.sqrt(d):.3f}")
 
 # %% [markdown]
 # The scale that keeps the entropy where it was is close to $1/\sqrt{d_k}$ at every width:

@@ -68,7 +68,6 @@ print(np.round(scores, 3))
 #
 # Written exactly as the formula, for one row of scores, it works on small scores:
 
-
 # %%
 def naive_softmax(z):  # z: ONE row of scores, shape (n_k,)
     e = np.exp(z)
@@ -122,7 +121,6 @@ for c in (-5.0, 2.0, 3.0, 100.0):
 # row** of scores. The scores around 1000 now give the same weights as $[1, 2, 3]$ (they are
 # $[1, 2, 3]$ shifted by 999):
 
-
 # %%
 def stable_softmax_row(z):  # z: ONE row of scores, any sequence of numbers
     top = max(z)
@@ -148,7 +146,6 @@ print("stable_softmax_row([-1002, -1001, -1000]) =", np.round(stable_softmax_row
 # reductions along an axis or `np.einsum` are all fine.
 #
 # *May use:* NumPy only.
-
 
 # %%
 def softmax(z):
@@ -211,35 +208,13 @@ print("helpers.softmax([0, -800]) =", helpers.softmax(np.array([0.0, -800.0])))
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
 fig.subplots_adjust(wspace=0.35)  # fixed margins: one draw, no layout engine
-plot_heatmap(
-    scores,
-    tokens,
-    tokens,
-    ax=axes[0],
-    signed=True,
-    xlabel="key",
-    ylabel="query",
-    title="scores QK^T/sqrt(d_k): any sign\n(rows = query, columns = key)",
-)
-plot_heatmap(
-    A,
-    tokens,
-    tokens,
-    ax=axes[1],
-    vmin=0,
-    vmax=1,
-    xlabel="key",
-    ylabel="query",
-    title="A = softmax(scores): rows sum to 1\n(rows = query, columns = key)",
-)
-show_figure(
-    fig,
-    "Left: "
-    + heatmap_alt(scores, tokens, tokens, "the scores")
-    + " Right: "
-    + heatmap_alt(A, tokens, tokens, "the weights A = softmax(scores)")
-    + f" Every row of A sums to 1: {np.allclose(A.sum(axis=1), 1)}.",
-)
+plot_heatmap(scores, tokens, tokens, ax=axes[0], signed=True, xlabel="key", ylabel="query",
+             title="scores QK^T/sqrt(d_k): any sign\n(rows = query, columns = key)")
+plot_heatmap(A, tokens, tokens, ax=axes[1], vmin=0, vmax=1, xlabel="key", ylabel="query",
+             title="A = softmax(scores): rows sum to 1\n(rows = query, columns = key)")
+show_figure(fig, "Left: " + heatmap_alt(scores, tokens, tokens, "the scores")
+                 + " Right: " + heatmap_alt(A, tokens, tokens, "the weights A = softmax(scores)")
+                 + f" Every row of A sums to 1: {np.allclose(A.sum(axis=1), 1)}.")
 
 # %% [markdown]
 # Left, the scores: red above 0, blue below, white at 0. Right, the weights: each row adds up to
@@ -309,7 +284,6 @@ print("every output coordinate inside [min, max]:", bool(inside.all()))
 #
 # *May use:* NumPy, `helpers.softmax`.
 
-
 # %%
 def attention(Q, K, V):
     ### BEGIN SOLUTION
@@ -335,7 +309,8 @@ checks.attention.check(attention)
 
 # %%
 out_course, A_course = helpers.scaled_dot_product_attention(Q, K, V)
-print("weights == A:", np.allclose(A_course, A), "| output == A @ V:", np.allclose(out_course, out))
+print("weights == A:", np.allclose(A_course, A),
+      "| output == A @ V:", np.allclose(out_course, out))
 Q_heads = np.stack([X @ W["W_Q"][head] for head in range(h)])  # (h, n, d_k)
 K_heads = np.stack([X @ W["W_K"][head] for head in range(h)])  # (h, n, d_k)
 V_heads = np.stack([X @ W["W_V"][head] for head in range(h)])  # (h, n, d_k)
@@ -350,7 +325,6 @@ print("both heads:", out_heads.shape, A_heads.shape, "| head 0 == A:", np.allclo
 # old output rows, **shuffled the same way**. Attention treats its input as a set: this is
 # *permutation equivariance*, $\text{Attn}(PX) = P\,\text{Attn}(X)$ for a permutation $P$.
 
-
 # %%
 def self_attention(X_in):
     """Head 0 of our seeded weights on any (n, d_model) input."""
@@ -362,9 +336,8 @@ def self_attention(X_in):
 E = helpers.token_embeddings(tokens, d_model)  # (n, d_model): no positions
 perm = np.random.default_rng(0).permutation(n)
 print("shuffled order:", [tokens[p] for p in perm])
-print(
-    "Attn(E[perm]) == Attn(E)[perm]:", np.allclose(self_attention(E[perm]), self_attention(E)[perm])
-)
+print("Attn(E[perm]) == Attn(E)[perm]:",
+      np.allclose(self_attention(E[perm]), self_attention(E)[perm]))
 
 # %% [markdown]
 # So without positions, the sentence and its shuffle printed above give each word exactly the
@@ -375,10 +348,8 @@ print(
 # %%
 PE = helpers.sinusoidal_positional_encoding(n, d_model)  # (n, d_model)
 Z_shuffled = E[perm] + PE  # the shuffled sentence, with positions of its own
-print(
-    "with positions, Attn(Z_shuffled) == Attn(Z)[perm]:",
-    np.allclose(self_attention(Z_shuffled), self_attention(E + PE)[perm]),
-)
+print("with positions, Attn(Z_shuffled) == Attn(Z)[perm]:",
+      np.allclose(self_attention(Z_shuffled), self_attention(E + PE)[perm]))
 
 # %% [markdown]
 # ## Build it yourself
@@ -405,19 +376,21 @@ np.random.seed(0)
 # (the lesson text defines softmax(z) here: Exercise 1's answer; this cell uses helpers.softmax)
 
 # One input sequence X drives Q, K, and V (n = 3 tokens, d_model = 4)
-X = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
+X = np.array([[1.0, 0.0, 1.0, 0.0],
+            [0.0, 1.0, 0.0, 1.0],
+            [1.0, 1.0, 0.0, 0.0]])
 d_model, d_k = 4, 4
 Wq = np.random.randn(d_model, d_k) * 0.5
 Wk = np.random.randn(d_model, d_k) * 0.5
 Wv = np.random.randn(d_model, d_k) * 0.5
 
-Q = X @ Wq  # one query per token
-K = X @ Wk  # one key   per token
-V = X @ Wv  # one value per token
+Q = X @ Wq            # one query per token
+K = X @ Wk            # one key   per token
+V = X @ Wv            # one value per token
 
-scores = Q @ K.T / np.sqrt(d_k)  # (n x n): every token scores every token
-A = helpers.softmax(scores)  # row-wise attention weights
-out = A @ V  # weighted sum of values
+scores = Q @ K.T / np.sqrt(d_k)   # (n x n): every token scores every token
+A = helpers.softmax(scores)       # row-wise attention weights
+out = A @ V                       # weighted sum of values
 
 print("attention weights (rows sum to 1):\n", np.round(A, 3))
 print("\nrow sums:", np.round(A.sum(axis=1), 3))
@@ -476,7 +449,9 @@ ex.show()
 
 # %%
 Z = helpers.build_Z(tokens, helpers.D_MODEL)  # (n, d_model): the running example's X again
-_, A_head0 = helpers.scaled_dot_product_attention(Z @ W["W_Q"][0], Z @ W["W_K"][0], Z @ W["W_V"][0])
+_, A_head0 = helpers.scaled_dot_product_attention(
+    Z @ W["W_Q"][0], Z @ W["W_K"][0], Z @ W["W_V"][0]
+)
 print("explorer head 0 == A of the running example:", np.allclose(ex.weights, A_head0))
 print("query 'cat':", ", ".join(f"{t} {w:.3f}" for t, w in zip(ex.tokens, ex.weights[cat])))
 
@@ -492,35 +467,18 @@ for T in (0.1, 10.0):
     twin.set_temperature(T)
     for head in range(h):
         _, A_T = helpers.scaled_dot_product_attention(
-            Z @ W["W_Q"][head],
-            Z @ W["W_K"][head],
-            Z @ W["W_V"][head],
+            Z @ W["W_Q"][head], Z @ W["W_K"][head], Z @ W["W_V"][head],
             scale=1 / (np.sqrt(d_head) * T),
         )  # (n, n)
         twin.set_head(head)
         top_two = -np.sort(-A_T, axis=-1)[:, :2]  # (n, 2): each row's two largest weights
-        print(
-            f"T = {T:>4}, head {head}: largest weight per row {np.round(top_two[:, 0], 2)}, "
-            f"two largest together {np.round(top_two.sum(axis=-1), 2)}; "
-            f"same as the explorer's: {np.allclose(twin.weights, A_T)}"
-        )
-print(
-    "row 'cat', head 0, largest weight at T = 1, 10:",
-    [
-        round(
-            float(
-                helpers.scaled_dot_product_attention(
-                    Z @ W["W_Q"][0],
-                    Z @ W["W_K"][0],
-                    Z @ W["W_V"][0],
-                    scale=1 / (np.sqrt(d_head) * T),
-                )[1][cat].max()
-            ),
-            3,
-        )
-        for T in (1.0, 10.0)
-    ],
-)
+        print(f"T = {T:>4}, head {head}: largest weight per row {np.round(top_two[:, 0], 2)}, "
+              f"two largest together {np.round(top_two.sum(axis=-1), 2)}; "
+              f"same as the explorer's: {np.allclose(twin.weights, A_T)}")
+print("row 'cat', head 0, largest weight at T = 1, 10:", [
+    round(float(helpers.scaled_dot_product_attention(
+        Z @ W["W_Q"][0], Z @ W["W_K"][0], Z @ W["W_V"][0], scale=1 / (np.sqrt(d_head) * T)
+    )[1][cat].max()), 3) for T in (1.0, 10.0)])
 
 # %% [markdown]
 # At $T = 0.1$ most rows collapse onto one or two keys: the two largest weights take at least
@@ -540,7 +498,6 @@ print(
 # integer-valued inputs, so its ties are exact. Does the scale $\sqrt{d_k}$ matter in the limit?
 #
 # *May use:* NumPy, `helpers.softmax`.
-
 
 # %%
 def zero_temperature_attention(Q, K, V):

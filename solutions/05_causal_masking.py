@@ -90,7 +90,6 @@ print("query 2 ('sat') may attend to:", [tokens[j] for j in np.flatnonzero(mask[
 #
 # *May use:* NumPy only.
 
-
 # %%
 def causal_mask(n):
     ### BEGIN SOLUTION
@@ -133,10 +132,8 @@ for i in range(n):
     e = np.exp(allowed - allowed.max())
     A_loop[i, : i + 1] = e / e.sum()  # keys i+1.. keep weight 0
 print(np.round(A_loop, 3))
-print(
-    f"query 2 ('sat') on key 1 ('cat'): {A_full[2, 1]:.3f} without the mask, "
-    f"{A_loop[2, 1]:.3f} with it"
-)
+print(f"query 2 ('sat') on key 1 ('cat'): {A_full[2, 1]:.3f} without the mask, "
+      f"{A_loop[2, 1]:.3f} with it")
 
 # %% [markdown]
 # The prediction's answer: the weight rises. Blocking "on", "the" and "mat" removes their terms
@@ -157,7 +154,6 @@ print(
 # It must also work for scores in the hundreds (a stable softmax), and for float32 inputs.
 #
 # *May use:* NumPy, `helpers.softmax`, `helpers.causal_mask`.
-
 
 # %%
 def masked_attention(Q, K, V, mask):
@@ -190,36 +186,14 @@ print("rows sum to 1:", np.round(A_causal.sum(axis=1), 3))
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
 fig.subplots_adjust(wspace=0.3)  # fixed margins: one draw, no layout engine
-plot_heatmap(
-    A_full,
-    tokens,
-    tokens,
-    ax=axes[0],
-    vmin=0,
-    vmax=1,
-    title="No mask\n(rows = query, columns = key)",
-    xlabel="key",
-    ylabel="query",
-)
-plot_heatmap(
-    A_causal,
-    tokens,
-    tokens,
-    ax=axes[1],
-    vmin=0,
-    vmax=1,
-    masked=~mask,
-    title="Causal mask: grey = blocked\n(rows = query, columns = key)",
-    xlabel="key",
-    ylabel="query",
-)
-show_figure(
-    fig,
-    "Left: "
-    + heatmap_alt(A_full, tokens, tokens, "the weights without a mask")
-    + " Right: "
-    + heatmap_alt(A_causal, tokens, tokens, "the weights with the causal mask", masked=~mask),
-)
+plot_heatmap(A_full, tokens, tokens, ax=axes[0], vmin=0, vmax=1,
+             title="No mask\n(rows = query, columns = key)", xlabel="key", ylabel="query")
+plot_heatmap(A_causal, tokens, tokens, ax=axes[1], vmin=0, vmax=1, masked=~mask,
+             title="Causal mask: grey = blocked\n(rows = query, columns = key)",
+             xlabel="key", ylabel="query")
+show_figure(fig, "Left: " + heatmap_alt(A_full, tokens, tokens, "the weights without a mask")
+                 + " Right: " + heatmap_alt(A_causal, tokens, tokens, "the weights with the "
+                                            "causal mask", masked=~mask))
 
 # %% [markdown]
 # With the mask the upper-right triangle goes grey: each token attends to itself and earlier
@@ -282,7 +256,6 @@ print("weight each query still puts on future keys:", np.round((A_times_zero * ~
 # d_k = 4$, `np.random.seed(0)`. Here it is again as a function of the seed, unchanged (no
 # mask). Row 0 spreads its weight over tokens 1 and 2, its future:
 
-
 # %%
 def build_it(seed=0):
     """The lesson text's cell, unchanged, with its seed as a parameter; returns (A, out)."""
@@ -293,7 +266,9 @@ def build_it(seed=0):
         e = np.exp(z)
         return e / e.sum(axis=-1, keepdims=True)
 
-    X = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
+    X = np.array([[1.0, 0.0, 1.0, 0.0],
+                  [0.0, 1.0, 0.0, 1.0],
+                  [1.0, 1.0, 0.0, 0.0]])
     d_model, d_k = 4, 4
     Wq = np.random.randn(d_model, d_k) * 0.5
     Wk = np.random.randn(d_model, d_k) * 0.5
@@ -320,12 +295,13 @@ print("\nself-attention output (n x d):\n", np.round(out_cell, 3))
 #
 # *May use:* NumPy, `helpers.softmax`, `helpers.causal_mask`.
 
-
 # %%
 def causal_build_it(seed=0):
     ### BEGIN SOLUTION
     np.random.seed(seed)
-    X = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
+    X = np.array([[1.0, 0.0, 1.0, 0.0],
+                  [0.0, 1.0, 0.0, 1.0],
+                  [1.0, 1.0, 0.0, 0.0]])
     d_model, d_k = 4, 4
     Wq = np.random.randn(d_model, d_k) * 0.5
     Wk = np.random.randn(d_model, d_k) * 0.5
@@ -396,32 +372,17 @@ for j in range(n):
 fig, axes = plt.subplots(1, 2, figsize=(10.5, 4))
 fig.subplots_adjust(wspace=0.3)
 for ax, (name, M) in zip(axes, changed.items()):
-    plot_heatmap(
-        M.astype(float),
-        tokens,
-        tokens,
-        ax=ax,
-        cmap="cividis",
-        vmin=0,
-        vmax=1,
-        fmt="{:.0f}",
-        colorbar=False,
-        xlabel="perturbed input token j",
-        ylabel="output row i",
-        title=f"{name}: does output row i change? (1 = yes)",
-    )
-show_figure(
-    fig,
-    f"Two {n} by {n} maps, output row i against perturbed input token j, 1 where "
-    "the row changed: "
-    + "; ".join(f"{name}, {int(M.sum())} of {M.size} cells are 1" for name, M in changed.items())
-    + f". With the mask the 1s are exactly the lower triangle with the diagonal: "
-    f"{np.array_equal(changed['causal mask'], mask)}.",
-)
-print(
-    "causal: row i depends on exactly the tokens j <= i:",
-    np.array_equal(changed["causal mask"], mask),
-)
+    plot_heatmap(M.astype(float), tokens, tokens, ax=ax, cmap="cividis", vmin=0, vmax=1,
+                 fmt="{:.0f}", colorbar=False, xlabel="perturbed input token j",
+                 ylabel="output row i",
+                 title=f"{name}: does output row i change? (1 = yes)")
+show_figure(fig, f"Two {n} by {n} maps, output row i against perturbed input token j, 1 where "
+                 "the row changed: " + "; ".join(f"{name}, {int(M.sum())} of {M.size} cells are 1"
+                                                 for name, M in changed.items())
+                 + f". With the mask the 1s are exactly the lower triangle with the diagonal: "
+                 f"{np.array_equal(changed['causal mask'], mask)}.")
+print("causal: row i depends on exactly the tokens j <= i:",
+      np.array_equal(changed["causal mask"], mask))
 
 # %% [markdown]
 # Without a mask every output row depends on every token (all 1). With the causal mask the
@@ -502,7 +463,6 @@ print("rows that are padding, per sentence:", [list(range(L, n)) for L in length
 #
 # *May use:* NumPy only.
 
-
 # %%
 def padding_mask(lengths, n):
     ### BEGIN SOLUTION
@@ -531,7 +491,6 @@ checks.padding_mask.check(padding_mask)
 # queries too: a row with no key left is $0/0$ (the next section shows it).
 #
 # *May use:* NumPy, `helpers.softmax`, `helpers.causal_mask`, `helpers.padding_mask`.
-
 
 # %%
 def batched_masked_attention(Q, K, V, lengths, causal):
@@ -582,38 +541,20 @@ for s_idx, L in enumerate(lengths):  # each sentence alone, unpadded, must give 
             mask=helpers.causal_mask(L))[0])
         for head in range(h)
     )  # fmt: skip
-    print(
-        f"sentence {s_idx} ({L} tokens): padding gets weight 0: "
-        f"{bool(np.all(A_b[s_idx, :, :, L:] == 0))}; real rows == the sentence alone: {same}"
-    )
+    print(f"sentence {s_idx} ({L} tokens): padding gets weight 0: "
+          f"{bool(np.all(A_b[s_idx, :, :, L:] == 0))}; real rows == the sentence alone: {same}")
 
 # %%
 s_idx = 2  # "the mat", padded from 2 to 6 positions
 labels = helpers.tokenize(sentences[s_idx]) + ["<pad>"] * (n - lengths[s_idx])
 fig, ax = plt.subplots(figsize=(5.6, 4.4))
-plot_heatmap(
-    A_b[s_idx, 0],
-    labels,
-    labels,
-    ax=ax,
-    vmin=0,
-    vmax=1,
-    masked=~both[s_idx, 0],
-    xlabel="key",
-    ylabel="query",
-    title=f"'{sentences[s_idx]}' padded to n = {n}, head 0\n"
-    "(rows = query, columns = key; grey = blocked)",
-)
-show_figure(
-    fig,
-    heatmap_alt(
-        A_b[s_idx, 0],
-        labels,
-        labels,
-        f"the weights of '{sentences[s_idx]}' padded to n = {n}, head 0",
-        masked=~both[s_idx, 0],
-    ),
-)
+plot_heatmap(A_b[s_idx, 0], labels, labels, ax=ax, vmin=0, vmax=1, masked=~both[s_idx, 0],
+             xlabel="key", ylabel="query",
+             title=f"'{sentences[s_idx]}' padded to n = {n}, head 0\n"
+                   "(rows = query, columns = key; grey = blocked)")
+show_figure(fig, heatmap_alt(A_b[s_idx, 0], labels, labels, f"the weights of "
+                             f"'{sentences[s_idx]}' padded to n = {n}, head 0",
+                             masked=~both[s_idx, 0]))
 print("padded query rows 2..5 of 'the mat', head 0:")
 print(np.round(A_b[s_idx, 0, 2:], 3))
 
@@ -675,24 +616,12 @@ mha_causal = ~helpers.causal_mask(n)  # (n, n): True = a future key, blocked
 mha_padding = ~helpers.padding_mask(lengths, n)  # (b, n): True = padding, ignored
 hf_attention_mask = helpers.padding_mask(lengths, n).astype(np.int64)  # (b, n): 1 = attend
 print("course, F.scaled_dot_product_attention, Flax: mask", both.shape, "True = may attend")
-print(
-    "nn.MultiheadAttention: attn_mask",
-    mha_attn_mask.shape,
-    "True = blocked; row s*h + a is sentence s, head a:",
-    all(
-        np.array_equal(mha_attn_mask[s_idx * h + a], ~both[s_idx, 0])
-        for s_idx in range(b)
-        for a in range(h)
-    ),
-)
-print(
-    "  or attn_mask",
-    mha_causal.shape,
-    "and key_padding_mask",
-    mha_padding.shape,
-    "| together they block the same keys:",
-    np.array_equal(mha_causal[None] | mha_padding[:, None, :], ~both[:, 0]),
-)
+print("nn.MultiheadAttention: attn_mask", mha_attn_mask.shape, "True = blocked; row s*h + a is "
+      "sentence s, head a:", all(np.array_equal(mha_attn_mask[s_idx * h + a], ~both[s_idx, 0])
+                                 for s_idx in range(b) for a in range(h)))
+print("  or attn_mask", mha_causal.shape, "and key_padding_mask", mha_padding.shape,
+      "| together they block the same keys:",
+      np.array_equal(mha_causal[None] | mha_padding[:, None, :], ~both[:, 0]))
 print("Hugging Face attention_mask", hf_attention_mask.shape, "(1 = attend):")
 print(hf_attention_mask)
 
@@ -720,52 +649,37 @@ else:
     print("PyTorch", torch.__version__)
     tQ, tK, tV = (torch.from_numpy(M) for M in (Q_b, K_b, V_b))  # (b, h, n, d_k) each
     sdpa = F.scaled_dot_product_attention(tQ, tK, tV, attn_mask=torch.from_numpy(both))
-    print(
-        "F.scaled_dot_product_attention, the course's mask as it is == helpers:",
-        np.allclose(sdpa.numpy(), out_b),
-    )
-    mha = torch.nn.MultiheadAttention(h * d_k, h, bias=False, batch_first=True, dtype=torch.float64)
+    print("F.scaled_dot_product_attention, the course's mask as it is == helpers:",
+          np.allclose(sdpa.numpy(), out_b))
+    mha = torch.nn.MultiheadAttention(h * d_k, h, bias=False, batch_first=True,
+                                      dtype=torch.float64)
     with torch.no_grad():  # identity projections: its h heads are the course's h heads
         mha.in_proj_weight.copy_(torch.eye(h * d_k).repeat(3, 1))
         mha.out_proj.weight.copy_(torch.eye(h * d_k))
     x_q, x_k, x_v = (torch.from_numpy(helpers.combine_heads(M)) for M in (Q_b, K_b, V_b))
     for label, masks in (
         ("attn_mask (b*h, n, n)", dict(attn_mask=torch.from_numpy(mha_attn_mask))),
-        (
-            "attn_mask (n, n) + key_padding_mask (b, n)",
-            dict(
-                attn_mask=torch.from_numpy(mha_causal),
-                key_padding_mask=torch.from_numpy(mha_padding),
-            ),
-        ),
+        ("attn_mask (n, n) + key_padding_mask (b, n)",
+         dict(attn_mask=torch.from_numpy(mha_causal),
+              key_padding_mask=torch.from_numpy(mha_padding))),
     ):
         _, w = mha(x_q, x_k, x_v, average_attn_weights=False, **masks)  # (b, h, n, n)
-        print(
-            f"nn.MultiheadAttention, {label}: weights == helpers':",
-            np.allclose(w.detach().numpy(), A_b),
-        )
+        print(f"nn.MultiheadAttention, {label}: weights == helpers':",
+              np.allclose(w.detach().numpy(), A_b))
     try:
         mha(x_q, x_k, x_v, attn_mask=torch.from_numpy(~both))
     except Exception as error:  # a 4-D mask
         print("nn.MultiheadAttention, the course's (b, 1, n, n) mask:", type(error).__name__)
     no_key = both & queries_ok  # (b, 1, n, n): sentence 2's padded query rows keep no key
     print("row with no allowed key (sentence 2, query 5):")
-    print(
-        "  F.scaled_dot_product_attention output:",
-        F.scaled_dot_product_attention(tQ, tK, tV, attn_mask=torch.from_numpy(no_key))[2, 0, 5],
-    )
+    print("  F.scaled_dot_product_attention output:",
+          F.scaled_dot_product_attention(tQ, tK, tV, attn_mask=torch.from_numpy(no_key))[2, 0, 5])
     flat = torch.from_numpy(np.broadcast_to(~no_key, (b, h, n, n)).reshape(b * h, n, n))
     out_w, w = mha(x_q, x_k, x_v, attn_mask=flat, average_attn_weights=False)
-    print(
-        "  nn.MultiheadAttention, need_weights=True: weights",
-        w[2, 0, 5].detach(),
-        "output",
-        out_w[2, 5].detach(),
-    )
-    print(
-        "  nn.MultiheadAttention, need_weights=False: output",
-        mha(x_q, x_k, x_v, attn_mask=flat, need_weights=False)[0][2, 5].detach(),
-    )
+    print("  nn.MultiheadAttention, need_weights=True: weights", w[2, 0, 5].detach(),
+          "output", out_w[2, 5].detach())
+    print("  nn.MultiheadAttention, need_weights=False: output",
+          mha(x_q, x_k, x_v, attn_mask=flat, need_weights=False)[0][2, 5].detach())
 
 # %% [markdown]
 # **$-\infty$ or $-10^9$?** Both are used as the fill for blocked scores. The cell below tries
@@ -788,14 +702,8 @@ for fill in (-np.inf, -1e9):
 f16_max = np.finfo(np.float16).max  # the largest float16
 print(f"float16: largest {int(f16_max)} = e^{np.log(f16_max):.2f}")
 with np.errstate(over="ignore"):
-    print(
-        "float16: -1e9 becomes",
-        np.float16(-1e9),
-        "| exp(11.0) =",
-        np.exp(np.float16(11.0)),
-        "| exp(11.2) =",
-        np.exp(np.float16(11.2)),
-    )
+    print("float16: -1e9 becomes", np.float16(-1e9), "| exp(11.0) =", np.exp(np.float16(11.0)),
+          "| exp(11.2) =", np.exp(np.float16(11.2)))
 
 # %% [markdown]
 # When the row keeps a real key, both fills give the blocked keys weight exactly 0:
@@ -845,7 +753,6 @@ print("row 'mat' (5) the same with and without the mask:", np.allclose(A_causal[
 # pass, without recomputing any earlier key or value. Which mask does the step need?
 #
 # *May use:* NumPy, `helpers.softmax`, `helpers.scaled_dot_product_attention`.
-
 
 # %%
 def decode_step(x_t, K_cache, V_cache, W_Q, W_K, W_V):

@@ -109,37 +109,15 @@ print("rows sum to 1:", np.round(A_cross.sum(axis=1), 3))
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 4))
 fig.subplots_adjust(wspace=0.35)  # fixed margins: one draw, no layout engine
-plot_heatmap(
-    A_self,
-    tokens,
-    tokens,
-    ax=axes[0],
-    vmin=0,
-    vmax=1,
-    title="Self-attention: rows = query, columns = key",
-    xlabel="key (English)",
-    ylabel="query (English)",
-)
-plot_heatmap(
-    A_cross,
-    dec_tokens,
-    tokens,
-    ax=axes[1],
-    vmin=0,
-    vmax=1,
-    title="Cross-attention: rows = query, columns = key",
-    xlabel="key (English)",
-    ylabel="query (French)",
-)
-show_figure(
-    fig,
-    "Left: "
-    + heatmap_alt(A_self, tokens, tokens, "self-attention weights")
-    + " Right: "
-    + heatmap_alt(
-        A_cross, dec_tokens, tokens, "cross-attention weights, French queries over English keys"
-    ),
-)
+plot_heatmap(A_self, tokens, tokens, ax=axes[0], vmin=0, vmax=1,
+             title="Self-attention: rows = query, columns = key", xlabel="key (English)",
+             ylabel="query (English)")
+plot_heatmap(A_cross, dec_tokens, tokens, ax=axes[1], vmin=0, vmax=1,
+             title="Cross-attention: rows = query, columns = key", xlabel="key (English)",
+             ylabel="query (French)")
+show_figure(fig, "Left: " + heatmap_alt(A_self, tokens, tokens, "self-attention weights")
+                 + " Right: " + heatmap_alt(A_cross, dec_tokens, tokens, "cross-attention "
+                                            "weights, French queries over English keys"))
 
 # %% [markdown]
 # Left, square: the sentence attends to itself. Right, 4 × 6: each French token (a row) spreads
@@ -161,10 +139,8 @@ show_figure(
 # %%
 _, _, _, _, A_en_en = attend(X_enc, X_enc)
 _, A_mha = helpers.multi_head_attention(X_enc, **W)  # self-attention only: (h, n, n)
-print(
-    "attend(English, English) == head 0 of helpers.multi_head_attention:",
-    np.allclose(A_en_en, A_mha[0]),
-)
+print("attend(English, English) == head 0 of helpers.multi_head_attention:",
+      np.allclose(A_en_en, A_mha[0]))
 _, _, _, _, A_fr_fr = attend(X_dec, X_dec)
 print("attend(French, French):", A_fr_fr.shape, " attend(French, English):", A_cross.shape)
 
@@ -185,7 +161,6 @@ print("attend(French, French):", A_fr_fr.shape, " attend(French, English):", A_c
 # 1), and `output` $(b, n_q, d_v)$. The check uses fresh sizes and lengths.
 #
 # *May use:* NumPy, `helpers.softmax`, `helpers.scaled_dot_product_attention`, `helpers.padding_mask`.
-
 
 # %%
 def cross_attention(X_q, X_kv, W_Q, W_K, W_V, kv_lengths):
@@ -265,37 +240,19 @@ Q_big = X @ W_Q_big  # (n, d_model), all heads' queries in one product
 d_k = d_model // h
 for a in range(h):
     block = Q_big[:, a * d_k : (a + 1) * d_k]  # (n, d_k): head a's columns
-    print(
-        f"head {a}: columns {a * d_k}..{(a + 1) * d_k - 1} of X @ W_Q == X @ W_Q[{a}]:",
-        np.allclose(block, X @ W["W_Q"][a]),
-    )
+    print(f"head {a}: columns {a * d_k}..{(a + 1) * d_k - 1} of X @ W_Q == X @ W_Q[{a}]:",
+          np.allclose(block, X @ W["W_Q"][a]))
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 3.4))
-plot_heatmap(
-    Q_big,
-    tokens,
-    [f"h{c // d_k}:{c % d_k}" for c in range(d_model)],
-    ax=ax,
-    signed=True,
-    title="$Q = XW^Q$: rows = tokens, columns = head:dimension",
-    xlabel="column (head, dimension within the head)",
-    ylabel="token",
-)
+plot_heatmap(Q_big, tokens, [f"h{c // d_k}:{c % d_k}" for c in range(d_model)], ax=ax,
+             signed=True, title="$Q = XW^Q$: rows = tokens, columns = head:dimension",
+             xlabel="column (head, dimension within the head)", ylabel="token")
 for a in range(1, h):
     ax.axvline(a * d_k - 0.5, color="black", lw=3)
-show_figure(
-    fig,
-    heatmap_alt(
-        Q_big,
-        tokens,
-        [f"h{c // d_k}:{c % d_k}" for c in range(d_model)],
-        "Q = X W^Q, all heads' columns",
-        rows="token",
-        cols="column",
-    )
-    + f" Black lines cut it into h = {h} blocks of d_k = {d_k} columns, one per head.",
-)
+show_figure(fig, heatmap_alt(Q_big, tokens, [f"h{c // d_k}:{c % d_k}" for c in range(d_model)],
+                             "Q = X W^Q, all heads' columns", rows="token", cols="column")
+            + f" Black lines cut it into h = {h} blocks of d_k = {d_k} columns, one per head.")
 
 # %% [markdown]
 # The black line cuts $Q$ into $h = 2$ blocks of $d_k = 4$ columns: head 0 on the left,
@@ -332,54 +289,30 @@ K_heads = helpers.split_heads(X @ np.concatenate(list(W["W_K"]), axis=1), h)  # 
 V_heads = helpers.split_heads(X @ np.concatenate(list(W["W_V"]), axis=1), h)  # (h, n, d_k)
 # (h, n, d_k), (h, n, n): every head at once
 heads, A_heads = helpers.scaled_dot_product_attention(Q_heads, K_heads, V_heads)
-print(
-    "Q_heads, K_heads, V_heads:",
-    Q_heads.shape,
-    " head outputs:",
-    heads.shape,
-    " weights:",
-    A_heads.shape,
-)
-loop = [helpers.scaled_dot_product_attention(Q_heads[a], K_heads[a], V_heads[a]) for a in range(h)]
-print(
-    "batched == one head at a time:",
-    all(np.allclose(heads[a], o) and np.allclose(A_heads[a], w) for a, (o, w) in enumerate(loop)),
-)
+print("Q_heads, K_heads, V_heads:", Q_heads.shape, " head outputs:", heads.shape,
+      " weights:", A_heads.shape)
+loop = [helpers.scaled_dot_product_attention(Q_heads[a], K_heads[a], V_heads[a])
+        for a in range(h)]
+print("batched == one head at a time:",
+      all(np.allclose(heads[a], o) and np.allclose(A_heads[a], w) for a, (o, w) in enumerate(loop)))
 print("head 0 == the head we followed in lessons 03-05:", np.allclose(A_heads[0], A_self))
 
 # %%
 fig, axes = plt.subplots(1, h, figsize=(11, 4.2))
 fig.subplots_adjust(wspace=0.3)
 for a, ax in enumerate(axes):
-    plot_heatmap(
-        A_heads[a],
-        tokens,
-        tokens,
-        ax=ax,
-        vmin=0,
-        vmax=1,
-        title=f"head {a}: rows = query, columns = key",
-        xlabel="key",
-        ylabel="query",
-    )
-show_figure(
-    fig,
-    " ".join(
-        f"Head {a}: " + heatmap_alt(A_heads[a], tokens, tokens, "its weights") for a in range(h)
-    ),
-)
+    plot_heatmap(A_heads[a], tokens, tokens, ax=ax, vmin=0, vmax=1,
+                 title=f"head {a}: rows = query, columns = key", xlabel="key", ylabel="query")
+show_figure(fig, " ".join(f"Head {a}: " + heatmap_alt(A_heads[a], tokens, tokens, "its weights")
+                          for a in range(h)))
 for a in range(h):
-    print(
-        f"head {a}: each query's favourite key:",
-        [f"{tokens[i]}->{tokens[j]}" for i, j in enumerate(A_heads[a].argmax(axis=1))],
-    )
+    print(f"head {a}: each query's favourite key:",
+          [f"{tokens[i]}->{tokens[j]}" for i, j in enumerate(A_heads[a].argmax(axis=1))])
 sat, mat = 2, 5  # query rows
 for a in range(h):
     for i in (sat, mat):
-        print(
-            f"head {a}, query {tokens[i]!r}:",
-            ", ".join(f"{t} {w:.2f}" for t, w in zip(tokens, A_heads[a, i])),
-        )
+        print(f"head {a}, query {tokens[i]!r}:",
+              ", ".join(f"{t} {w:.2f}" for t, w in zip(tokens, A_heads[a, i])))
 
 # %% [markdown]
 # Same sentence, same $X$, two different patterns: each head has its own $W^Q_a, W^K_a$, so
@@ -415,7 +348,6 @@ for a in range(h):
 #
 # *May use:* NumPy, `helpers.softmax`, `helpers.scaled_dot_product_attention`.
 
-
 # %%
 def multi_head_attention(X, W_Q, W_K, W_V, W_O):
     ### BEGIN SOLUTION
@@ -444,14 +376,11 @@ concat = helpers.combine_heads(heads)  # (n, h * d_k) = (n, d_model)
 output = concat @ W["W_O"]  # (n, d_model)
 print("concatenated heads:", concat.shape, " output:", output.shape)
 print("concat == [head 0 | head 1]:", np.allclose(concat, np.concatenate(list(heads), axis=1)))
-print("combine_heads undoes split_heads:", np.allclose(helpers.combine_heads(Q_heads), X @ W_Q_big))
+print("combine_heads undoes split_heads:",
+      np.allclose(helpers.combine_heads(Q_heads), X @ W_Q_big))
 mh_out, mh_A = helpers.multi_head_attention(X, **W)  # the course's version
-print(
-    "output == helpers.multi_head_attention's:",
-    np.allclose(mh_out, output),
-    "| weights == A_heads:",
-    np.allclose(mh_A, A_heads),
-)
+print("output == helpers.multi_head_attention's:", np.allclose(mh_out, output),
+      "| weights == A_heads:", np.allclose(mh_A, A_heads))
 print("output row 1 ('cat'):", np.round(output[1], 3))
 
 # %% [markdown]
@@ -466,14 +395,8 @@ print("output row 1 ('cat'):", np.round(output[1], 3))
 # %%
 causal_out, causal_A = helpers.multi_head_attention(X, **W, mask=helpers.causal_mask(n))
 cross_out, cross_A = helpers.multi_head_attention(X_dec, **W, X_kv=X_enc)
-print(
-    "causal multi-head: weights",
-    causal_A.shape,
-    "output",
-    causal_out.shape,
-    " future weights all 0:",
-    bool(np.all(causal_A[:, ~helpers.causal_mask(n)] == 0)),
-)
+print("causal multi-head: weights", causal_A.shape, "output", causal_out.shape,
+      " future weights all 0:", bool(np.all(causal_A[:, ~helpers.causal_mask(n)] == 0)))
 print("cross multi-head:  weights", cross_A.shape, "output", cross_out.shape)
 
 # %% [markdown]
@@ -489,34 +412,19 @@ _, A_grid = helpers.multi_head_attention(X_32, **W_32)  # (8, n, n)
 fig, axes = plt.subplots(2, 4, figsize=(13, 6.2), sharex=True, sharey=True)
 fig.subplots_adjust(left=0.07, right=0.9, bottom=0.12, top=0.88, wspace=0.08, hspace=0.22)
 for a, ax in enumerate(axes.flat):
-    image = plot_heatmap(
-        A_grid[a],
-        tokens,
-        tokens,
-        ax=ax,
-        vmin=0,
-        vmax=1,
-        annotate=False,
-        colorbar=False,
-        title=f"head {a}",
-        xlabel="key" if a >= 4 else "",  # outer axes only: bottom row...
-        ylabel="query" if a % 4 == 0 else "",
-    )  # ...and left column
+    image = plot_heatmap(A_grid[a], tokens, tokens, ax=ax, vmin=0, vmax=1, annotate=False,
+                         colorbar=False, title=f"head {a}",
+                         xlabel="key" if a >= 4 else "",  # outer axes only: bottom row...
+                         ylabel="query" if a % 4 == 0 else "")  # ...and left column
 fig.colorbar(image, cax=fig.add_axes([0.92, 0.12, 0.015, 0.76]), label="attention weight")
 fig.suptitle("8 heads, one sentence (rows = query, columns = key)")
-show_figure(
-    fig,
-    f"A 2 by 4 grid of the attention weights of {len(A_grid)} heads over the "
-    f"{n} tokens (rows = query, columns = key); largest weight in each head: "
-    + ", ".join(f"{w:.2f}" for w in A_grid.max(axis=(1, 2)))
-    + ".",
-)
+show_figure(fig, f"A 2 by 4 grid of the attention weights of {len(A_grid)} heads over the "
+                 f"{n} tokens (rows = query, columns = key); largest weight in each head: "
+                 + ", ".join(f"{w:.2f}" for w in A_grid.max(axis=(1, 2))) + ".")
 print("largest weight in each head:", np.round(A_grid.max(axis=(1, 2)), 2))
 for a in (4, 5, 7):
-    print(
-        f"head {a}, each query's favourite key:",
-        " ".join(f"{tokens[i]}->{tokens[j]}" for i, j in enumerate(A_grid[a].argmax(axis=1))),
-    )
+    print(f"head {a}, each query's favourite key:",
+          " ".join(f"{tokens[i]}->{tokens[j]}" for i, j in enumerate(A_grid[a].argmax(axis=1))))
 
 # %% [markdown]
 # Eight heads, eight patterns. In heads 5 and 7 most queries look at the same key ("mat",
@@ -543,7 +451,8 @@ for a in (4, 5, 7):
 # see the other pattern, and toggle the causal mask from lesson 05.
 
 # %%
-ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=h, causal=False, seed=0, query=2)
+ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=h, causal=False, seed=0,
+                       query=2)
 ex.set_head(1)
 ex.show()
 
@@ -582,7 +491,6 @@ for a in range(h):
 #
 # *May use:* NumPy, `helpers.softmax`, `helpers.scaled_dot_product_attention`.
 
-
 # %%
 def multi_query_attention(X, W_Q, W_K, W_V, W_O):
     ### BEGIN SOLUTION
@@ -613,14 +521,10 @@ W_paper_K = helpers.seeded_projections(512, n_heads=8, seed=0)["W_K"]  # (h, d_m
 mha_keys = np.einsum("nd,hdk->hnk", x_token, W_paper_K)  # (h, 1, d_k): one key per head
 mqa_keys = x_token @ W_paper_K[0]  # (1, d_k): one key shared by the heads
 mha_floats, mqa_floats = 2 * mha_keys.size, 2 * mqa_keys.size  # keys and values (d_v = d_k)
-print(
-    f"per token and layer: multi-head {mha_floats} numbers, multi-query {mqa_floats}: "
-    f"{mha_floats // mqa_floats} times fewer"
-)
-print(
-    f"a 2048-token context, the paper's 6 layers, float32: {mha_floats * 2048 * 6 * 4 / 2**20:.0f} MiB "
-    f"against {mqa_floats * 2048 * 6 * 4 / 2**20:.0f} MiB"
-)
+print(f"per token and layer: multi-head {mha_floats} numbers, multi-query {mqa_floats}: "
+      f"{mha_floats // mqa_floats} times fewer")
+print(f"a 2048-token context, the paper's 6 layers, float32: {mha_floats * 2048 * 6 * 4 / 2**20:.0f} MiB "
+      f"against {mqa_floats * 2048 * 6 * 4 / 2**20:.0f} MiB")
 
 # %% [markdown]
 # The cache shrinks by the number of heads, $h = 8$ here, while the $h$ query heads keep their

@@ -30,12 +30,8 @@ import os
 
 # One thread for NumPy's linear algebra (BLAS), set before NumPy is imported: see "Measured"
 # below. It changes how fast the lesson runs, not any result.
-for variable in (
-    "OMP_NUM_THREADS",
-    "OPENBLAS_NUM_THREADS",
-    "MKL_NUM_THREADS",
-    "VECLIB_MAXIMUM_THREADS",
-):
+for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                 "VECLIB_MAXIMUM_THREADS"):
     os.environ[variable] = "1"
 
 import time
@@ -83,12 +79,8 @@ checks.score_memory_doubling.check(guess)
 # %%
 for n_tokens in (6, 12, 24, 1024, 2048, 4096):
     print(f"n = {n_tokens:5d}: Q has {n_tokens * 4:6d} numbers, A has {n_tokens**2:10,d}")
-print(
-    "A at n = 12 / A at n = 6:",
-    12**2 // 6**2,
-    "  A at n = 4096 / A at n = 2048:",
-    4096**2 // 2048**2,
-)
+print("A at n = 12 / A at n = 6:", 12**2 // 6**2, "  A at n = 4096 / A at n = 2048:",
+      4096**2 // 2048**2)
 
 # %% [markdown]
 # Q, K and V grow like $n$ (one row per token), but $A$ grows like $n^2$: doubling the
@@ -111,7 +103,6 @@ print(
 # with more, each product is split between threads, and on a busy machine a thread can wait
 # tens of milliseconds for a free core, so the times jump up and down with $n$. The times depend
 # on your machine, so this cell's output will differ from the stored one.
-
 
 # %% tags=["nbval-ignore-output"]
 def best_time(fn, repeats, number=1):
@@ -154,7 +145,6 @@ for size in sizes:
 # on the larger sizes ($n \ge 1024$), where the $n^2$ work dominates the costs that grow like
 # $n$ or not at all (checking the input, the $(n, d_k)$ arrays, calling into BLAS).
 
-
 # %% tags=["nbval-ignore-output"]
 def slope(ns, ys, n_min=1024):
     """Slope of log(y) against log(n), fitted on the points with n >= n_min."""
@@ -163,10 +153,8 @@ def slope(ns, ys, n_min=1024):
 
 
 time_slope, memory_slope = slope(sizes, naive_time), slope(sizes, naive_peak)
-print(
-    f"time:   slope {time_slope:.2f} for n >= 1024 "
-    f"(and {slope(sizes[:4], naive_time[:4], 0):.2f} for n <= 512)"
-)
+print(f"time:   slope {time_slope:.2f} for n >= 1024 "
+      f"(and {slope(sizes[:4], naive_time[:4], 0):.2f} for n <= 512)")
 print(f"memory: slope {memory_slope:.2f} for n >= 1024")
 
 # %% [markdown]
@@ -176,7 +164,6 @@ print(f"memory: slope {memory_slope:.2f} for n >= 1024")
 # %%
 print("memory slope, rounded:", round(memory_slope, 1))
 print("peak at n = 4096 is at least one float64 n x n matrix:", naive_peak[-1] >= 4096**2 * 8)
-
 
 # %% tags=["nbval-ignore-output"]
 def plain_log_ticks(axis, ticks, labels):
@@ -196,20 +183,16 @@ for ax, ys, unit, what, fitted in (
     ax.loglog(ns, reference, ":", color="black", label="n² (slope 2)")
     ax.set(xlabel="sequence length n", ylabel=f"{what} ({unit})", title=f"{what} against n")
     plain_log_ticks(ax.xaxis, ns, [str(s) for s in sizes])
-    decades = 10.0 ** np.arange(
-        np.floor(np.log10(min(ys.min(), reference.min()))), np.ceil(np.log10(ys.max())) + 1
-    )
+    decades = 10.0 ** np.arange(np.floor(np.log10(min(ys.min(), reference.min()))),
+                                np.ceil(np.log10(ys.max())) + 1)
     plain_log_ticks(ax.yaxis, decades, [f"{d:g}" for d in decades])
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="upper left", fontsize=9)
 fig.suptitle("scaled_dot_product_attention, one head, d_k = 64 (log-log axes)")
-show_figure(
-    fig,
-    f"Two log-log plots against n from {sizes[0]} to {sizes[-1]} of one head's "
-    f"attention (d_k = 64), with an n² reference line: time per call (fitted slope "
-    f"{time_slope:.2f}) and peak memory (fitted slope {memory_slope:.2f}), "
-    f"{naive_peak[-1] / 1e6:.0f} MB at n = {sizes[-1]}.",
-)
+show_figure(fig, f"Two log-log plots against n from {sizes[0]} to {sizes[-1]} of one head's "
+                 f"attention (d_k = 64), with an n² reference line: time per call (fitted slope "
+                 f"{time_slope:.2f}) and peak memory (fitted slope {memory_slope:.2f}), "
+                 f"{naive_peak[-1] / 1e6:.0f} MB at n = {sizes[-1]}.")
 
 # %% [markdown]
 # Notice: the memory points sit on the slope-2 line from $n \approx 512$ on: each doubling of
@@ -230,9 +213,7 @@ show_figure(
 n_long = 100_000
 one_matrix = n_long * n_long * 4  # bytes
 print(f"{n_long:,} x {n_long:,} x 4 bytes = {one_matrix:,} bytes = {one_matrix / 1e9:.0f} GB")
-print(
-    f"helpers.blockwise.score_matrix_bytes({n_long:,}) = {blockwise.score_matrix_bytes(n_long):,}"
-)
+print(f"helpers.blockwise.score_matrix_bytes({n_long:,}) = {blockwise.score_matrix_bytes(n_long):,}")
 print(f"the same for 32 heads: {32 * one_matrix / 1e12:.2f} TB")
 
 # %% [markdown]
@@ -254,7 +235,6 @@ print(f"the same for 32 heads: {32 * one_matrix / 1e12:.2f} TB")
 # exactly only up to $2^{53}$ (about $9 \times 10^{15}$) and the check also asks for more.
 #
 # *May use:* NumPy only.
-
 
 # %%
 def score_matrix_bytes(n, h, batch, dtype):
@@ -299,14 +279,10 @@ for limit, name in ((16, "16 GB laptop"), (80, "80 GB GPU")):
     ax.axhline(limit, ls="--", color="grey", lw=1)
     ax.text(70, limit * 1.25, name, color="grey", fontsize=9)
 ax.set(xlabel="sequence length n", ylabel="attention weights per layer", ylim=(1e-5, 1e4))
-plain_log_ticks(
-    ax.xaxis,
-    [64, 512, 4096, 32768, 131072],  # up to the last point, 2**17
-    ["64", "512", "4,096", "32,768", "131,072"],
-)
-plain_log_ticks(
-    ax.yaxis, [1e-5, 1e-3, 1e-1, 1e1, 1e3], ["10 kB", "1 MB", "100 MB", "10 GB", "1 TB"]
-)
+plain_log_ticks(ax.xaxis, [64, 512, 4096, 32768, 131072],  # up to the last point, 2**17
+                ["64", "512", "4,096", "32,768", "131,072"])
+plain_log_ticks(ax.yaxis, [1e-5, 1e-3, 1e-1, 1e1, 1e3],
+                ["10 kB", "1 MB", "100 MB", "10 GB", "1 TB"])
 ax.grid(True, which="major", alpha=0.3)
 
 # A slider over n (helpers.live.slider: named, keyboard-driven, says "n = 4,096 tokens"); a
@@ -330,11 +306,9 @@ def draw(n_now):
     size = blockwise.score_matrix_bytes(n_now, h=h_now, batch=1, dtype=np.float32)
     marker.set_data([n_now], [size / GB])
     ax.set_title(f"n = {n_now:,}, h = {h_now}, float32: {readable_bytes(size)} per layer")
-    return (
-        f"Log-log line of the predicted attention-weight memory against n, for {h_now} "
-        f"heads in float32, with 16 GB and 80 GB reference lines; at n = {n_now:,}: "
-        f"{readable_bytes(size)} per layer."
-    )
+    return (f"Log-log line of the predicted attention-weight memory against n, for {h_now} "
+            f"heads in float32, with 16 GB and 80 GB reference lines; at n = {n_now:,}: "
+            f"{readable_bytes(size)} per layer.")
 
 
 def film(change=None):
@@ -345,11 +319,8 @@ def film(change=None):
 
 h_picker.observe(film, names="value")
 film()
-show(
-    widgets.VBox([n_picker, h_picker, live.image]),
-    bytes(live.image.value),
-    alt=draw(n_picker.value),
-)
+show(widgets.VBox([n_picker, h_picker, live.image]), bytes(live.image.value),
+     alt=draw(n_picker.value))
 
 # %% [markdown]
 # The numbers behind the figure:
@@ -358,10 +329,8 @@ show(
 at_4096 = blockwise.score_matrix_bytes(4096, h=8)  # float32, batch 1
 crossing = np.sqrt(16e9 / (8 * 4))  # 8 heads x n^2 x 4 bytes = 16 GB
 at_max = blockwise.score_matrix_bytes(131_072, h=32)
-print(
-    f"n = 4,096, h = 8: {readable_bytes(at_4096)};  16 GB reached at n = {crossing:,.0f};  "
-    f"n = 131,072, h = 32: {readable_bytes(at_max)}"
-)
+print(f"n = 4,096, h = 8: {readable_bytes(at_4096)};  16 GB reached at n = {crossing:,.0f};  "
+      f"n = 131,072, h = 32: {readable_bytes(at_max)}")
 
 # %% [markdown]
 # Notice: with 8 heads, $n = 4096$ needs about half a gigabyte (537 MB) per layer, and the line
@@ -427,16 +396,12 @@ def lstm(n):  # four gates, each a (d, d) matrix for the state and one for the i
     return 8 * n * d**2
 
 
-print(
-    f"{'n':>5} | {'pairwise 2n^2d':>15} | {'projections 4nd^2':>17} | {'recurrence nd^2':>15} "
-    f"| pairwise / recurrence | (pairwise + projections) / LSTM 8nd^2"
-)
+print(f"{'n':>5} | {'pairwise 2n^2d':>15} | {'projections 4nd^2':>17} | {'recurrence nd^2':>15} "
+      f"| pairwise / recurrence | (pairwise + projections) / LSTM 8nd^2")
 for n_tokens in (32, 128, 256, 512, 1024, 2048, 8192):
-    print(
-        f"{n_tokens:5d} | {pairwise(n_tokens):15,d} | {projections(n_tokens):17,d} | "
-        f"{recurrence(n_tokens):15,d} | {pairwise(n_tokens) / recurrence(n_tokens):21.4g} | "
-        f"{(pairwise(n_tokens) + projections(n_tokens)) / lstm(n_tokens):.4g}"
-    )
+    print(f"{n_tokens:5d} | {pairwise(n_tokens):15,d} | {projections(n_tokens):17,d} | "
+          f"{recurrence(n_tokens):15,d} | {pairwise(n_tokens) / recurrence(n_tokens):21.4g} | "
+          f"{(pairwise(n_tokens) + projections(n_tokens)) / lstm(n_tokens):.4g}")
 pairwise_equals_recurrence = next(n for n in range(1, 4 * d) if pairwise(n) >= recurrence(n))
 layer_equals_lstm = next(n for n in range(1, 4 * d) if pairwise(n) + projections(n) >= lstm(n))
 print("pairwise part = recurrence at n =", pairwise_equals_recurrence, "(= d/2)")
@@ -490,10 +455,8 @@ for block, keys in enumerate((range(0, 3), range(3, 6))):
     acc = acc * correction + sum(np.exp(s_j - m_new) * V[j] for s_j, j in zip(s, keys))
     m = m_new
     print(f"block {block} (keys {keys.start}-{keys.stop - 1}): scores {np.round(s, 3)}")
-    print(
-        f"   m = {m:.3f}, correction = {correction:.3f}, l = {l:.3f}, "
-        f"partial output acc/l = {np.round(acc / l, 3)}"
-    )
+    print(f"   m = {m:.3f}, correction = {correction:.3f}, l = {l:.3f}, "
+          f"partial output acc/l = {np.round(acc / l, 3)}")
 
 print("naive attention, row 'sat':     ", np.round(out[2], 3))
 print("same to 1e-12:", np.allclose(acc / l, out[2], rtol=0, atol=1e-12))
@@ -539,7 +502,6 @@ print("row 'sat' matches the hand computation:", np.allclose(step.output[2], acc
 #
 # *May use:* NumPy only.
 
-
 # %%
 def online_softmax_update(m, l, acc, scores, V_block):
     ### BEGIN SOLUTION
@@ -573,7 +535,6 @@ checks.online_softmax_update.check(online_softmax_update)
 #
 # *May use:* NumPy only.
 
-
 # %%
 def blockwise_attention(Q, K, V, block_size):
     ### BEGIN SOLUTION
@@ -604,11 +565,9 @@ naive_causal = helpers.scaled_dot_product_attention(Q, K, V, mask=mask)[0]
 for block_size in (1, 2, 4, 6):
     plain = blockwise.blockwise_attention(Q, K, V, block_size=block_size)
     causal = blockwise.blockwise_attention(Q, K, V, block_size=block_size, causal=True)
-    print(
-        f"block_size {block_size}: max |blockwise - naive| < 1e-12: "
-        f"{np.abs(plain - out).max() < 1e-12} (no mask), "
-        f"{np.abs(causal - naive_causal).max() < 1e-12} (causal)"
-    )
+    print(f"block_size {block_size}: max |blockwise - naive| < 1e-12: "
+          f"{np.abs(plain - out).max() < 1e-12} (no mask), "
+          f"{np.abs(causal - naive_causal).max() < 1e-12} (causal)")
 
 # %% [markdown]
 # ## Measured: blockwise memory
@@ -630,15 +589,11 @@ for size in (1024, 4096):
     block_time[size] = best_time(call, repeats[size])
     block_peak[size], block_out[size] = peak_memory(call)
     naive_p = naive_peak[sizes.index(size)]
-    print(
-        f"n = {size}: naive peak {naive_p / 1e6:7.2f} MB, blockwise {block_peak[size] / 1e6:6.2f} "
-        f"MB (1/{naive_p / block_peak[size]:.0f}); time naive "
-        f"{1e3 * naive_time[sizes.index(size)]:.0f} ms, blockwise {1e3 * block_time[size]:.0f} ms"
-    )
-print(
-    f"n x 4: naive memory x {naive_peak[-1] / naive_peak[sizes.index(1024)]:.1f}, "
-    f"blockwise x {block_peak[4096] / block_peak[1024]:.1f}"
-)
+    print(f"n = {size}: naive peak {naive_p / 1e6:7.2f} MB, blockwise {block_peak[size] / 1e6:6.2f} "
+          f"MB (1/{naive_p / block_peak[size]:.0f}); time naive "
+          f"{1e3 * naive_time[sizes.index(size)]:.0f} ms, blockwise {1e3 * block_time[size]:.0f} ms")
+print(f"n x 4: naive memory x {naive_peak[-1] / naive_peak[sizes.index(1024)]:.1f}, "
+      f"blockwise x {block_peak[4096] / block_peak[1024]:.1f}")
 
 # %% [markdown]
 # Quadrupling $n$ multiplies the naive peak by about 16 ($n^2$) and the blockwise peak by
@@ -653,15 +608,10 @@ for size in (1024, 4096):
     print(f"n = {size}, no mask: max |blockwise - naive| < 1e-12:", difference < 1e-12)
 Qn, Kn, Vn = inputs[1024]
 naive_causal_1024 = helpers.scaled_dot_product_attention(
-    Qn, Kn, Vn, mask=helpers.causal_mask(1024)
-)[0]
-difference = np.abs(
-    blockwise.blockwise_attention(Qn, Kn, Vn, causal=True) - naive_causal_1024
-).max()
+    Qn, Kn, Vn, mask=helpers.causal_mask(1024))[0]
+difference = np.abs(blockwise.blockwise_attention(Qn, Kn, Vn, causal=True) - naive_causal_1024).max()
 print("n = 1024, causal:  max |blockwise - naive| < 1e-12:", difference < 1e-12)
-print(
-    "n = 4096: blockwise peak <= 1/10 of the naive peak:", block_peak[4096] * 10 <= naive_peak[-1]
-)
+print("n = 4096: blockwise peak <= 1/10 of the naive peak:", block_peak[4096] * 10 <= naive_peak[-1])
 
 # %% [markdown]
 # Blockwise attention does the same arithmetic, so its time is still $O(n^2)$; what it saves
@@ -713,7 +663,6 @@ print(
 # tiles you computed. Use your `online_softmax_update` for each query block.
 #
 # *May use:* NumPy, `helpers.causal_mask`.
-
 
 # %%
 def causal_blockwise_attention(Q, K, V, block_size):

@@ -49,15 +49,10 @@ np.set_printoptions(precision=3, suppress=True)
 model = load_minilm()  # reads the files, checks their sha256, builds the tokenizer
 card = (MODEL_DIR / "README.md").read_text()
 config = json.loads((MODEL_DIR / "config.json").read_text())
-print(
-    "licence (from the model card):",
-    next(line for line in card.splitlines() if line.startswith("license")),
-)
+print("licence (from the model card):", next(line for line in card.splitlines() if line.startswith("license")))
 print("fine-tuned from:", config["_name_or_path"])
-print(
-    f"layers: {model.n_layers}, heads h = {model.h}, d_model = {model.d_model}, "
-    f"d_k = d_model / h = {model.d_model} / {model.h} = {model.d_k}, feed-forward width {model.d_ff}"
-)
+print(f"layers: {model.n_layers}, heads h = {model.h}, d_model = {model.d_model}, "
+      f"d_k = d_model / h = {model.d_model} / {model.h} = {model.d_k}, feed-forward width {model.d_ff}")
 
 # %% [markdown]
 # ## Is it really the model? Check it against numbers we did not write
@@ -103,11 +98,9 @@ print("token embeddings:   ", model.token_embedding.shape, "(vocabulary, d_model
 print("position embeddings:", model.position_embedding.shape, "(positions, d_model), learned")
 print("segment embeddings: ", model.segment_embedding.shape, "(sentence A or B, d_model)")
 
-summed = (
-    model.token_embedding[trace.ids]  # (n, 384): what each token is
-    + model.position_embedding[:n]  # (n, 384): where it is
-    + model.segment_embedding[0]
-)  # (384,): sentence A, broadcast to every row
+summed = (model.token_embedding[trace.ids]  # (n, 384): what each token is
+          + model.position_embedding[:n]  # (n, 384): where it is
+          + model.segment_embedding[0])  # (384,): sentence A, broadcast to every row
 Z = layer_norm(summed, *model.embedding_norm, model.eps)  # (n, 384)
 print("Z by hand equals the model's Z:", np.allclose(Z, trace.Z, atol=1e-6))
 print(f"row 'cat' before LayerNorm: mean {summed[2].mean():.3f}, std {summed[2].std():.3f}")
@@ -118,16 +111,12 @@ print(f"after the normalising step: mean {normalised.mean():.3f}, std {normalise
 # As in lesson 01, the two "the" (positions 1 and 5) have the same token embedding; only their
 # position rows differ, so their rows of $Z$ differ:
 
-
 # %%
 def cosine(a, b):
     return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
-print(
-    "token embeddings of the two 'the', cosine:",
-    round(cosine(*model.token_embedding[trace.ids[[1, 5]]]), 3),
-)
+print("token embeddings of the two 'the', cosine:", round(cosine(*model.token_embedding[trace.ids[[1, 5]]]), 3))
 print("their rows of Z, cosine:                  ", round(cosine(Z[1], Z[5]), 3))
 
 # %% [markdown]
@@ -135,7 +124,6 @@ print("their rows of Z, cosine:                  ", round(cosine(Z[1], Z[5]), 3)
 # and 11 are neighbours: it learned one 384-number row per position. Below, the cosine
 # similarity of every pair of the first 64 positions, learned (left) and sinusoidal with the
 # same $d_{model} = 384$ (right).
-
 
 # %%
 def cosine_matrix(M):
@@ -148,59 +136,30 @@ learned = cosine_matrix(model.position_embedding[:P])  # (64, 64)
 sinusoid = cosine_matrix(helpers.sinusoidal_positional_encoding(P, model.d_model))  # (64, 64)
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), layout="constrained")
 labels = [str(p) if p % 8 == 0 else "" for p in range(P)]
-for ax, M, name in (
-    (axes[0], learned, "learned (all-MiniLM-L6-v2)"),
-    (axes[1], sinusoid, "sinusoidal (lesson 01)"),
-):
-    plot_heatmap(
-        M,
-        labels,
-        labels,
-        ax=ax,
-        vmin=-1,
-        vmax=1,
-        signed=True,
-        annotate=False,
-        title=f"{name}: cosine of positions",
-        xlabel="position",
-        ylabel="position",
-    )
-show_figure(
-    fig,
-    f"Two {P} by {P} heatmaps of the cosine similarity of positions 0 to {P - 1}: "
-    "learned by all-MiniLM-L6-v2 (left) and sinusoidal (right). Mean cosine of "
-    "neighbouring positions: "
-    + ", ".join(
-        f"{name} {np.mean(np.diagonal(M, 1)):.2f}"
-        for name, M in (("learned", learned), ("sinusoidal", sinusoid))
-    )
-    + ".",
-)
+for ax, M, name in ((axes[0], learned, "learned (all-MiniLM-L6-v2)"),
+                    (axes[1], sinusoid, "sinusoidal (lesson 01)")):
+    plot_heatmap(M, labels, labels, ax=ax, vmin=-1, vmax=1, signed=True, annotate=False,
+                 title=f"{name}: cosine of positions", xlabel="position", ylabel="position")
+show_figure(fig, f"Two {P} by {P} heatmaps of the cosine similarity of positions 0 to {P - 1}: "
+                 "learned by all-MiniLM-L6-v2 (left) and sinusoidal (right). Mean cosine of "
+                 "neighbouring positions: "
+                 + ", ".join(f"{name} {np.mean(np.diagonal(M, 1)):.2f}"
+                             for name, M in (("learned", learned), ("sinusoidal", sinusoid)))
+                 + ".")
 distances = np.arange(1, 33)
-by_distance = {
-    name: np.array([np.mean(np.diagonal(M, d)) for d in distances])  # (32,) each
-    for name, M in (("learned", learned), ("sinusoid", sinusoid))
-}
+by_distance = {name: np.array([np.mean(np.diagonal(M, d)) for d in distances])  # (32,) each
+               for name, M in (("learned", learned), ("sinusoid", sinusoid))}
 print("mean cosine of positions p and p + distance, every distance from 1 to 32")
 for block in (slice(0, 16), slice(16, 32)):
     print("distance  " + " ".join(f"{d:5d}" for d in distances[block]))
     for name, row in by_distance.items():
         print(f"{name:9s} " + " ".join(f"{c:5.2f}" for c in row[block]))
 row = by_distance["learned"]
-peaks = [
-    int(d)
-    for d, before, c, after in zip(distances[1:-1], row, row[1:], row[2:])
-    if before < c > after
-]
-print(
-    "learned: local peaks at distances",
-    peaks,
-    f"| lowest {row.min():.2f} at distance {distances[row.argmin()]}",
-)
-print(
-    "largest rise from one distance to the next: "
-    + ", ".join(f"{name} {np.diff(r).max():.4f}" for name, r in by_distance.items())
-)
+peaks = [int(d) for d, before, c, after in zip(distances[1:-1], row, row[1:], row[2:])
+         if before < c > after]
+print("learned: local peaks at distances", peaks, f"| lowest {row.min():.2f} at distance {distances[row.argmin()]}")
+print("largest rise from one distance to the next: "
+      + ", ".join(f"{name} {np.diff(r).max():.4f}" for name, r in by_distance.items()))
 
 # %% [markdown]
 # Notice: in both, neighbouring positions have the most similar rows (the dark diagonal,
@@ -229,9 +188,7 @@ Q = Z @ layer0["W_Q"] + layer0["b_Q"]  # (n, 384)
 Q_heads = model.split_heads(Q)  # (12, n, 32): head a gets columns 32a .. 32a + 31
 print("X^(1) = Z:", Z.shape, "  W^Q:", layer0["W_Q"].shape, "  Q = X W^Q + b:", Q.shape)
 print("Q split into heads:", Q_heads.shape, "= (h, n, d_k)")
-print(
-    "the first layer's attention maps, trace.attention[0]:", trace.attention[0].shape, "= (h, n, n)"
-)
+print("the first layer's attention maps, trace.attention[0]:", trace.attention[0].shape, "= (h, n, n)")
 print("the whole model's maps:", trace.attention.shape, "= (layers, h, n, n)")
 print("Q_heads equals the model's own:", np.allclose(Q_heads, trace.Q[0], atol=1e-5))
 
@@ -262,9 +219,7 @@ checks.sink_prediction.check(guess)
 cat = tokens.index("cat")
 W_Q0, b_Q0 = layer0["W_Q"], layer0["b_Q"]
 q_first = trace.X[0, cat] @ W_Q0 + b_Q0
-print(
-    "input of layer | cosine(its row of 'cat', Z's row) | cosine(query by layer 0's W^Q, first query)"
-)
+print("input of layer | cosine(its row of 'cat', Z's row) | cosine(query by layer 0's W^Q, first query)")
 for k in range(model.n_layers):
     q = trace.X[k, cat] @ W_Q0 + b_Q0  # trace.X[k] is the input of layer k: X^(k+1)
     print(f"{k:14d} | {cosine(trace.X[k, cat], Z[cat]):31.3f} | {cosine(q, q_first):.3f}")
@@ -330,10 +285,8 @@ def share_of_tokens_on_special(A):
 
 
 share = np.mean([share_of_tokens_on_special(A) for A in attentions], axis=0)
-print(
-    f"{len(SENTENCES)} sentences; heads where most tokens weigh [CLS] or [SEP] the most: "
-    f"{int((share > 0.5).sum())} of 72"
-)
+print(f"{len(SENTENCES)} sentences; heads where most tokens weigh [CLS] or [SEP] the most: "
+      f"{int((share > 0.5).sum())} of 72")
 
 # %% [markdown]
 # Only a few heads do not do this. Section 4 measures what else heads do (look at a neighbour,
@@ -366,7 +319,6 @@ print(f"mean: {np.mean(next_weights):.2f}")
 #
 # *May use:* NumPy only.
 
-
 # %%
 def head_offset_score(A, offset):
     ### BEGIN SOLUTION
@@ -384,7 +336,6 @@ checks.head_offset_score.check(head_offset_score)
 # **Next-token heads, over all the sentences.** Each head's score for offset +1, averaged over
 # the sentences:
 
-
 # %%
 def mean_over_sentences(measure):
     return np.mean([measure(A) for A in attentions], axis=0)  # (6, 12)
@@ -392,9 +343,7 @@ def mean_over_sentences(measure):
 
 def top_heads(table, how_many=3):
     order = np.argsort(table, axis=None)[::-1][:how_many]
-    return [
-        (int(k), int(a), float(table[k, a])) for k, a in zip(*np.unravel_index(order, table.shape))
-    ]
+    return [(int(k), int(a), float(table[k, a])) for k, a in zip(*np.unravel_index(order, table.shape))]
 
 
 next_score = mean_over_sentences(lambda A: helpers.pretrained.head_offset_score(A, 1))
@@ -404,10 +353,8 @@ for k, a, s in top_heads(next_score):
 lengths = [A.shape[-1] for A in attentions]
 uniform = [np.full((n_s, n_s), 1 / n_s) for n_s in lengths]  # a head spreading evenly, per sentence
 even_next = np.mean([helpers.pretrained.head_offset_score(U, 1) for U in uniform])
-print(
-    f"for comparison, a head spreading evenly over each sentence ({min(lengths)} to {max(lengths)} "
-    f"tokens) scores {even_next:.3f}"
-)
+print(f"for comparison, a head spreading evenly over each sentence ({min(lengths)} to {max(lengths)} "
+      f"tokens) scores {even_next:.3f}")
 
 # %% [markdown]
 # **`[CLS]` and `[SEP]`: attention sinks.** The name is Xiao et al.'s (2023, [Efficient Streaming
@@ -436,19 +383,15 @@ for k, a, s in top_heads(sink):
 
 # %%
 # Head a's 32 rows of each layer's W^O: (6, 12, 32, 384).
-W_O_heads = np.stack([L["W_O"] for L in model.layers]).reshape(
-    model.n_layers, model.h, model.d_k, -1
-)
+W_O_heads = np.stack([L["W_O"] for L in model.layers]).reshape(model.n_layers, model.h, model.d_k, -1)
 k, a, _ = top_heads(sink, 1)[0]
 carried = {"[CLS]/[SEP]": [], "words": []}
 for t in traces:
     carry = np.linalg.norm(t.V[k, a] @ W_O_heads[k, a], axis=-1)  # (n_s,): ||v_j W^O_a||
     carried["[CLS]/[SEP]"] += [carry[0], carry[-1]]
     carried["words"] += list(carry[1:-1])
-print(
-    f"layer {k}, head {a}: mean length ||v_j W^O_a|| of what a key carries: "
-    + ", ".join(f"{who} {np.mean(v):.2f}" for who, v in carried.items())
-)
+print(f"layer {k}, head {a}: mean length ||v_j W^O_a|| of what a key carries: "
+      + ", ".join(f"{who} {np.mean(v):.2f}" for who, v in carried.items()))
 
 
 def special_share_of_contribution(t):
@@ -458,14 +401,10 @@ def special_share_of_contribution(t):
 
 
 by_length = np.mean([special_share_of_contribution(t) for t in traces], axis=0)  # (6, 12)
-print(
-    f"layer {k}, head {a}: [CLS] + [SEP] get {sink[k, a]:.2f} of the weight, "
-    f"{by_length[k, a]:.2f} of the summed lengths"
-)
-print(
-    f"heads where [CLS] + [SEP] get more than half: of the weight {int((sink > 0.5).sum())} of 72, "
-    f"of the summed lengths {int((by_length > 0.5).sum())} of 72"
-)
+print(f"layer {k}, head {a}: [CLS] + [SEP] get {sink[k, a]:.2f} of the weight, "
+      f"{by_length[k, a]:.2f} of the summed lengths")
+print(f"heads where [CLS] + [SEP] get more than half: of the weight {int((sink > 0.5).sum())} of 72, "
+      f"of the summed lengths {int((by_length > 0.5).sum())} of 72")
 
 # %% [markdown]
 # So counting weights overstates the sinks: in most heads, most of the weight goes to
@@ -477,7 +416,6 @@ print(
 # **Broad heads.** A head that spreads its weight evenly has a high entropy,
 # $-\sum_j A_{ij} \log A_{ij}$; divided by $\log n$ it runs from 0 (all weight on one key) to 1
 # (even over all keys):
-
 
 # %%
 def evenness(A):
@@ -507,13 +445,10 @@ print(f"the least even head: layer {k}, head {a} ({-s:.2f})")
 # *May use:* NumPy only. Your own `head_offset_score` from Exercise 1 is your code: use it if
 # it passed (the helpers' version, shown above, would do most of this exercise for you).
 
-
 # %%
 def most_previous_token_head(attentions):
     ### BEGIN SOLUTION
-    scores = [
-        np.diagonal(A, -1, axis1=-2, axis2=-1).mean(axis=-1) for A in attentions
-    ]  # (6, 12) each
+    scores = [np.diagonal(A, -1, axis1=-2, axis2=-1).mean(axis=-1) for A in attentions]  # (6, 12) each
     mean = np.mean(scores, axis=0)  # (layers, heads): averaged over the sentences
     layer, head = np.unravel_index(np.argmax(mean), mean.shape)
     return int(layer), int(head)
@@ -530,34 +465,20 @@ checks.most_previous_token_head.check(most_previous_token_head)
 
 # %%
 previous_score = mean_over_sentences(lambda A: helpers.pretrained.head_offset_score(A, -1))
-((pk, pa, ps),) = top_heads(previous_score, 1)
-((nk, na, ns),) = top_heads(next_score, 1)
+(pk, pa, ps), = top_heads(previous_score, 1)
+(nk, na, ns), = top_heads(next_score, 1)
 print(f"most previous-token head: layer {pk}, head {pa}, score {ps:.2f}")
 print(f"most next-token head:     layer {nk}, head {na}, score {ns:.2f}")
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), layout="constrained")
 for ax, (k, a, what) in zip(axes, ((pk, pa, "previous token"), (nk, na, "next token"))):
-    plot_heatmap(
-        trace.attention[k, a],
-        tokens,
-        tokens,
-        ax=ax,
-        vmin=0,
-        vmax=1,
-        title=f"layer {k}, head {a} ({what}): rows = query, columns = key",
-        xlabel="key",
-        ylabel="query",
-    )
-show_figure(
-    fig,
-    " ".join(
-        f"{side}: layer {k}, head {a}, {what} head (score {s:.2f}); "
-        + heatmap_alt(trace.attention[k, a], tokens, tokens, "its weights")
-        for side, (k, a, s, what) in (
-            ("Left", (pk, pa, ps, "previous-token")),
-            ("Right", (nk, na, ns, "next-token")),
-        )
-    ),
-)
+    plot_heatmap(trace.attention[k, a], tokens, tokens, ax=ax, vmin=0, vmax=1,
+                 title=f"layer {k}, head {a} ({what}): rows = query, columns = key",
+                 xlabel="key", ylabel="query")
+show_figure(fig, " ".join(
+    f"{side}: layer {k}, head {a}, {what} head (score {s:.2f}); "
+    + heatmap_alt(trace.attention[k, a], tokens, tokens, "its weights")
+    for side, (k, a, s, what) in (("Left", (pk, pa, ps, "previous-token")),
+                                   ("Right", (nk, na, ns, "next-token")))))
 
 # %% [markdown]
 # Notice: in the left map the bright cells sit just **below** the diagonal (query $i$, key
@@ -570,15 +491,10 @@ show_figure(
 # measure, in every head, the weight of "it" on "animal" and on "street":
 
 # %%
-pair = {
-    end: f"The animal didn't cross the street because it was too {end}."
-    for end in ("tired", "wide")
-}
+pair = {end: f"The animal didn't cross the street because it was too {end}." for end in ("tired", "wide")}
 trace_tired = model.trace(pair["tired"])  # kept whole: section 5 reuses its Q, K and V
-maps = {
-    "tired": (trace_tired.tokens, trace_tired.hidden, trace_tired.attention),
-    "wide": model.forward(pair["wide"]),
-}
+maps = {"tired": (trace_tired.tokens, trace_tired.hidden, trace_tired.attention),
+        "wide": model.forward(pair["wide"])}
 tokens_tired = maps["tired"][0]
 it, animal, street = (tokens_tired.index(w) for w in ("it", "animal", "street"))
 print(tokens_tired)
@@ -589,22 +505,13 @@ change = preference["tired"] - preference["wide"]  # (6, 12)
 print("head        | tired: animal street | wide: animal street | change")
 for k, a, _ in top_heads(np.abs(change), 5):
     (ta, ts), (wa, ws) = ((w[0][k, a], w[1][k, a]) for w in weight.values())
-    print(
-        f"layer {k} head {a:2d} | {ta:13.3f} {ts:6.3f} | {wa:12.3f} {ws:6.3f} | {change[k, a]:+.3f}"
-    )
+    print(f"layer {k} head {a:2d} | {ta:13.3f} {ts:6.3f} | {wa:12.3f} {ws:6.3f} | {change[k, a]:+.3f}")
 print(f"median |change| over the 72 heads: {np.median(np.abs(change)):.3f}")
-((k, a, _),) = top_heads(np.abs(change), 1)
+(k, a, _), = top_heads(np.abs(change), 1)
 wide_animal, wide_street = (w[k, a] for w in weight["wide"])
-print(
-    f"top mover (layer {k}, head {a}): with 'wide', 'it' still weighs 'animal' {wide_animal:.3f} "
-    f"against 'street' {wide_street:.3f}"
-)
-flips = [
-    (k, a)
-    for k in range(6)
-    for a in range(12)
-    if preference["tired"][k, a] > 0 > preference["wide"][k, a]
-]
+print(f"top mover (layer {k}, head {a}): with 'wide', 'it' still weighs 'animal' {wide_animal:.3f} "
+      f"against 'street' {wide_street:.3f}")
+flips = [(k, a) for k in range(6) for a in range(12) if preference["tired"][k, a] > 0 > preference["wide"][k, a]]
 print("heads where 'it' weighs animal more with 'tired' and street more with 'wide':", flips)
 
 # %% [markdown]
@@ -634,22 +541,15 @@ print("heads where 'it' weighs animal more with 'tired' and street more with 'wi
 A_tired = maps["tired"][2]  # (6, 12, n, n)
 m = A_tired.shape[-1]
 future = ~helpers.causal_mask(m)  # True where key j > query i
-print(
-    f"share of all attention weight on later tokens: {A_tired[..., future].sum() / A_tired.sum():.2f}"
-)
+print(f"share of all attention weight on later tokens: {A_tired[..., future].sum() / A_tired.sum():.2f}")
 tired = tokens_tired.index("tired")
 k, a = np.unravel_index(np.argmax(A_tired[:, :, it, tired]), (6, 12))
-print(
-    f"'it' on 'tired' (which comes after it): up to {A_tired[k, a, it, tired]:.2f} (layer {k}, head {a})"
-)
+print(f"'it' on 'tired' (which comes after it): up to {A_tired[k, a, it, tired]:.2f} (layer {k}, head {a})")
 # The same head's queries, keys and values, now through masked attention (lesson 05):
-_, A_masked = helpers.scaled_dot_product_attention(
-    trace_tired.Q[k, a], trace_tired.K[k, a], trace_tired.V[k, a], mask=helpers.causal_mask(m)
-)
-print(
-    f"the same head with lesson 05's causal mask: 'it' on 'tired' {A_masked[it, tired]:.3f}, "
-    f"row of 'it' still sums to {A_masked[it].sum():.3f}"
-)
+_, A_masked = helpers.scaled_dot_product_attention(trace_tired.Q[k, a], trace_tired.K[k, a],
+                                                    trace_tired.V[k, a], mask=helpers.causal_mask(m))
+print(f"the same head with lesson 05's causal mask: 'it' on 'tired' {A_masked[it, tired]:.3f}, "
+      f"row of 'it' still sums to {A_masked[it].sum():.3f}")
 
 # %% [markdown]
 # So the new row of "it" can depend on "tired", a word that comes after it; with the causal
@@ -681,11 +581,10 @@ for layer_index in range(model.n_layers):
 # Four decimals: without the mask the change is 0.6259322 to 0.6259325 depending on the BLAS
 # kernel (its 6th decimal flips); with the mask it is rounding, 0 to 3e-7, because the padded and
 # the alone runs multiply matrices of different sizes. So that one is said as a bound.
-change = {
-    name: np.abs(X[:n_real] - alone.hidden).max()
-    for name, X in (("with the padding mask", with_mask), ("without it", without_mask))
-}
-print(f"without the mask, largest change of a real token's last state: {change['without it']:.4f}")
+change = {name: np.abs(X[:n_real] - alone.hidden).max()
+          for name, X in (("with the padding mask", with_mask), ("without it", without_mask))}
+print(f"without the mask, largest change of a real token's last state: "
+      f"{change['without it']:.4f}")
 print("with the mask, below 1e-5 (rounding):", bool(change["with the padding mask"] < 1e-5))
 
 # %% [markdown]
@@ -699,7 +598,6 @@ print("with the mask, below 1e-5 (rounding):", bool(change["with the padding mas
 # return shape `(...)`. A pure previous-token head should come out just under 1.
 #
 # *May use:* NumPy only.
-
 
 # %%
 def attention_distance(A):
