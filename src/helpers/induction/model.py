@@ -116,8 +116,9 @@ _THREADS: list = []  # one ThreadpoolController, made on first use (it inspects 
 
 
 def _one_blas_thread():
-    """One BLAS thread for the model's many small products outside training (which limits its
-    own). With OpenBLAS's default threads, two processes doing this at once on 2 cores
+    """One BLAS thread for the model's many small products: training (whose float32 products
+    must not depend on the number of threads) and every forward pass. With OpenBLAS's default
+    threads, two processes doing this at once on 2 cores
     (pytest's two workers, or a test beside a lesson's kernel) took minutes instead of seconds
     under the ``Haswell`` kernel (issue 32); alone, one thread is as fast here."""
     if not _THREADS:

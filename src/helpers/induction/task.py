@@ -73,11 +73,10 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
 from ..training import Adam
 from . import circuits
-from .model import InductionModel, forward, init_params, loss_and_grads
+from .model import InductionModel, _one_blas_thread, forward, init_params, loss_and_grads
 
 __all__ = [
     "Repeats",
@@ -406,7 +405,7 @@ def train(
     # threads (seen here: the loss at step 50 off by 4.8e-7 with the default threads), and the
     # same seed must retrace the shipped run exactly under the same BLAS kernel, whatever the
     # number of cores.
-    with ThreadpoolController().limit(limits=1, user_api="blas"):
+    with _one_blas_thread():
         if record(0):
             return model, history
         for step in range(1, steps + 1):
