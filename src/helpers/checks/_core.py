@@ -48,6 +48,7 @@ import textwrap
 import threading
 import time
 import traceback
+import tracemalloc
 import types
 import warnings
 import weakref
@@ -253,6 +254,7 @@ class Exercise(_Checked):
 
     def check(self, answer: Any) -> CheckResult:
         """Grade ``answer`` (the learner's function). Never raises."""
+        _record.answers[self.name] = answer  # what make grade checks again, outside the kernel
         result = self._check(answer)
         _log_for_grading(result, self.lesson)
         return result
@@ -265,23 +267,25 @@ class Exercise(_Checked):
                 f"{_type_name(answer)} instead of a function",
                 "not_a_function",
             )
+        return self.verdict(LocalAnswer(answer, self.signature, self.allowed))
+
+    def verdict(self, answer: LocalAnswer) -> CheckResult:
+        """The check of a callable answer reached through ``answer``: in this process
+        (:class:`LocalAnswer`) or, when grading, in the student's kernel from the grader's own
+        process (:class:`helpers.grade._remote.RemoteAnswer`), where nothing the notebook did
+        to this module can change the verdict."""
         limit = CHECK_TIME_LIMIT_SECONDS
-        watch = _HelperWatch(self.allowed)
-        refused = watch.verdict_on_answer(answer)
+        refused = answer.refused()
         if refused is not None:  # the answer *is* a helper or a check's answer, not a call
             refusal = _refusal(self.signature, *refused, self.allowed)
             return self._result(False, _safe_str(refusal), refusal.id)
         state = _CheckState()
         failure: BaseException | None = None
         try:
-            with _this_check(state, self.name):
-                message = _in_known_state(
-                    self._grade,
-                    (lambda *args: _call_learner(answer, args, self.signature, watch),),
-                    limit,
-                )
+            with _this_check(state, self.name, answer.draw):
+                message = _in_known_state(self._grade, (answer.caller(),), limit)
         except NotImplementedError as stub:
-            raiser = _stub_raised_by(stub, answer)
+            raiser = answer.stub_raiser(stub)
             if raiser is None:  # the answer itself is still the stub
                 return self._result(
                     None,
@@ -474,6 +478,43 @@ def _refusal(signature: str, mistake: str, name: str, allowed: tuple[str, ...]) 
         f"it yourself: that is the exercise. This one may use: {may}.",
         "calls_helper",
     )
+
+
+class LocalAnswer:
+    """The learner's function in this process, as a check reaches it: whether it *is* a helper
+    (:meth:`refused`), the ``call`` a check's ``grade`` gets (:meth:`caller`), and which
+    function raised a ``NotImplementedError`` (:meth:`stub_raiser`)."""
+
+    draw: tuple[str, int] | None = None  # this process's grading draws (see _this_check)
+
+    def __init__(self, fn: Callable[..., Any], signature: str, allowed: tuple[str, ...] = ()):
+        self.fn, self.signature = fn, signature
+        self.watch = _HelperWatch(allowed)
+
+    def refused(self) -> tuple[str, str] | None:
+        return self.watch.verdict_on_answer(self.fn)
+
+    def caller(self) -> Callable[..., Any]:
+        def call(*args):
+            return _call_learner(self.fn, args, self.signature, self.watch)
+
+        call.measure_peak = self.measure_peak  # lesson 07's memory case
+        return call
+
+    def measure_peak(self, *args) -> tuple[Any, int | None]:
+        """``(value, peak bytes traced during the call)``; the peak is None when tracemalloc
+        was already tracing something else (the check does not disturb it)."""
+        if tracemalloc.is_tracing():
+            return _call_learner(self.fn, args, self.signature, self.watch), None
+        tracemalloc.start()
+        try:
+            value = _call_learner(self.fn, args, self.signature, self.watch)
+            return value, tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    def stub_raiser(self, stub: NotImplementedError) -> str | None:
+        return _stub_raised_by(stub, self.fn)
 
 
 def _call_learner(
@@ -1199,13 +1240,16 @@ def seeded_draws(seed: int):
 
 
 @contextlib.contextmanager
-def _this_check(state: _CheckState, exercise: str):
+def _this_check(state: _CheckState, exercise: str, draw: tuple[str, int] | None = None):
     """Make ``state`` the check in progress and give it its draws: from :func:`seeded_draws`'s
     seed, or, when grading, from (student, exercise, how many checks of it came before in this
-    kernel), so that grading the same notebook twice draws the same cases; else fresh ones."""
+    kernel), so that grading the same notebook twice draws the same cases; else fresh ones.
+    ``draw``, ``(student, checks before)``, says it outright (the grader's own check)."""
     seed = _sweep_seed.get(None)
     student = os.environ.get(GRADE_STUDENT_VARIABLE)
-    if seed is not None:
+    if draw is not None:
+        state.seeds = np.random.SeedSequence(_seed_key("grade", draw[0], exercise, draw[1]))
+    elif seed is not None:
         state.seeds = np.random.SeedSequence(_seed_key("seed", seed, exercise))
     elif student:
         so_far = _checks_so_far.get(exercise, 0)

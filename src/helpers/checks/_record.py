@@ -30,6 +30,12 @@ VARIABLES = (LOG_VARIABLE, STUDENT_VARIABLE, TIME_LIMIT_VARIABLE)
 # last cell, the exercises whose check never ran (helpers.grade._kernel sets it).
 phase = "notebook"
 
+# What each check was last given in this kernel (exercise or prediction name -> the function or
+# the guess): after the notebook's cells, make grade checks these again from its own process
+# (helpers.grade._runner answers its calls). The notebook can change this dict as it likes:
+# it only decides which of its own functions the grader calls, never a verdict.
+answers: dict = {}
+
 
 @dataclass(frozen=True)
 class Record:

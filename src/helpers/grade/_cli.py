@@ -192,7 +192,7 @@ def run(
         submission.outcome = await run_notebook(
             submission.path,
             submission.nb,
-            exercise_names(submission.lesson),
+            lesson_items(submission.lesson),
             limits,
             config,
             submission.student,

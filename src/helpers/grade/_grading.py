@@ -249,9 +249,9 @@ def _row_for(submission: Submission, item, limits: Limits) -> tuple[str, str, st
         )
     outcome = submission.outcome
     assert outcome is not None
-    records = [r for r in outcome.log if r.get("exercise") == name]
-    in_notebook = [r for r in records if r.get("phase") != "final"]
-    record = in_notebook[-1] if in_notebook else (records[-1] if records else None)
+    # The grader's own verdict (helpers.grade._remote), never the notebook's records.
+    verdicts = [r for r in outcome.verdicts if r.get("exercise") == name]
+    record = verdicts[-1] if verdicts else None
     if record is not None and record.get("found") is not False:
         status, mistake = _status_of(record)
         return status, mistake, str(record.get("message", ""))

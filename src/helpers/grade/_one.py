@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from ._grading import Submission, known_lessons, recognise, rows_for
+from ._grading import Submission, known_lessons, lesson_items, recognise, rows_for
 from ._points import PointsError, fmt, lesson_max, load_points
 from ._report import LABEL, SYMBOL
 from ._sandbox import Limits, run_notebook
@@ -36,7 +36,7 @@ def grade_one(
     github: bool = False,
     quiet: bool = False,
 ) -> int:
-    from ._cli import _kernel_config, exercise_names
+    from ._cli import _kernel_config
 
     path = Path(path)
     if not path.is_file():
@@ -61,7 +61,7 @@ def grade_one(
             run_notebook(
                 submission.path,
                 submission.nb,
-                exercise_names(submission.lesson),
+                lesson_items(submission.lesson),
                 limits,
                 _kernel_config(),
                 student,

@@ -11,8 +11,9 @@ cost the exercises after it. The limits:
   notebook that prints millions of lines costs the grader no memory;
 * files: the kernel's working folder is a temporary copy; the submission is only read.
 
-After the notebook's cells, one extra cell per exercise whose check never ran asks
-:func:`helpers.grade._kernel.final_check` to check the function of that name, if any.
+After the notebook's cells, the grader checks every exercise and prediction itself
+(:mod:`helpers.grade._remote`): it draws the cases and judges the outputs in its own process,
+and calls the student's functions in the kernel.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ from typing import TYPE_CHECKING
 
 from helpers.checks import _record
 
+from . import _bubblewrap
+from ._remote import Channel, grade_in_kernel
+
 if TYPE_CHECKING:
     import nbformat
     from nbclient import NotebookClient
@@ -48,6 +52,7 @@ class Limits:
     notebook_seconds: float = 300.0
     check_seconds: float = 5.0  # one call of the learner's function inside a check
     memory_bytes: int | None = 4 * 2**30
+    sandbox: bool = True  # each kernel in bubblewrap where it can run (helpers.grade._bubblewrap)
 
 
 @dataclass
@@ -61,7 +66,8 @@ class CellError:
 class RunOutcome:
     """What running one notebook left behind: the checks' log and how the run ended."""
 
-    log: list[dict] = field(default_factory=list)
+    log: list[dict] = field(default_factory=list)  # the notebook's own records (untrusted)
+    verdicts: list[dict] = field(default_factory=list)  # the grader's (helpers.grade._remote)
     errors: list[CellError] = field(default_factory=list)
     # None (ran to the end), "cell_timeout", "notebook_timeout", "died", "failed_to_start"
     stopped: str | None = None
@@ -69,6 +75,7 @@ class RunOutcome:
     detail: str = ""
     output_bytes: int = 0
     seconds: float = 0.0
+    sandboxed: bool = False  # the kernel ran in bubblewrap's sandbox
 
 
 @functools.cache
@@ -89,6 +96,28 @@ def _capped_client_class():
             return None  # nothing stored: errors come from the execute replies
 
     return _CappedClient
+
+
+def _sandboxed_manager(sandbox: _bubblewrap.Sandbox):
+    """An async kernel manager whose kernel runs in ``sandbox``: its sockets (Unix sockets) and
+    connection file inside the sandbox's work folder, its command wrapped by bubblewrap."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class SandboxedKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            kwargs.update(
+                transport="ipc",
+                ip=str(sandbox.work / "kernel"),
+                connection_file=str(sandbox.work / "kernel.json"),
+            )
+            super().__init__(**kwargs)
+
+        def format_kernel_cmd(self, extra_arguments=None):
+            # Called after the connection file is written: hand the folder to the kernel.
+            sandbox.prepare()
+            return sandbox.command(super().format_kernel_cmd(extra_arguments))
+
+    return SandboxedKernelManager
 
 
 def kernel_environment(
@@ -149,14 +178,14 @@ def _before_deadline(deadline: float) -> None:
 async def run_notebook(
     path: Path,
     nb: nbformat.NotebookNode,
-    exercises: list[str],
+    items: list,
     limits: Limits,
     config=None,
     student: str | None = None,
 ) -> RunOutcome:
-    """Run a copy of ``nb`` (read from ``path``) under ``limits``; ``exercises`` are the names
-    of the lesson's :class:`~helpers.checks.Exercise` checks, for the final cells; ``student``
-    seeds the checks' draws."""
+    """Run a copy of ``nb`` (read from ``path``) under ``limits``, then check each of ``items``
+    (the lesson's exercises and predictions) from this process, calling the student's
+    functions in the kernel; ``student`` seeds the checks' draws."""
     import nbformat
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
@@ -172,7 +201,13 @@ async def run_notebook(
         folder.mkdir()
         shutil.copyfile(path, folder / path.name)
         log_path = work / "checks.jsonl"
+        rpc = folder / ".grader"  # the requests and replies of the grader's own checks
+        rpc.mkdir()
         deadline = start + limits.notebook_seconds
+        sandbox = None
+        if limits.sandbox and not _bubblewrap.unavailable():
+            sandbox = _bubblewrap.Sandbox(work, folder, limits.memory_bytes)
+            outcome.sandboxed = True
         client = _capped_client_class()(
             nb,
             timeout=int(limits.cell_seconds),
@@ -183,7 +218,13 @@ async def run_notebook(
             iopub_timeout=4,
             resources={"metadata": {"path": str(folder)}},
             # Unix sockets: kernels started at the same moment cannot race for a TCP port.
-            **({"kernel_manager_class": AsyncIpcKernelManager} if IPC_SUPPORTED else {}),
+            **(
+                {"kernel_manager_class": _sandboxed_manager(sandbox)}
+                if sandbox is not None
+                else {"kernel_manager_class": AsyncIpcKernelManager}
+                if IPC_SUPPORTED
+                else {}
+            ),
             **({"config": config} if config is not None else {}),
         )
         client.timeout_func = lambda cell: max(
@@ -215,20 +256,26 @@ async def run_notebook(
                     _before_deadline(deadline)
                     await client.async_execute_cell(cell, index)
                 outcome.stopped_at = None
-                checked = {r["exercise"] for r in read_log(log_path)}
-                for name in exercises:
-                    if name in checked:
-                        continue
-                    cell = nbformat.v4.new_code_cell(
-                        '__import__("helpers.grade._kernel", fromlist=["_"])'
-                        f".final_check(globals(), {name!r})"
-                    )
-                    nb.cells.append(cell)
-                    outcome.stopped_at, outcome.detail = -1, f"the grader's own check of {name}"
-                    _before_deadline(deadline)
-                    await client.async_execute_cell(cell, len(nb.cells) - 1)
-                    outcome.detail = ""
-                outcome.stopped_at = None
+                # The verdicts: the grader's own checks, the student's functions called in
+                # the kernel (helpers.grade._remote). The notebook's own records only say
+                # how many checks it made (the draws) and are compared in the report.
+                outcome.log = read_log(log_path)
+                outcome.stopped_at, outcome.detail = -1, "the grader's own checks"
+                added = [len(nb.cells)]
+
+                def add_cell(source):
+                    nb.cells.append(nbformat.v4.new_code_cell(source))
+                    added[0] += 1
+                    return nb.cells[-1], added[0] - 1
+
+                channel = Channel(client, asyncio.get_running_loop(), rpc, limits.check_seconds,
+                                  add_cell, lambda: _kill_group(pgid))  # fmt: skip
+                # A thread: the checks are plain functions that wait for each call's reply,
+                # while this event loop carries the messages to and from the kernel.
+                outcome.verdicts = await asyncio.to_thread(
+                    grade_in_kernel, channel, items, student or "", outcome.log
+                )
+                outcome.stopped_at, outcome.detail = None, ""
         except _NotebookOutOfTime:
             outcome.stopped = "notebook_timeout"
         except CellTimeoutError:
@@ -241,7 +288,8 @@ async def run_notebook(
             outcome.detail = f"{type(failure).__name__}: {failure}"[:300]
         finally:
             _kill_group(pgid)
-        outcome.log = read_log(log_path)
+        if not outcome.log:
+            outcome.log = read_log(log_path)
         outcome.output_bytes = client.output_bytes
         if outcome.stopped and outcome.stopped_at is not None and outcome.stopped_at >= 0:
             outcome.detail = outcome.detail or _first_line(nb.cells[outcome.stopped_at].source)

@@ -1,0 +1,165 @@
+"""Each student's kernel in a sandbox: bubblewrap (``bwrap``, Linux), when the system has it.
+
+A student's notebook is code the grader runs. Without a sandbox it runs as the grader's user,
+on the grader's machine: it can read the grader's files and other students' notebooks, write
+anywhere the grader can, open network connections. Inside :func:`command`'s sandbox it has:
+
+* no network (its own network namespace: only a loopback of its own);
+* its own PID namespace, so it sees and signals no other process, and dies with the grader;
+* a file system of the system's programs and libraries (``/usr``, ``/lib``, ``/bin``,
+  ``/etc``), the Python that runs it and the course's ``helpers`` package, all read-only; an
+  empty private ``/tmp`` and HOME; and, writable, only its own work folder (its copy of the
+  notebook, the checks' log, its kernel's sockets). Not the submissions, not the grader's
+  HOME, not the output folder, not the course's other files;
+* limits on memory (``RLIMIT_AS``) and on processes (``RLIMIT_NPROC``: a fork bomb stops
+  there). Run as root, the grader sets each sandbox up as root and runs the kernel in it as a
+  user id of its own (above :data:`FIRST_UID`; ``setpriv``, which drops every capability), so
+  the process limit counts that kernel's processes only; run as another user, bubblewrap
+  needs user namespaces, and the limit is what that user already runs plus :data:`PROCESSES`.
+
+Where ``bwrap`` is missing or cannot start a sandbox (macOS, Windows, a Linux without user
+namespaces), :func:`unavailable` says why and the grader says so in the terminal and the report
+(docs/INSTRUCTORS.md gives a container recipe).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+PROCESSES = 256  # processes and threads a kernel may add (ipykernel itself runs about 10)
+FIRST_UID = 420_000  # run as root: kernel k runs as FIRST_UID + k (no passwd entry needed)
+_uids = itertools.count()
+# The system's programs and libraries, read-only (those that exist here).
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+
+
+@functools.cache
+def unavailable() -> str:
+    """Why no sandbox can be used here ("" if one can)."""
+    if not sys.platform.startswith("linux"):
+        return f"bubblewrap runs on Linux only (this is {sys.platform})"
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt install bubblewrap)"
+    uid = FIRST_UID + next(_uids) % 100_000 if os.geteuid() == 0 else None
+    probe = [*_bwrap(None), "--", *_user_switch(uid), "/bin/true"]
+    try:
+        run = subprocess.run(probe, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as failure:
+        return f"bwrap could not start: {failure}"
+    if run.returncode != 0:
+        return f"bwrap cannot start a sandbox here: {run.stderr.strip()[:300]}"
+    return ""
+
+
+def _readable_roots() -> list[str]:
+    """The Python that runs the kernel and the course's package: read-only in the sandbox."""
+    import helpers
+
+    roots = {sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))}
+    roots.add(str(Path(helpers.__file__).resolve().parent.parent))  # src/ (the helpers package)
+    for path in sys.path:  # an installed package outside the prefixes (an editable install)
+        if path and os.path.isdir(path) and not path.startswith(tuple(SYSTEM)):
+            roots.add(os.path.realpath(path))
+    keep = sorted(r for r in roots if r and os.path.exists(r) and r != "/")
+    # Nested roots are covered by their parent; the system folders are bound anyway.
+    return [r for r in keep if not any(r != o and r.startswith(o + os.sep) for o in keep)]
+
+
+def _bwrap(work: Path | None, cwd: Path | None = None) -> list[str]:
+    if os.geteuid() == 0:
+        # Root sets the sandbox up (it can read a Python under /root, say) and the kernel then
+        # runs as another user (setpriv, inside): no user namespace, which would map only root.
+        namespaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+                      "--unshare-cgroup-try"]  # fmt: skip
+    else:
+        namespaces = ["--unshare-all"]  # a user namespace first: bwrap runs unprivileged
+    args = ["bwrap", *namespaces, "--die-with-parent", "--new-session"]
+    for folder in SYSTEM:
+        if os.path.exists(folder):
+            args += ["--ro-bind", folder, folder]
+    args += [
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--perms",
+        "1777",
+        "--tmpfs",
+        "/tmp",
+        "--perms",
+        "0755",
+        "--dir",
+        "/home",
+        "--perms",
+        "1777",
+        "--tmpfs",
+        "/home/student",
+    ]
+    binds = [("--ro-bind", r) for r in _readable_roots() if not r.startswith(tuple(SYSTEM))]
+    if work is not None:
+        binds.append(("--bind", str(work)))
+    made: set[str] = set()
+    for how, path in binds:
+        # The folders above a bound one, made by bwrap, must let the kernel's user through.
+        for parent in reversed(Path(path).parents[:-1]):  # from the top, without "/"
+            if str(parent) not in made and str(parent) not in SYSTEM + ("/tmp",):
+                args += ["--perms", "0755", "--dir", str(parent)]
+                made.add(str(parent))
+        args += [how, path, path]
+    if work is not None:
+        args += ["--chdir", str(cwd or work)]
+    return args + ["--setenv", "HOME", "/home/student", "--setenv", "TMPDIR", "/tmp"]
+
+
+def _user_switch(uid: int | None) -> list[str]:
+    if uid is None:
+        return []
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]  # fmt: skip
+
+
+def _tasks_of_this_user() -> int:
+    uid, count = os.getuid(), 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    count += len(os.listdir(f"/proc/{entry.name}/task"))
+            except OSError:
+                pass
+    return count
+
+
+class Sandbox:
+    """One kernel's sandbox: ``work`` (its only writable folder), ``cwd`` inside it."""
+
+    def __init__(self, work: Path, cwd: Path, memory_bytes: int | None):
+        self.work, self.cwd, self.memory_bytes = work, cwd, memory_bytes
+        # Run as root: a user id of this kernel's own (the process limit counts only its own).
+        self.uid = FIRST_UID + next(_uids) % 100_000 if os.geteuid() == 0 else None
+
+    def prepare(self) -> None:
+        """Hand ``work`` to the kernel's user (run as root): the files the grader put there
+        (the notebook, the kernel's connection file) become the kernel's to read and write."""
+        if self.uid is None:
+            return
+        for path in [self.work, *self.work.rglob("*")]:
+            os.chown(path, self.uid, self.uid, follow_symlinks=False)
+
+    def command(self, kernel_cmd: list[str]) -> list[str]:
+        """``kernel_cmd`` wrapped to run in the sandbox."""
+        processes = PROCESSES if self.uid is not None else _tasks_of_this_user() + PROCESSES
+        limits = ["prlimit", f"--nproc={processes}"]
+        if self.memory_bytes:
+            limits.append(f"--as={int(self.memory_bytes)}")
+        # The kernel under a shell that waits for it: in the PID namespace the command's parent
+        # would be bwrap's init, PID 1, which ipykernel reads as "my parent has exited".
+        keep_parent = ["/bin/sh", "-c", '"$@"', "kernel"]
+        return [*limits, "--", *_bwrap(self.work, self.cwd), "--", *_user_switch(self.uid),
+                *keep_parent, *kernel_cmd]  # fmt: skip

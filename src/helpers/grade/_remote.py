@@ -1,0 +1,229 @@
+"""The grader's own check of every exercise: cases drawn and outputs judged in the grader's
+process, the student's functions called in the student's kernel.
+
+After a notebook's cells have run, :func:`grade_in_kernel` takes each exercise and prediction of
+its lesson in turn. For an exercise it runs the check's ``grade`` function *here*, with a
+``call`` that asks the kernel (through :mod:`helpers.grade._runner`) to call the student's
+function on the arguments and send back what it returned (:mod:`helpers.grade._wire`: plain
+values, checked on the way in). For a prediction it fetches the guess and compares it here. So
+nothing the notebook does to ``helpers`` in its kernel, to the checks' log or to the runner
+changes a verdict: at worst it changes what comes back, which the check then judges, or makes
+a call fail, which fails the check.
+
+What the kernel reports and the grader cannot check is trusted no further than the student:
+whether an answer called a course helper it may not (the kernel's watch), and lesson 07's peak
+memory (measured by tracemalloc in the kernel). docs/INSTRUCTORS.md says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import pickle
+import uuid
+from pathlib import Path
+from typing import Any
+
+from helpers.checks import Exercise, _core
+from helpers.checks._prediction import Prediction
+
+from . import _wire
+
+# Mistake ids a call may come back with from the kernel (anything else is read as "raised").
+_CALL_MISTAKES = {"raised", "timeout", "calls_helper", "calls_reference", "complex"}
+
+
+class KernelGone(Exception):
+    """The kernel stopped answering (killed after a call overran, or it died)."""
+
+
+class _Closed(BaseException):  # noqa: N818
+    """A call from a check that has already been decided (its time ran out): refused at once."""
+
+
+class Channel:
+    """Requests to one student's kernel, from a worker thread while the event loop runs it."""
+
+    def __init__(self, client, loop, folder: Path, call_seconds: float, add_cell, kill):
+        self.client, self.loop, self.folder = client, loop, folder
+        self.call_seconds = call_seconds
+        self._add_cell, self._kill = add_cell, kill
+        self.gone: str = ""
+        self._tokens = itertools.count()
+
+    def request(self, op: dict) -> dict:
+        if self.gone:
+            raise KernelGone(self.gone)
+        token = f"{next(self._tokens)}-{uuid.uuid4().hex}"
+        request_path = self.folder / f"request-{token}.pkl"
+        stem = str(self.folder / f"reply-{token}")
+        with open(request_path, "wb") as f:
+            pickle.dump(dict(op, reply=stem), f)
+        os.chmod(request_path, 0o644)
+        cell, index = self._add_cell(
+            f'__import__("helpers.grade._runner", fromlist=["serve"]).serve({str(request_path)!r})'
+        )
+        # The kernel's own limit on one call (SIGALRM) answers within call_seconds; this one
+        # is for a call stuck in compiled code, or a kernel that no longer answers at all.
+        patience = 2 * self.call_seconds + 10
+        future = asyncio.run_coroutine_threadsafe(
+            self.client.async_execute_cell(cell, index), self.loop
+        )
+        try:
+            future.result(timeout=patience)
+        except Exception as failure:
+            future.cancel()
+            self.gone = (
+                f"the notebook's kernel did not answer within {patience:g} s "
+                f"({type(failure).__name__}): the grader stopped it"
+            )
+            self._kill()
+            raise KernelGone(self.gone) from None
+        try:
+            reply = _wire.read(stem)
+        finally:
+            for path in (request_path, Path(stem + ".json"), Path(stem + ".npz")):
+                path.unlink(missing_ok=True)
+        if not isinstance(reply, dict) or not isinstance(reply.get("kind"), str):
+            raise _wire.WireError("not a reply")
+        return reply
+
+
+def _text(value: Any, limit: int = 4000) -> str:
+    return value[:limit] if isinstance(value, str) else ""
+
+
+class RemoteAnswer:
+    """The student's function of one exercise, in the kernel (see :class:`_core.LocalAnswer`)."""
+
+    def __init__(self, channel: Channel, exercise: Exercise, refused, draw):
+        self.channel, self.exercise, self.draw = channel, exercise, draw
+        self._refused = refused
+        self.closed = False
+
+    def refused(self):
+        return self._refused
+
+    def stub_raiser(self, stub: NotImplementedError) -> str | None:
+        return getattr(stub, "raiser", None)
+
+    def _call(self, args: tuple, measure: bool) -> tuple[Any, int | None]:
+        if self.closed:
+            raise _Closed
+        state = _core._current_check.get(None)
+        signature = self.exercise.signature
+        if state is not None and state.timed_out is not None:
+            raise _core.LearnerError(str(state.timed_out), "timeout")
+        try:
+            reply = self.channel.request(
+                {"op": "call", "name": self.exercise.name, "args": args, "measure": measure}
+            )
+        except KernelGone as gone:
+            error = _core.LearnerError(f"{signature}: {gone}", "timeout")
+            if state is not None:
+                state.timed_out = error
+            raise error from None
+        except _wire.WireError as bad:
+            raise _core.LearnerError(
+                f"{signature} returned something the grader cannot read ({bad})"
+            ) from None
+        kind = reply["kind"]
+        if kind == "value":
+            value, peak = reply.get("value"), reply.get("peak")
+            if _core._is_complex(value):
+                raise _core._complex_mistake(f"{signature} returned")
+            return value, (int(peak) if type(peak) is int and peak >= 0 else None)
+        if kind == "stub":
+            stub = NotImplementedError()
+            raiser = reply.get("raiser")
+            stub.raiser = raiser if isinstance(raiser, str) and raiser.isidentifier() else None
+            raise stub
+        message = _text(reply.get("message")) or f"{signature} failed in the notebook's kernel"
+        mistake = reply.get("id") if reply.get("id") in _CALL_MISTAKES else "raised"
+        if kind == "mistake" and mistake in ("calls_helper", "calls_reference", "complex"):
+            raise _core.Mistake(message, mistake)
+        if kind == "learner":
+            error = _core.LearnerError(message, "timeout" if mistake == "timeout" else "raised")
+            if mistake == "timeout" and state is not None:
+                state.timed_out = error
+            raise error
+        raise _core.LearnerError(f"the grader could not call {signature}: {message}")
+
+    def caller(self):
+        def call(*args):
+            return self._call(args, False)[0]
+
+        call.measure_peak = lambda *args: self._call(args, True)
+        return call
+
+
+def _record(item, passed, message: str, mistake: str | None, found: bool = True) -> dict:
+    return {"exercise": item.name, "lesson": item.lesson, "passed": passed, "mistake": mistake,
+            "message": message, "phase": "grader", "found": found}  # fmt: skip
+
+
+def _check_exercise(channel: Channel, exercise: Exercise, student: str, before: int) -> dict:
+    found = channel.request({"op": "find", "name": exercise.name})
+    if not found.get("found"):
+        return _record(exercise, None, "", None, found=False)
+    if found.get("callable") is not True:
+        result = exercise._result(
+            False,
+            f"pass the function itself, e.g. check({exercise.name}); got "
+            f"{_text(found.get('type'), 100) or 'an object'} instead of a function",
+            "not_a_function",
+        )
+    else:
+        refused = found.get("refused")
+        refused = (
+            (refused[0], _text(refused[1], 200))
+            if isinstance(refused, tuple) and len(refused) == 2
+            and refused[0] in ("calls_helper", "calls_reference")
+            else None
+        )  # fmt: skip
+        answer = RemoteAnswer(channel, exercise, refused, (student, before))
+        try:
+            result = exercise.verdict(answer)
+        finally:
+            answer.closed = True
+    return _record(exercise, result.passed, result.message, result.mistake)
+
+
+def _check_prediction(channel: Channel, prediction: Prediction) -> dict:
+    found = channel.request({"op": "find", "name": prediction.name, "prediction": True})
+    if not found.get("found"):
+        return _record(prediction, None, "", None, found=False)
+    guess = found.get("value")
+    try:
+        result = _core._in_known_state(prediction._check, (guess,), _core.CHECK_TIME_LIMIT_SECONDS)
+    except BaseException as bug:
+        result = prediction._result(False, f"could not read your guess ({_core._type_name(bug)})",
+                                    "bad")  # fmt: skip
+    return _record(prediction, result.passed, result.message, result.mistake)
+
+
+def grade_in_kernel(channel: Channel, items: list, student: str, log: list[dict]) -> list[dict]:
+    """The grader's verdict on each of ``items`` (the lesson's exercises and predictions), in
+    order. ``log`` (the notebook's own records, untrusted) only says how many checks of each
+    exercise the notebook made, so that the grader draws the cases its last check drew."""
+    verdicts = []
+    for item in items:
+        before = max(0, sum(r.get("exercise") == item.name for r in log) - 1)
+        try:
+            if isinstance(item, Exercise):
+                verdicts.append(_check_exercise(channel, item, student, before))
+            else:
+                verdicts.append(_check_prediction(channel, item))
+        except KernelGone as gone:
+            verdicts.append(_record(item, False, f"not checked: {gone}", f"{item.name}.timeout"))
+        except _wire.WireError as bad:
+            verdicts.append(
+                _record(
+                    item,
+                    False,
+                    f"the notebook's kernel sent back something the grader cannot read ({bad})",
+                    f"{item.name}.raised",
+                )  # fmt: skip
+            )
+    return verdicts

@@ -1,0 +1,176 @@
+"""What crosses from a student's kernel to the grader: plain values, in a form that runs no code.
+
+The grader reads what a student's function returned (through :mod:`helpers.grade._runner`,
+inside the student's kernel) from two files the kernel writes: a JSON document and an ``.npz``
+of arrays. Neither is a pickle: ``json.loads`` and ``np.load(allow_pickle=False)`` build
+numbers, strings, lists and numeric arrays, never objects of the writer's choosing. What may
+cross:
+
+* ``None``, ``bool``, ``int``, ``float`` (``nan`` and ``inf`` too), ``str``;
+* NumPy arrays and scalars of a numeric, boolean or string dtype (kept as they were: a
+  ``float32`` array stays one, a ``np.float64`` stays a scalar, not a 0-d array);
+* tuples, lists and dicts with ``str`` keys of these, nested at most :data:`MAX_DEPTH` deep.
+
+Anything else the function returned (a generator, an object of its own class) crosses as an
+:class:`Opaque` that names its type, so a check can say what came back. The kernel's side
+(:func:`encode`) is student territory and may write anything at all: :func:`decode` checks the
+sizes (:data:`MAX_BYTES` in all, :data:`MAX_ITEMS` values), the structure and the dtypes, and
+raises :class:`WireError` on anything else.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from typing import Any
+
+import numpy as np
+
+MAX_BYTES = 256 * 2**20  # both files together
+MAX_ITEMS = 100_000  # values in the JSON tree
+MAX_DEPTH = 20
+MAX_TEXT = 10_000  # characters of one string
+_DTYPE_KINDS = "biufcUS"  # bool, ints, floats, complex (a check names it), str, bytes
+
+
+class WireError(ValueError):
+    """What the kernel wrote is not a value the grader accepts."""
+
+
+class Opaque:
+    """Stands for a returned object that cannot cross (its type's name, a short description)."""
+
+    def __init__(self, type_name: str, text: str = ""):
+        self.type_name, self.text = type_name, text
+
+    def __repr__(self) -> str:
+        return f"<a {self.type_name} returned by the answer>"
+
+
+def _type_name(value: Any) -> str:
+    try:
+        return str(type(value).__name__)[:100]
+    except Exception:
+        return "object"
+
+
+def encode(value: Any) -> tuple[str, dict[str, np.ndarray]]:
+    """``(json_text, arrays)`` for ``value`` (the kernel's side; never raises on odd values)."""
+    arrays: dict[str, np.ndarray] = {}
+    count = [0]
+
+    def walk(v: Any, depth: int) -> Any:
+        count[0] += 1
+        if depth > MAX_DEPTH or count[0] > MAX_ITEMS:
+            return {"t": "opaque", "type": "nested too deep or too large"}
+        # NumPy first: np.float64 is also a Python float.
+        if isinstance(v, (np.ndarray, np.generic)) and np.asarray(v).dtype.kind in _DTYPE_KINDS:
+            key = f"a{len(arrays)}"
+            arrays[key] = np.asarray(v)
+            return {"t": "array" if isinstance(v, np.ndarray) else "scalar", "k": key}
+        if v is None or isinstance(v, (bool, str)):
+            return v if not isinstance(v, str) else {"t": "str", "v": v[:MAX_TEXT]}
+        if isinstance(v, int):  # bool is handled above
+            return {"t": "int", "v": str(int(v))} if abs(v) > 2**53 else int(v)
+        if isinstance(v, float):
+            return {"t": "float", "v": repr(float(v))}
+        if isinstance(v, (tuple, list)):  # a named tuple crosses as a tuple
+            kind = "tuple" if isinstance(v, tuple) else "list"
+            return {"t": kind, "v": [walk(x, depth + 1) for x in v]}
+        if isinstance(v, dict) and all(isinstance(k, str) for k in v):
+            return {"t": "dict", "v": {k[:MAX_TEXT]: walk(x, depth + 1) for k, x in v.items()}}
+        return {"t": "opaque", "type": _type_name(v)}
+
+    return json.dumps(walk(value, 0), allow_nan=True), arrays
+
+
+def write(value: Any, stem: str) -> None:
+    """Write ``value`` as ``stem.json`` and ``stem.npz`` (the kernel's side)."""
+    text, arrays = encode(value)
+    np.savez(stem + ".npz", **arrays)
+    with open(stem + ".json", "w", encoding="utf-8") as out:
+        out.write(text)
+
+
+def read(stem: str) -> Any:
+    """The value written at ``stem`` (the grader's side): :func:`decode` of the two files."""
+    try:
+        with open(stem + ".json", "rb") as f:
+            text = f.read(MAX_BYTES + 1)
+        with open(stem + ".npz", "rb") as f:
+            packed = f.read(MAX_BYTES + 1 - len(text))
+    except OSError as missing:
+        raise WireError(f"no answer was written ({type(missing).__name__})") from None
+    if len(text) + len(packed) > MAX_BYTES:
+        raise WireError(f"the answer is larger than {MAX_BYTES // 2**20} MB")
+    return decode(text, packed)
+
+
+def _arrays(packed: bytes) -> dict[str, np.ndarray]:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(packed))
+        # The sizes as stored in the archive: a small file must not unpack to gigabytes.
+        if sum(info.file_size for info in archive.infolist()) > MAX_BYTES:
+            raise WireError(f"the arrays unpack to more than {MAX_BYTES // 2**20} MB")
+        with np.load(io.BytesIO(packed), allow_pickle=False) as loaded:
+            return {key: loaded[key] for key in loaded.files}
+    except WireError:
+        raise
+    except Exception as bad:  # a corrupt archive, an object array (needs pickle), ...
+        raise WireError(f"unreadable arrays ({type(bad).__name__})") from None
+
+
+def decode(text: bytes | str, packed: bytes) -> Any:
+    """The value in ``text`` (JSON) and ``packed`` (``.npz`` bytes); :class:`WireError` if it
+    is anything but what :func:`encode` writes."""
+    try:
+        tree = json.loads(text)
+    except (ValueError, RecursionError):
+        raise WireError("unreadable JSON") from None
+    arrays = _arrays(packed)
+    count = [0]
+
+    def build(node: Any, depth: int) -> Any:
+        count[0] += 1
+        if depth > MAX_DEPTH + 1 or count[0] > MAX_ITEMS + 1:
+            raise WireError("nested too deep or too many values")
+        if node is None or isinstance(node, bool) or type(node) is int:
+            return node
+        if not isinstance(node, dict) or not isinstance(node.get("t"), str):
+            raise WireError("not a value the grader writes")
+        kind = node["t"]
+        if kind in ("str", "float", "int"):
+            v = node.get("v")
+            if not isinstance(v, str) or len(v) > MAX_TEXT:
+                raise WireError(f"a bad {kind}")
+            try:
+                return v if kind == "str" else (float(v) if kind == "float" else int(v))
+            except ValueError:
+                raise WireError(f"a bad {kind}") from None
+        if kind in ("array", "scalar"):
+            array = arrays.get(node.get("k")) if isinstance(node.get("k"), str) else None
+            if not isinstance(array, np.ndarray) or array.dtype.kind not in _DTYPE_KINDS:
+                raise WireError("a missing or unsupported array")
+            if kind == "array":
+                return array
+            if array.ndim:
+                raise WireError("a scalar with dimensions")
+            return array[()]
+        if kind in ("tuple", "list"):
+            items = node.get("v")
+            if not isinstance(items, list):
+                raise WireError(f"a bad {kind}")
+            built = [build(x, depth + 1) for x in items]
+            return tuple(built) if kind == "tuple" else built
+        if kind == "dict":
+            items = node.get("v")
+            if not isinstance(items, dict):
+                raise WireError("a bad dict")
+            return {str(k)[:MAX_TEXT]: build(x, depth + 1) for k, x in items.items()}
+        if kind == "opaque":
+            name = node.get("type")
+            return Opaque(name[:100] if isinstance(name, str) else "object")
+        raise WireError("not a value the grader writes")
+
+    return build(tree, 0)
