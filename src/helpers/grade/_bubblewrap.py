@@ -58,14 +58,17 @@ def unavailable() -> str:
 
 
 def _readable_roots() -> list[str]:
-    """The Python that runs the kernel and the course's package: read-only in the sandbox."""
+    """The Python that runs the kernel (its prefixes and library folders) and the course's
+    ``helpers`` package: read-only in the sandbox. Never the grader's working folder (which
+    ``sys.path`` may hold), where submissions and reports may be."""
+    import sysconfig
+
     import helpers
 
     roots = {sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))}
     roots.add(str(Path(helpers.__file__).resolve().parent.parent))  # src/ (the helpers package)
-    for path in sys.path:  # an installed package outside the prefixes (an editable install)
-        if path and os.path.isdir(path) and not path.startswith(tuple(SYSTEM)):
-            roots.add(os.path.realpath(path))
+    for name in ("stdlib", "platstdlib", "purelib", "platlib"):
+        roots.add(os.path.realpath(sysconfig.get_path(name)))
     keep = sorted(r for r in roots if r and os.path.exists(r) and r != "/")
     # Nested roots are covered by their parent; the system folders are bound anyway.
     return [r for r in keep if not any(r != o and r.startswith(o + os.sep) for o in keep)]

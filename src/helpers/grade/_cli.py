@@ -21,6 +21,7 @@ from pathlib import Path
 
 from helpers.checks import Exercise
 
+from . import _bubblewrap
 from ._cache import Cache, file_sha256, helpers_digest, key
 from ._grading import (
     Row,
@@ -130,8 +131,34 @@ def parser() -> argparse.ArgumentParser:
         help="with --one: also write the points to $GITHUB_STEP_SUMMARY and, for GitHub "
         "Classroom's reporter, a 'result' to $GITHUB_OUTPUT",
     )
+    p.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run the students' kernels outside bubblewrap's sandbox (only for notebooks you "
+        "trust: they can then read and write what you can)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     return p
+
+
+def sandbox_status(limits: Limits) -> str:
+    """One line for the terminal and the report: whether the kernels run in a sandbox."""
+    if not limits.sandbox:
+        return (
+            "WARNING: NO SANDBOX (--no-sandbox): the students' notebooks ran as you, with your "
+            "files and network; grades are still computed by the grader itself"
+        )
+    why = _bubblewrap.unavailable()
+    if why:
+        return (
+            f"WARNING: NO SANDBOX: {why}. The students' notebooks ran as you, with your files "
+            "and network (grades are still computed by the grader itself); see "
+            "docs/INSTRUCTORS.md, 'Grading safely', for a container"
+        )
+    return (
+        "Sandbox: bubblewrap (each kernel without network, with its own processes, a private "
+        "/tmp and HOME, and only its own folder writable)"
+    )
 
 
 def _kernel_config():
@@ -172,6 +199,7 @@ def recognise_all(found: list[Submission], cache: Cache, limits: Limits) -> None
             submission.unreadable = entry["unreadable"]
             submission.rows = [Row(*r) for r in entry["rows"]]
             submission.answers = entry["answers"]
+            submission.flags = entry.get("flags", [])
             submission.outcome = RunOutcome(**entry["outcome"]) if entry["outcome"] else None
             submission.cached = True
         else:
@@ -214,6 +242,8 @@ def run(
 def collect(submission: Submission, limits: Limits, cache: Cache) -> None:
     """A run's (or an unreadable file's) rows and the answers' code, into the cache."""
     submission.rows = rows_for(submission, limits)
+    if submission.outcome is not None:
+        submission.flags = _tampering(submission)
     if submission.nb is not None:
         cells = [c.source for c in submission.nb.cells if c.cell_type == "code"]
         submission.answers = answer_sources(cells, exercise_names(submission.lesson))
@@ -224,6 +254,7 @@ def collect(submission: Submission, limits: Limits, cache: Cache) -> None:
         "unreadable": submission.unreadable,
         "rows": [list(r.as_tuple()) for r in submission.rows],
         "answers": submission.answers,
+        "flags": submission.flags,
         "outcome": None
         if outcome is None
         else {
@@ -235,6 +266,70 @@ def collect(submission: Submission, limits: Limits, cache: Cache) -> None:
         },
     }
     cache.put(key(submission.sha256, submission.student, submission.name, limits), entry)
+
+
+# What a cell raises when the sandbox refuses it: a file outside its folder, the network, more
+# processes (or when the notebook looks for a file that is not there).
+_REFUSED = {"PermissionError", "FileNotFoundError", "OSError", "ConnectionRefusedError",
+            "ConnectionError", "BlockingIOError", "gaierror", "TimeoutError",
+            "ReadOnlyFileSystemError"}  # fmt: skip
+
+
+# Names no lesson's code uses: the checks' and the grader's insides, the profile and trace hooks
+# the checks' watch and time limit set, the grading variables, a check's own answer, and a
+# prediction's answer (it ships with the course: reading it scores the point, so it is shown).
+_INTERNALS = re.compile(
+    r"\b(_core|_record|_runner|_remote|_wire|_HelperWatch|_watching|_call_learner|LocalAnswer"
+    r"|setprofile|settrace|HELPERS_GRADE_\w+|HELPERS_CHECK_\w+)\b|\.reference\b|helpers\.grade"
+    r"|\bchecks\.\w+\.answer\b"  # a prediction's answer, read instead of predicted
+)
+
+
+def _tampering(submission: Submission) -> list[str]:
+    """What an instructor should know about a notebook beyond its grades: its own records that
+    disagree with the grader's verdicts (a function changed after its check, or the checks or
+    their log altered from the notebook), records no check of its lesson wrote, and cells that
+    tried what the sandbox refuses."""
+    outcome, found = submission.outcome, []
+    assert outcome is not None
+    verdicts = {v["exercise"]: v for v in outcome.verdicts}
+    claimed = {}
+    for record in outcome.log:
+        name = record.get("exercise")
+        if name not in verdicts or record.get("lesson") != submission.lesson:
+            found.append(
+                f"its checks' log holds a line no check of lesson {submission.lesson} wrote "
+                f"({str(name)[:40]!r}): written by the notebook itself?"
+            )
+            break
+        claimed[name] = record
+    for name, record in claimed.items():
+        verdict = verdicts[name]
+        if record.get("passed") is True and verdict.get("passed") is not True:
+            found.append(
+                f"the notebook's own check of {name} said correct, the grader's says not: the "
+                "function changed after its check ran, or the notebook altered the checks or "
+                "their log (the grade is the grader's)"
+            )
+    for index, cell in enumerate(submission.nb.cells if submission.nb is not None else []):
+        match = _INTERNALS.search(cell.source) if cell.cell_type == "code" else None
+        if match:
+            line = next((x.strip() for x in cell.source.splitlines() if x.strip()), "")[:60]
+            found.append(
+                f"cell {index + 1} (`{line}`) reaches into the checks' or the grader's insides "
+                f"(`{match.group(0)}`): the grades do not depend on them, but look at what "
+                "it tried"
+            )
+    for error in outcome.errors:
+        if error.ename in _REFUSED and submission.nb is not None:
+            cells = submission.nb.cells
+            source = cells[error.index].source if 0 <= error.index < len(cells) else ""
+            line = next((x.strip() for x in source.splitlines() if x.strip()), "")[:60]
+            found.append(
+                f"cell {error.index + 1} (`{line}`) raised {error.ename}: {error.evalue[:120]} "
+                "(a file, network or process outside its sandbox?)"
+            )
+    return found
 
 
 def _student_results(
@@ -272,6 +367,7 @@ def _student_results(
                 "failed_to_start": "the kernel did not start:",
             }[outcome.stopped]
             mine.attention.append(f"{where}: {what} `{outcome.detail}`")
+        mine.attention += [f"{where}: {text}" for text in submission.flags]
         if outcome.output_bytes > 10 * 2**20:
             mb = outcome.output_bytes / 2**20
             mine.attention.append(f"{where}: printed {mb:.0f} MB of output (not kept)")
@@ -362,6 +458,7 @@ def grade(
             collect(submission, limits, cache)
     at_once = max(1, min(jobs, len(to_run)))
     if say:
+        say(sandbox_status(limits))
         cached = sum(s.cached for s in found if s.lesson in graded)
         who = f"{len(students)} of {len(folders)}" if students is not None else f"{len(folders)}"
         say(
@@ -410,6 +507,7 @@ def grade(
         else ""
     )
     results.settings = (
+        f"{sandbox_status(limits)}. "
         f"Limits: {limits.cell_seconds:g} s per cell, {limits.notebook_seconds:g} s per "
         f"notebook, {limits.check_seconds:g} s per call inside a check, memory {memory} per "
         f"kernel; {jobs} kernel(s) at once. {ran}{merged}. "
@@ -441,6 +539,7 @@ def main(argv: list[str] | None = None) -> int:
         notebook_seconds=args.notebook_timeout,
         check_seconds=args.check_time_limit,
         memory_bytes=args.memory_limit,
+        sandbox=not args.no_sandbox,
     )
     if args.one is not None:
         if args.submissions or args.out or args.students or args.roster:

@@ -45,6 +45,7 @@ class Submission:
     sha256: str = ""  # of the file's bytes (the cache's key)
     cached: bool = False  # rows, outcome and answers come from OUT's cache
     answers: dict[str, str] = field(default_factory=dict)  # exercise -> answer code
+    flags: list[str] = field(default_factory=list)  # what the instructor should look at
 
 
 def student_order(name: str) -> tuple:

@@ -36,7 +36,7 @@ def grade_one(
     github: bool = False,
     quiet: bool = False,
 ) -> int:
-    from ._cli import _kernel_config
+    from ._cli import _kernel_config, _tampering, sandbox_status
 
     path = Path(path)
     if not path.is_file():
@@ -86,11 +86,14 @@ def grade_one(
         "exercises": exercises,
         "points": sum(e["points"] for e in exercises),
         "max_points": lesson_max(submission.lesson, table),
+        "sandbox": sandbox_status(limits),
+        "flags": _tampering(submission) if submission.outcome is not None else [],
     }
     all_correct = all(r.status == "correct" for r in rows)
     if as_json:
         print(json.dumps(result, ensure_ascii=False, indent=1))
     elif not quiet:
+        print(result["sandbox"])
         print(f"{path} (lesson {submission.lesson}, graded as {student}):")
         for e in exercises:
             mistake = f" ({e['mistake']})" if e["mistake"] else ""
@@ -101,6 +104,8 @@ def grade_one(
             if e["status"] != "correct":
                 print(f"      {e['message']}")
         print(f"Points: {fmt(result['points'])}/{fmt(result['max_points'])}")
+        for flag in result["flags"]:
+            print(f"  To look at: {flag}")
     if github:
         _to_github(result, all_correct)
     return 0 if all_correct else 1
