@@ -221,8 +221,9 @@ def hostile(tmp_path_factory):
         listener.close()
     assert run.returncode == 0, run.stderr[-3000:]
     texts = [p.read_text(errors="replace") for p in (root / "out").rglob("*") if p.is_file()]
+    report = (root / "out" / "report.html").read_text()
     return {"root": root, "home": home, "run": run, "accepted": listener.accepted,
-            "outputs": "\n".join(texts), "report": (root / "out" / "report.html").read_text()}  # fmt: skip
+            "outputs": "\n".join(texts), "report": report}  # fmt: skip
 
 
 def test_no_forged_grade_and_the_honest_student_is_unaffected(hostile):
@@ -256,7 +257,7 @@ def test_the_report_says_where_each_attack_was_tried(hostile):
     for student in ("writes_outside", "network", "deletes_beside", "fork_storm", "reads_home",
                     "reads_other"):  # fmt: skip
         assert f"{student}/lesson03.ipynb: cell " in report, student
-    assert "said correct, the grader" in report  # a forged record is flagged, not only ignored
+    assert "verdicts no check wrote" in report  # a forged record is flagged, not only ignored
     needs_a_look = report.split("Notebooks that need a look")[-1].split("</ul>")[0]
     assert "<li>honest/" not in needs_a_look
 

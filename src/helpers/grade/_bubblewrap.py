@@ -33,10 +33,14 @@ import sys
 from pathlib import Path
 
 PROCESSES = 256  # processes and threads a kernel may add (ipykernel itself runs about 10)
-FIRST_UID = 420_000  # run as root: kernel k runs as FIRST_UID + k (no passwd entry needed)
+FIRST_UID = 420_000  # run as root: kernels run as user ids from here (no passwd entry needed)
 _uids = itertools.count()
 # The system's programs and libraries, read-only (those that exist here).
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+
+
+def _fresh_uid() -> int:
+    return FIRST_UID + (os.getpid() % 4096) * 128 + next(_uids) % 128
 
 
 @functools.cache
@@ -46,7 +50,7 @@ def unavailable() -> str:
         return f"bubblewrap runs on Linux only (this is {sys.platform})"
     if shutil.which("bwrap") is None:
         return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt install bubblewrap)"
-    uid = FIRST_UID + next(_uids) % 100_000 if os.geteuid() == 0 else None
+    uid = _fresh_uid() if os.geteuid() == 0 else None
     probe = [*_bwrap(None), "--", *_user_switch(uid), "/bin/true"]
     try:
         run = subprocess.run(probe, capture_output=True, text=True, timeout=30)
@@ -144,8 +148,10 @@ class Sandbox:
 
     def __init__(self, work: Path, cwd: Path, memory_bytes: int | None):
         self.work, self.cwd, self.memory_bytes = work, cwd, memory_bytes
-        # Run as root: a user id of this kernel's own (the process limit counts only its own).
-        self.uid = FIRST_UID + next(_uids) % 100_000 if os.geteuid() == 0 else None
+        # Run as root: a user id of this kernel's own (the process limit counts only its own
+        # processes), apart from other graders' running at the same time (their process ids
+        # differ) and from this grader's kernels running at once (fewer than 128).
+        self.uid = _fresh_uid() if os.geteuid() == 0 else None
 
     def prepare(self) -> None:
         """Hand ``work`` to the kernel's user (run as root): the files the grader put there

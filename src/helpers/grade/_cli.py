@@ -286,31 +286,22 @@ _INTERNALS = re.compile(
 
 
 def _tampering(submission: Submission) -> list[str]:
-    """What an instructor should know about a notebook beyond its grades: its own records that
-    disagree with the grader's verdicts (a function changed after its check, or the checks or
-    their log altered from the notebook), records no check of its lesson wrote, and cells that
-    tried what the sandbox refuses."""
+    """What an instructor should know about a notebook beyond its grades: records in its
+    checks' log that no check wrote, cells that reach into the checks' or the grader's insides,
+    and cells that tried what the sandbox refuses."""
     outcome, found = submission.outcome, []
     assert outcome is not None
-    verdicts = {v["exercise"]: v for v in outcome.verdicts}
-    claimed = {}
-    for record in outcome.log:
-        name = record.get("exercise")
-        if name not in verdicts or record.get("lesson") != submission.lesson:
-            found.append(
-                f"its checks' log holds a line no check of lesson {submission.lesson} wrote "
-                f"({str(name)[:40]!r}): written by the notebook itself?"
-            )
-            break
-        claimed[name] = record
-    for name, record in claimed.items():
-        verdict = verdicts[name]
-        if record.get("passed") is True and verdict.get("passed") is not True:
-            found.append(
-                f"the notebook's own check of {name} said correct, the grader's says not: the "
-                "function changed after its check ran, or the notebook altered the checks or "
-                "their log (the grade is the grader's)"
-            )
+    # While grading, a check only notes what it was given (checks._core._deferred): a record
+    # with a verdict, or of another lesson's exercise, was written by the notebook itself.
+    names = {v["exercise"] for v in outcome.verdicts}
+    forged = sorted({str(r.get("exercise"))[:40] for r in outcome.log
+                     if r.get("passed") is not None or r.get("exercise") not in names
+                     or r.get("lesson") != submission.lesson})  # fmt: skip
+    if forged:
+        found.append(
+            f"its checks' log holds verdicts no check wrote (on {', '.join(forged)}): the "
+            "notebook wrote them itself; the grades are the grader's own"
+        )
     for index, cell in enumerate(submission.nb.cells if submission.nb is not None else []):
         match = _INTERNALS.search(cell.source) if cell.cell_type == "code" else None
         if match:

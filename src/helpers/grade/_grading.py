@@ -255,6 +255,7 @@ def _row_for(submission: Submission, item, limits: Limits) -> tuple[str, str, st
     record = verdicts[-1] if verdicts else None
     if record is not None and record.get("found") is not False:
         status, mistake = _status_of(record)
+        status = record.get("status", status)  # set by the grader when no check could run
         return status, mistake, str(record.get("message", ""))
     if record is None and outcome.stopped:
         status, message = _stopped_message(submission, limits)

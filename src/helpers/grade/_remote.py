@@ -35,7 +35,11 @@ _CALL_MISTAKES = {"raised", "timeout", "calls_helper", "calls_reference", "compl
 
 
 class KernelGone(Exception):
-    """The kernel stopped answering (killed after a call overran, or it died)."""
+    """The kernel stopped answering: it died (``died``), or a call overran and it was killed."""
+
+    def __init__(self, message: str, died: bool):
+        super().__init__(message)
+        self.died = died
 
 
 class _Closed(BaseException):  # noqa: N818
@@ -49,12 +53,13 @@ class Channel:
         self.client, self.loop, self.folder = client, loop, folder
         self.call_seconds = call_seconds
         self._add_cell, self._kill = add_cell, kill
-        self.gone: str = ""
+        self.gone: str = ""  # why the kernel no longer answers
+        self.died = False
         self._tokens = itertools.count()
 
     def request(self, op: dict) -> dict:
         if self.gone:
-            raise KernelGone(self.gone)
+            raise KernelGone(self.gone, self.died)
         token = f"{next(self._tokens)}-{uuid.uuid4().hex}"
         request_path = self.folder / f"request-{token}.pkl"
         stem = str(self.folder / f"reply-{token}")
@@ -74,12 +79,17 @@ class Channel:
             future.result(timeout=patience)
         except Exception as failure:
             future.cancel()
+            self.died = type(failure).__name__ == "DeadKernelError"
+            what = f"checked {op['name']}"
             self.gone = (
-                f"the notebook's kernel did not answer within {patience:g} s "
-                f"({type(failure).__name__}): the grader stopped it"
+                f"the notebook's kernel died while the grader {what} (os._exit, a killed "
+                "process or a crash end the kernel)"
+                if self.died
+                else f"the notebook's kernel did not answer within {patience:g} s while the "
+                f"grader {what}: the grader stopped it"
             )
             self._kill()
-            raise KernelGone(self.gone) from None
+            raise KernelGone(self.gone, self.died) from None
         try:
             reply = _wire.read(stem)
         finally:
@@ -120,6 +130,8 @@ class RemoteAnswer:
                 {"op": "call", "name": self.exercise.name, "args": args, "measure": measure}
             )
         except KernelGone as gone:
+            if gone.died:
+                raise _core.LearnerError(f"{signature}: {gone}") from None
             error = _core.LearnerError(f"{signature}: {gone}", "timeout")
             if state is not None:
                 state.timed_out = error
@@ -215,8 +227,9 @@ def grade_in_kernel(channel: Channel, items: list, student: str, log: list[dict]
                 verdicts.append(_check_exercise(channel, item, student, before))
             else:
                 verdicts.append(_check_prediction(channel, item))
-        except KernelGone as gone:
-            verdicts.append(_record(item, False, f"not checked: {gone}", f"{item.name}.timeout"))
+        except KernelGone as gone:  # not this answer's fault: the kernel went earlier
+            status = "error" if gone.died else "timeout"
+            verdicts.append(dict(_record(item, False, f"not checked: {gone}", None), status=status))
         except _wire.WireError as bad:
             verdicts.append(
                 _record(
