@@ -90,13 +90,14 @@ bench: full-repo $(STAMP) ## run the benchmark scripts but the browser suite's (
 bench-browser: full-repo $(STAMP) ## the browser suite against the one its 240-s budget was set on (about 25 min)
 	$(PY) benchmarks/bench_browser_suite.py
 
-grade: $(STAMP) ## grade a class: SUBMISSIONS=<folder of student folders> OUT=<folder> [STUDENTS='ada bob' POINTS=<toml> ROSTER=<csv> NO_CACHE=1] (docs/INSTRUCTORS.md)
+grade: $(STAMP) ## grade a class: SUBMISSIONS=<folder of student folders> OUT=<folder> [STUDENTS='ada bob' POINTS=<toml> ROSTER=<csv> NO_CACHE=1 NO_SANDBOX=1] (docs/INSTRUCTORS.md)
 	@if [ -z "$(SUBMISSIONS)" ] || [ -z "$(OUT)" ]; then \
 		echo "usage: make grade SUBMISSIONS=<folder with one folder per student> OUT=<folder for the reports>"; \
-		echo "       [STUDENTS='ada bob'] [POINTS=points.toml] [ROSTER=roster.csv] [NO_CACHE=1]"; exit 2; fi
+		echo "       [STUDENTS='ada bob'] [POINTS=points.toml] [ROSTER=roster.csv] [NO_CACHE=1] [NO_SANDBOX=1]"; exit 2; fi
 	$(PY) -m helpers.grade --submissions "$(SUBMISSIONS)" --out "$(OUT)" \
 		$(if $(STUDENTS),--students "$(STUDENTS)") $(if $(POINTS),--points "$(POINTS)") \
-		$(if $(ROSTER),--roster "$(ROSTER)") $(if $(NO_CACHE),--no-cache)
+		$(if $(ROSTER),--roster "$(ROSTER)") $(if $(NO_CACHE),--no-cache) \
+		$(if $(NO_SANDBOX),--no-sandbox)
 
 reproduce-weights: full-repo $(STAMP) ## retrain lesson 10's model from its seed (~6 min); fail unless the shipped file or within its tolerance (EXACT=1: bit for bit)
 	$(PY) -m helpers.induction --quiet $(if $(EXACT),--exact,--check) --out build/reproduced-induction-weights.npz
