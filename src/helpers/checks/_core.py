@@ -269,12 +269,13 @@ class Exercise(_Checked):
             )
         return self.verdict(LocalAnswer(answer, self.signature, self.allowed))
 
-    def verdict(self, answer: LocalAnswer) -> CheckResult:
+    def verdict(self, answer: LocalAnswer, limit: float | None = None) -> CheckResult:
         """The check of a callable answer reached through ``answer``: in this process
         (:class:`LocalAnswer`) or, when grading, in the student's kernel from the grader's own
         process (:class:`helpers.grade._remote.RemoteAnswer`), where nothing the notebook did
-        to this module can change the verdict."""
-        limit = CHECK_TIME_LIMIT_SECONDS
+        to this module can change the verdict. ``limit``: seconds for the whole check
+        (default :data:`CHECK_TIME_LIMIT_SECONDS`)."""
+        limit = CHECK_TIME_LIMIT_SECONDS if limit is None else limit
         refused = answer.refused()
         if refused is not None:  # the answer *is* a helper or a check's answer, not a call
             refusal = _refusal(self.signature, *refused, self.allowed)

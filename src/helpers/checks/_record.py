@@ -1,10 +1,14 @@
 """The record a check leaves for ``make grade``: one module for both sides of the contract.
 
 The grader starts each student's kernel with :func:`kernel_variables`; inside it, every
-``check`` appends one :class:`Record` as a JSON line (:func:`append`) to the file named by
-``HELPERS_GRADE_LOG``; after the run the grader reads them back (:func:`read`). The checks'
-side (:mod:`helpers.checks._core`) and the grader's (:mod:`helpers.grade`) import the names
-from here and nowhere else. Standard library only: the kernel imports it with every check.
+``check`` notes what it was given (:data:`answers`, for the grader's own checks after the last
+cell) and appends one :class:`Record` as a JSON line (:func:`append`) to the file named by
+``HELPERS_GRADE_LOG``, with no verdict (the grader computes those in its own process,
+:mod:`helpers.grade._remote`); after the run the grader reads them back (:func:`read`): how
+many checks of each exercise ran (their draws), and any line that claims a verdict, which no
+check wrote. The checks' side (:mod:`helpers.checks._core`) and the grader's
+(:mod:`helpers.grade`) import the names from here and nowhere else. Standard library only:
+the kernel imports it with every check.
 
 The variables:
 
@@ -26,8 +30,8 @@ STUDENT_VARIABLE = "HELPERS_GRADE_STUDENT"
 TIME_LIMIT_VARIABLE = "HELPERS_CHECK_TIME_LIMIT"
 VARIABLES = (LOG_VARIABLE, STUDENT_VARIABLE, TIME_LIMIT_VARIABLE)
 
-# "notebook" while the notebook's own cells run; "final" while the grader checks, after the
-# last cell, the exercises whose check never ran (helpers.grade._kernel sets it).
+# "notebook" while the notebook's own cells run (a record's phase; the grader reads it only
+# to flag records that no check wrote).
 phase = "notebook"
 
 # What each check was last given in this kernel (exercise or prediction name -> the function or

@@ -7,10 +7,11 @@
 ``SUBMISSIONS`` holds one folder per student, ``<student>/<any name>.ipynb`` (as nbgrader and
 LMS bulk downloads lay them out). Each notebook runs in its own fresh kernel, in its own
 temporary folder holding a copy, with time limits per cell and per notebook (the kernel is
-killed), a memory limit and its output dropped; several run at once, one kernel per core.
-The results come from the checks themselves (each check leaves a record, with its exercise id
-and mistake id, when ``HELPERS_GRADE_LOG`` is set: :mod:`helpers.checks._record`), never from
-their messages.
+killed), a memory limit and its output dropped, in bubblewrap's sandbox where it can run
+(:mod:`._bubblewrap`); several run at once, one kernel per core. The verdicts are the
+grader's own, computed in its process: the checks draw their cases and judge the outputs there,
+and only the student's functions run in the kernel (:mod:`._remote` here, :mod:`._runner` in
+the kernel, :mod:`._wire` between them: plain values, never pickles).
 
 The grader is a pipeline of stages (:mod:`._cli`: find → recognise → run → collect →
 results) and a list of writers (:mod:`._writers`), each a function of the class's results
@@ -22,7 +23,7 @@ cache, :mod:`._cache`, and the results kept for ``--students`` regrades). ``--on
 single notebook (:mod:`._one`), for GitHub Classroom or a JupyterHub. See docs/INSTRUCTORS.md.
 
 This package's ``__init__`` imports nothing heavy: the notebook's kernel imports
-:mod:`helpers.grade._kernel` from it.
+:mod:`helpers.grade._runner` from it.
 """
 
 STATUSES = ("correct", "not_yet", "not_attempted", "error", "timeout", "missing")

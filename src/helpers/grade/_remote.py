@@ -196,7 +196,9 @@ def _check_exercise(channel: Channel, exercise: Exercise, student: str, before: 
         )  # fmt: skip
         answer = RemoteAnswer(channel, exercise, refused, (student, before))
         try:
-            result = exercise.verdict(answer)
+            # The check's own limit, as in the kernel (4 calls' worth), and time for the
+            # requests themselves (a few milliseconds each).
+            result = exercise.verdict(answer, 4 * channel.call_seconds + 5)
         finally:
             answer.closed = True
     return _record(exercise, result.passed, result.message, result.mistake)
