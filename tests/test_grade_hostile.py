@@ -13,6 +13,7 @@ on the sandbox.
 from __future__ import annotations
 
 import csv
+import json
 import socket
 import subprocess
 import sys
@@ -128,6 +129,27 @@ def _escape_attacks(root: Path, home: Path, listener_port: int) -> dict[str, lis
             CHECK,
             f"import os\nos.remove({str(root / 'keep.txt')!r})",
         ],
+        # The checks' log replaced by a link to a file of the grader's that looks like a log
+        # (its "exercise" would reach the report if the grader followed the link).
+        "links_log": [
+            WRONG,
+            CHECK,
+            "import os\n"
+            "os.remove('../checks.jsonl')\n"
+            f"os.symlink({str(home / 'secret.jsonl')!r}, '../checks.jsonl')",
+        ],
+        # The kernel's side of the grader's calls replaced: each reply a link to a secret.
+        "links_reply": [
+            WRONG,
+            CHECK,
+            "import os, pickle\n"
+            "import helpers.grade._runner as runner\n"
+            "def serve(request_path):\n"
+            "    request = pickle.load(open(request_path, 'rb'))\n"
+            "    for end in ('.json', '.npz'):\n"
+            f"        os.symlink({str(home / 'secret.txt')!r}, request['reply'] + end)\n"
+            "runner.serve = serve",
+        ],
         "fork_storm": [
             WRONG,
             CHECK,
@@ -211,6 +233,7 @@ def hostile(tmp_path_factory):
     home = root / "home"
     home.mkdir()
     (home / "secret.txt").write_text(SECRET)
+    (home / "secret.jsonl").write_text(json.dumps({"exercise": SECRET, "lesson": "03"}) + "\n")
     (root / "keep.txt").write_text("keep me")
     Path("/tmp/hostile-planted.txt").unlink(missing_ok=True)
     listener = _Listener()
@@ -233,8 +256,9 @@ def test_no_forged_grade_and_the_honest_student_is_unaffected(hostile):
     # The cell that reads fails before its answer (which would raise what it read) is defined:
     # the wrong answer above it is graded.
     for student in ("reads_home", "reads_other", "writes_outside", "network", "deletes_beside",
-                    "fork_storm"):  # fmt: skip
+                    "fork_storm", "links_log"):  # fmt: skip
         assert statuses[student] == "not_yet", (student, statuses[student])
+    assert statuses["links_reply"] == "error"  # its replies cannot be read: nothing to grade
     assert "Sandbox: bubblewrap" in hostile["run"].stdout
 
 
@@ -255,7 +279,7 @@ def test_the_report_says_where_each_attack_was_tried(hostile):
     for student in [*EXPECTED_VERDICTS][1:]:
         assert f"{student}/lesson03.ipynb: " in report, student
     for student in ("writes_outside", "network", "deletes_beside", "fork_storm", "reads_home",
-                    "reads_other"):  # fmt: skip
+                    "reads_other", "links_log", "links_reply"):  # fmt: skip
         assert f"{student}/lesson03.ipynb: cell " in report, student
     assert "verdicts no check wrote" in report  # a forged record is flagged, not only ignored
     needs_a_look = report.split("Notebooks that need a look")[-1].split("</ul>")[0]

@@ -82,17 +82,22 @@ def append(record: Record | dict) -> None:
 def read(path: Path) -> list[dict]:
     """The records in ``path`` (lines that are not a record, e.g. cut off by a killed kernel,
     are skipped), as dicts in the order written."""
-    records = []
     if not Path(path).exists():
-        return records
+        return []
     with open(path, encoding="utf-8", errors="replace") as log:
-        for line in log:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict) and isinstance(record.get("exercise"), str):
-                records.append(record)
+        return parse(log)
+
+
+def parse(lines) -> list[dict]:
+    """The records among ``lines`` (text lines of a log), as :func:`read` returns them."""
+    records = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(record, dict) and isinstance(record.get("exercise"), str):
+            records.append(record)
     return records
 
 

@@ -154,12 +154,19 @@ class Sandbox:
         self.uid = _fresh_uid() if os.geteuid() == 0 else None
 
     def prepare(self) -> None:
-        """Hand ``work`` to the kernel's user (run as root): the files the grader put there
-        (the notebook, the kernel's connection file) become the kernel's to read and write."""
+        """Run as root, hand the kernel's user what it may write in ``work``: its copy of the
+        notebook (``cwd``), its sockets, the checks' log and its connection file; and let it
+        leave replies in ``.grader`` (sticky: it cannot remove the grader's requests). ``work``
+        itself stays root's: the kernel cannot replace what is in it with a link."""
         if self.uid is None:
             return
-        for path in [self.work, *self.work.rglob("*")]:
-            os.chown(path, self.uid, self.uid, follow_symlinks=False)
+        os.chmod(self.work, 0o711)
+        mine = [*self.cwd.rglob("*"), self.cwd, self.work / "sockets"]
+        mine += [self.work / name for name in ("checks.jsonl", "kernel.json")]
+        for path in mine:
+            if path.exists():
+                os.chown(path, self.uid, self.uid, follow_symlinks=False)
+        os.chmod(self.work / ".grader", 0o1733)
 
     def command(self, kernel_cmd: list[str]) -> list[str]:
         """``kernel_cmd`` wrapped to run in the sandbox."""

@@ -49,8 +49,11 @@ class _Closed(BaseException):  # noqa: N818
 class Channel:
     """Requests to one student's kernel, from a worker thread while the event loop runs it."""
 
-    def __init__(self, client, loop, folder: Path, call_seconds: float, add_cell, kill):
-        self.client, self.loop, self.folder = client, loop, folder
+    def __init__(self, client, loop, folder: Path, folder_fd: int, call_seconds: float,
+                 add_cell, kill):  # fmt: skip
+        # folder_fd: the requests' folder, opened before the kernel started; every file the
+        # grader writes or reads there goes through it, never through a link the kernel made.
+        self.client, self.loop, self.folder, self.folder_fd = client, loop, folder, folder_fd
         self.call_seconds = call_seconds
         self._add_cell, self._kill = add_cell, kill
         self.gone: str = ""  # why the kernel no longer answers
@@ -61,11 +64,12 @@ class Channel:
         if self.gone:
             raise KernelGone(self.gone, self.died)
         token = f"{next(self._tokens)}-{uuid.uuid4().hex}"
-        request_path = self.folder / f"request-{token}.pkl"
-        stem = str(self.folder / f"reply-{token}")
-        with open(request_path, "wb") as f:
-            pickle.dump(dict(op, reply=stem), f)
-        os.chmod(request_path, 0o644)
+        request_name, stem = f"request-{token}.pkl", f"reply-{token}"
+        request_path = self.folder / request_name
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        fd = os.open(request_name, flags, 0o644, dir_fd=self.folder_fd)
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(dict(op, reply=str(self.folder / stem)), f)
         cell, index = self._add_cell(
             f'__import__("helpers.grade._runner", fromlist=["serve"]).serve({str(request_path)!r})'
         )
@@ -91,10 +95,13 @@ class Channel:
             self._kill()
             raise KernelGone(self.gone, self.died) from None
         try:
-            reply = _wire.read(stem)
+            reply = _wire.read(stem, self.folder_fd)
         finally:
-            for path in (request_path, Path(stem + ".json"), Path(stem + ".npz")):
-                path.unlink(missing_ok=True)
+            for name in (request_name, stem + ".json", stem + ".npz"):
+                try:
+                    os.unlink(name, dir_fd=self.folder_fd)
+                except OSError:
+                    pass
         if not isinstance(reply, dict) or not isinstance(reply.get("kind"), str):
             raise _wire.WireError("not a reply")
         return reply

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from helpers.checks import _record
 
-from . import _bubblewrap
+from . import _bubblewrap, _wire
 from ._remote import Channel, grade_in_kernel
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ def _sandboxed_manager(sandbox: _bubblewrap.Sandbox):
         def __init__(self, **kwargs):
             kwargs.update(
                 transport="ipc",
-                ip=str(sandbox.work / "kernel"),
+                ip=str(sandbox.work / "sockets" / "kernel"),
                 connection_file=str(sandbox.work / "kernel.json"),
             )
             super().__init__(**kwargs)
@@ -162,6 +162,16 @@ def _kill_group(pgid: int | None) -> None:
 
 
 read_log = _record.read
+LOG_BYTES = 16 * 2**20  # more than any honest notebook's checks write
+
+
+def _read_log(work_fd: int) -> list[dict]:
+    """The checks' log in the kernel's folder (never through a link; at most LOG_BYTES)."""
+    try:
+        text = _wire.read_file("checks.jsonl", work_fd, LOG_BYTES)[:LOG_BYTES]
+    except OSError:
+        return []
+    return _record.parse(text.decode("utf-8", errors="replace").splitlines())
 
 
 class _NotebookOutOfTime(Exception):
@@ -201,8 +211,15 @@ async def run_notebook(
         folder.mkdir()
         shutil.copyfile(path, folder / path.name)
         log_path = work / "checks.jsonl"
-        rpc = folder / ".grader"  # the requests and replies of the grader's own checks
+        log_path.touch()
+        rpc = work / ".grader"  # the requests and replies of the grader's own checks
         rpc.mkdir()
+        (work / "sockets").mkdir()  # the kernel's Unix sockets (sandboxed: they are its own)
+        # The grader reads and writes in the kernel's folders only through these descriptors,
+        # opened before the kernel runs, so nothing the kernel puts there (a link to a file of
+        # the grader's, a folder renamed and replaced) leads it elsewhere.
+        work_fd = os.open(work, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        rpc_fd = os.open(rpc, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         deadline = start + limits.notebook_seconds
         sandbox = None
         if limits.sandbox and not _bubblewrap.unavailable():
@@ -259,7 +276,7 @@ async def run_notebook(
                 # The verdicts: the grader's own checks, the student's functions called in
                 # the kernel (helpers.grade._remote). The notebook's own records only say
                 # how many checks it made (the draws) and are compared in the report.
-                outcome.log = read_log(log_path)
+                outcome.log = _read_log(work_fd)
                 outcome.stopped_at, outcome.detail = -1, "the grader's own checks"
                 added = [len(nb.cells)]
 
@@ -268,8 +285,9 @@ async def run_notebook(
                     added[0] += 1
                     return nb.cells[-1], added[0] - 1
 
-                channel = Channel(client, asyncio.get_running_loop(), rpc, limits.check_seconds,
-                                  add_cell, lambda: _kill_group(pgid))  # fmt: skip
+                channel = Channel(client, asyncio.get_running_loop(), rpc, rpc_fd,
+                                  limits.check_seconds, add_cell,
+                                  lambda: _kill_group(pgid))  # fmt: skip
                 # A thread: the checks are plain functions that wait for each call's reply,
                 # while this event loop carries the messages to and from the kernel.
                 outcome.verdicts = await asyncio.to_thread(
@@ -289,7 +307,9 @@ async def run_notebook(
         finally:
             _kill_group(pgid)
         if not outcome.log:
-            outcome.log = read_log(log_path)
+            outcome.log = _read_log(work_fd)
+        os.close(work_fd)
+        os.close(rpc_fd)
         outcome.output_bytes = client.output_bytes
         if outcome.stopped and outcome.stopped_at is not None and outcome.stopped_at >= 0:
             outcome.detail = outcome.detail or _first_line(nb.cells[outcome.stopped_at].source)

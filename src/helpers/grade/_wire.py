@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import stat
 import zipfile
 from typing import Any
 
@@ -93,15 +95,28 @@ def write(value: Any, stem: str) -> None:
         out.write(text)
 
 
-def read(stem: str) -> Any:
-    """The value written at ``stem`` (the grader's side): :func:`decode` of the two files."""
+def read_file(name: str, dir_fd: int, limit: int) -> bytes:
+    """The bytes of regular file ``name`` in the folder ``dir_fd`` (at most ``limit``), never
+    through a link: the kernel owns that folder and could put a link to any file there, which
+    the grader, with more rights than the kernel, must not read for it."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
     try:
-        with open(stem + ".json", "rb") as f:
-            text = f.read(MAX_BYTES + 1)
-        with open(stem + ".npz", "rb") as f:
-            packed = f.read(MAX_BYTES + 1 - len(text))
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{name} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(limit + 1)
+    finally:
+        os.close(fd)
+
+
+def read(stem: str, dir_fd: int) -> Any:
+    """The value written as ``stem.json`` and ``stem.npz`` in the folder ``dir_fd`` (the
+    grader's side): :func:`decode` of the two files."""
+    try:
+        text = read_file(stem + ".json", dir_fd, MAX_BYTES)
+        packed = read_file(stem + ".npz", dir_fd, MAX_BYTES - len(text))
     except OSError as missing:
-        raise WireError(f"no answer was written ({type(missing).__name__})") from None
+        raise WireError(f"no reply it can read ({type(missing).__name__})") from None
     if len(text) + len(packed) > MAX_BYTES:
         raise WireError(f"the answer is larger than {MAX_BYTES // 2**20} MB")
     return decode(text, packed)
