@@ -293,5 +293,7 @@ def test_the_verdicts_hold_without_the_sandbox(tmp_path):
     run = _grade(tmp_path, home, "--no-sandbox")
     assert run.returncode == 0, run.stderr[-3000:]
     assert "NO SANDBOX" in run.stdout
+    report = (tmp_path / "out" / "report.html").read_text()
+    assert '<p class="caveat" role="alert"><strong>WARNING: NO SANDBOX' in report  # at the top
     statuses = _statuses(tmp_path / "out")
     assert statuses == {**statuses, **EXPECTED_VERDICTS}

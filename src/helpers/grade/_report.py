@@ -252,6 +252,12 @@ def report_html(results: ClassResults) -> str:
         sections="".join(sections),
         needs=needs_block,
         settings=html.escape(settings),
+        sandbox=(
+            f'<p class="caveat" role="alert"><strong>{html.escape(settings.split(". ")[0])}'
+            "</strong></p>"
+            if "NO SANDBOX" in settings
+            else ""
+        ),
     )
 
 
@@ -308,6 +314,7 @@ table.alike {{ border-collapse: collapse; }}
 </style></head><body>
 <h1>{title}</h1>
 <p class="summary">{summary}</p>
+{sandbox}
 <div class="legend-line">{legend}</div>
 <p style="color:#555;font-size:.9em">Hover over a square for the check's message; the small
 text under ✗ is the named mistake. Each student's feedback is in <code>feedback/</code>, every
