@@ -658,9 +658,11 @@ print("n = 4096: blockwise peak <= 1/10 of the naive peak:", block_peak[4096] * 
 # long sequences (the FlashAttention-2 paper, Dao 2023, reports about 1.7–1.8 times the
 # speed of the same attention without the mask). Write
 # `causal_blockwise_attention(Q, K, V, block_size)` for self-attention (`Q`, `K` $(n, d_k)$,
-# `V` $(n, d_v)$) that visits only the tiles on or below the diagonal, masks inside the
-# diagonal tiles, and returns `(output, tiles)`: the output $(n, d_v)$ and how many score
-# tiles you computed. Use your `online_softmax_update` for each query block.
+# `V` $(n, d_v)$) that visits only the tiles on or below the diagonal, one
+# $b \times b$ tile of scores at a time, masks inside the diagonal tiles, and returns
+# `(output, tiles)`: the output $(n, d_v)$ and how many score tiles you computed. Use your
+# `online_softmax_update` for each query block. (The check also measures your answer's memory
+# on a long sequence: the tiles it reports are the tiles it must compute.)
 #
 # *May use:* NumPy, `helpers.causal_mask`.
 

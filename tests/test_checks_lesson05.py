@@ -769,7 +769,7 @@ def decode_concatenate(x_t, K_cache, V_cache, W_Q, W_K, W_V):
     K_cache = np.concatenate([K_cache, (x_t @ W_K)[None, :]])
     V_cache = np.concatenate([V_cache, (x_t @ W_V)[None, :]])
     out, _ = helpers.scaled_dot_product_attention(q[None, :], K_cache, V_cache)
-    return out, K_cache, V_cache  # out of shape (1, d_v) is accepted too
+    return out[0], K_cache, V_cache  # the helper's output is (1, d_v): its one row
 
 
 def decode_loops_einsum(x_t, K_cache, V_cache, W_Q, W_K, W_V):
@@ -837,6 +837,9 @@ DECODE_MISTAKES = {
     "cache_holds_x": (_holds_x, "the tokens x_t themselves"),
     "cache_contents": (_bad_contents, "appended as the last row"),
     "returned_one": (lambda *args: ref_decode_step(*args)[0], "three values"),
+    # issue 34: a (1, d_v) row was squeezed silently though the prompt says (d_v,)
+    "out_t_shape": (lambda *args: (lambda o, K, V: (o[None, :], K, V))(*ref_decode_step(*args)),
+                    "its numbers are right, but it should be"),
 }  # fmt: skip
 
 

@@ -578,7 +578,8 @@ def causal_with_causal_mask(Q, K, V, block_size):
 
 def causal_query_blocks_with_softmax(Q, K, V, block_size):
     """Each query block attends to all keys up to its last query at once (no key tiles, but
-    the same output); the tiles it would have visited are counted."""
+    the same output) and reports the tiles it would have visited: the count it reports is not
+    what it computed (issue 34), so it is rejected, by its memory."""
     n, b = len(Q), block_size
     out, tiles = [], 0
     for q0 in range(0, n, b):
@@ -597,12 +598,32 @@ def causal_in_float32(Q, K, V, block_size):
     return causal_row_by_row(Q, K, V, block_size)
 
 
+def causal_whole_matrix_formula_count(Q, K, V, block_size):
+    """The whole (n, n) score matrix, masked, and the tile count from the formula (issue 34:
+    the check trusted the count it was told)."""
+    n = len(Q)
+    n_b = -(-n // block_size)
+    s = Q @ K.T / np.sqrt(Q.shape[1])
+    s[np.triu(np.ones((n, n), dtype=bool), 1)] = -np.inf
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True) @ V, n_b * (n_b + 1) // 2
+
+
 CAUSAL_CORRECT = [
     causal_row_by_row,
     causal_with_causal_mask,
-    causal_query_blocks_with_softmax,
     causal_in_float32,
 ]
+
+
+@pytest.mark.parametrize(
+    "answer", [causal_whole_matrix_formula_count, causal_query_blocks_with_softmax]
+)
+def test_a_reported_tile_count_is_not_taken_on_trust(answer):
+    result = causal_check(answer)
+    assert result.passed is False
+    assert result.mistake == "causal_blockwise_attention.full_matrix", result.message
+    assert "never build the (n, n) scores or mask" in result.message
 
 
 @pytest.mark.parametrize("answer", CAUSAL_CORRECT)

@@ -945,9 +945,18 @@ def _decode_run(call, X, weights, qkv, full, p: int, label: str) -> None:
                 "cache_contents",
             )
         K_cache, V_cache = new_K, new_V  # the next step gets the cache this one returned
-        out_t = np.asarray(out_t, dtype=float)
-        if out_t.shape == (1, d_v):
-            out_t = out_t[0]
+        if np.shape(out_t) == (1, d_v):
+            row = as_result_array(np.asarray(out_t)[0], what, (d_v,), part="out_t")
+            right = "its numbers are right, but it" if close(row, full[t]) else "it"
+            raise Mistake(
+                named(
+                    "out_t_shape",
+                    f"{what}: out_t has shape (1, {d_v}): {right} should be the new token's "
+                    f"output vector, shape ({d_v},), as the cache rows are. A query made from "
+                    "x_t[None, :] keeps that extra axis: take row 0 of the result, or use x_t "
+                    "@ W_Q as a vector.",
+                )
+            )
         out_t = as_result_array(out_t, what, (d_v,), part="out_t")
         known = _decode_mistakes(Q, K, V, t)
         compare(

@@ -568,20 +568,14 @@ def _grade_blockwise(call):
 MEMORY_N_Q, MEMORY_N_K, MEMORY_D, MEMORY_BLOCK = 256, 2048, 4, 128
 
 
-def _check_memory(call, rng) -> bool:
-    """Fail if the answer's peak memory is a large fraction of the (n_q, n_k) score matrix.
-
-    Copies of the inputs are fine (``np.asarray(K, dtype=np.float64)``, ``.copy()``, a float32
-    round trip): they are O(n * d), and the sizes above keep many of them below the limit.
-    Returns whether the memory was measured (not when tracemalloc is already tracing)."""
-    n_q, n_k, d, block = MEMORY_N_Q, MEMORY_N_K, MEMORY_D, MEMORY_BLOCK
-    Q, K, V = (rng.standard_normal(shape) for shape in ((n_q, d), (n_k, d), (n_k, d)))
-    full = n_q * n_k * 8  # bytes of the float64 score matrix
-    inputs = Q.nbytes + K.nbytes + V.nbytes  # the copies the check hands to the answer
+def _peak_beyond_inputs(call, Q, K, V, block) -> float | None:
+    """Bytes the answer held at once beyond the copies of Q, K and V the check hands it (None
+    when not measured: tracemalloc already tracing something else, which the check does not
+    disturb). When grading, measured in the student's kernel (see docs/INSTRUCTORS.md)."""
     measure = getattr(call, "measure_peak", None)  # the check's call measures where it runs
     if measure is not None:
         peak = measure(Q, K, V, block)[1]
-    elif tracemalloc.is_tracing():  # someone else is measuring: do not disturb them
+    elif tracemalloc.is_tracing():
         peak = None
     else:
         tracemalloc.start()
@@ -590,9 +584,22 @@ def _check_memory(call, rng) -> bool:
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
-    if peak is None:
+    return None if peak is None else peak - (Q.nbytes + K.nbytes + V.nbytes)
+
+
+def _check_memory(call, rng) -> bool:
+    """Fail if the answer's peak memory is a large fraction of the (n_q, n_k) score matrix.
+
+    Copies of the inputs are fine (``np.asarray(K, dtype=np.float64)``, ``.copy()``, a float32
+    round trip): they are O(n * d), and the sizes above keep many of them below the limit.
+    Returns whether the memory was measured."""
+    n_q, n_k, d, block = MEMORY_N_Q, MEMORY_N_K, MEMORY_D, MEMORY_BLOCK
+    Q, K, V = (rng.standard_normal(shape) for shape in ((n_q, d), (n_k, d), (n_k, d)))
+    full = n_q * n_k * 8  # bytes of the float64 score matrix
+    inputs = Q.nbytes + K.nbytes + V.nbytes
+    extra = _peak_beyond_inputs(call, Q, K, V, block)
+    if extra is None:
         return False
-    extra = peak - inputs
     if extra >= full / 2:
         raise Mistake(
             named(
@@ -787,11 +794,52 @@ def _grade_causal(call):
                     f"own (the diagonal) gives n_b(n_b+1)/2 = {want_tiles}.",
                 ),
             )
+    measured = _check_causal_memory(call, rng)
     return (
         "your causal blockwise attention equals causal attention with a shorter last block, "
         "blocks of 1 and one block, and visits only the n_b(n_b+1)/2 tiles on or below the "
-        "diagonal: about half the work of the full square."
+        "diagonal: about half the work of the full square"
+        + (
+            f"; on n = {CAUSAL_MEMORY_N:,} tokens it never held the (n, n) score matrix or mask."
+            if measured
+            else " (its memory was not measured: Python's tracemalloc was already tracing "
+            "something else, and the check does not disturb it)."
+        )
     )
+
+
+# The causal memory case: the tile count is what the answer reports, so what it computed is
+# checked another way. With n = 2048 and d = 4, Q, K, V take 0.2 MB, one (128, 128) tile of
+# scores 0.13 MB and one query block's strip of keys up to its diagonal at most (128, 2048),
+# 2.1 MB; the whole (n, n) score matrix takes 33.6 MB and a boolean (n, n) mask 4.2 MB. The limit,
+# an eighth of the matrix (4.2 MB), leaves room for the strip and copies of the inputs, and none
+# for the matrix, its float mask, or its boolean mask alongside.
+CAUSAL_MEMORY_N, CAUSAL_MEMORY_BLOCK = 2048, 128
+
+
+def _check_causal_memory(call, rng) -> bool:
+    n, d, block = CAUSAL_MEMORY_N, MEMORY_D, CAUSAL_MEMORY_BLOCK
+    Q, K, V = (rng.standard_normal((n, d)) for _ in range(3))
+    extra = _peak_beyond_inputs(call, Q, K, V, block)
+    if extra is None:
+        return False
+    full = n * n * 8
+    if extra >= full / 8:
+        raise Mistake(
+            named(
+                "full_matrix",
+                f"causal_blockwise_attention(Q, K, V, block_size={block}) on n = {n} tokens "
+                f"(d_k = d_v = {d}): the output is right, but your answer held "
+                f"{extra / 1e6:.1f} MB at once beyond its inputs, while one ({block}, {block}) "
+                f"tile of scores takes {block * block * 8 / 1e6:.2f} MB and the whole ({n}, {n})"
+                f" score matrix {full / 1e6:.1f} MB (a boolean ({n}, {n}) mask "
+                f"{n * n / 1e6:.1f} MB); the limit here is {full / 8e6:.1f} MB. Compute one tile "
+                "per step, Q[q0:q1] @ K[k0:k1].T with at most block_size keys, mask only inside "
+                "the diagonal tile, and never build the (n, n) scores or mask, nor all of a "
+                "query block's keys at once.",
+            )
+        )
+    return True
 
 
 causal_blockwise_attention = Exercise(
