@@ -193,8 +193,9 @@ checks.positional_encoding.hint(1)
 # ```
 #
 # Replace `None` with your guess (one of the words the question offers, or a number), run the
-# cell, then the figure. Right or wrong, the answer comes with its explanation: a wrong guess
-# that you then see explained teaches as much as a right one.
+# cell, then the figure. Right or wrong, the answer comes with its explanation (✓ *Right*, or
+# ✗ *Not what happens* and what does): a wrong guess that you then see explained teaches as much
+# as a right one.
 #
 # ## Every exercise and prediction of the course
 #

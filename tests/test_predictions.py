@@ -90,9 +90,15 @@ def _reads_as_sentences(message: str) -> bool:
 
 def test_a_lowercase_explanation_still_reads_as_sentences():
     assert CHOICE.check("rise").message == (
-        "not 'rise': the answer is 'fall'. A higher temperature flattens the softmax. "
-        "Dividing the scores by 10 shrinks their differences, so the weights spread out."
+        "you predicted 'rise'; the answer is 'fall'. A higher temperature flattens the "
+        "softmax. Dividing the scores by 10 shrinks their differences, so the weights spread out."
     )
+
+
+def test_a_wrong_prediction_reads_as_a_prediction_not_as_not_yet():
+    # issue 34: "✗ Not yet: not 'steadily': the answer is ..." read oddly
+    assert str(CHOICE.check("rise")).startswith("✗ Not what happens: you predicted 'rise'; ")
+    assert str(CHOICE.check("fall")).startswith("✓ Right: 'fall'. ")
 
 
 @pytest.mark.parametrize(

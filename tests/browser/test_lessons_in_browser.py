@@ -413,7 +413,8 @@ def test_lesson_runs_in_jupyterlab(lab, notebook: Path):
         )
 
     checks_called = any(re.search(r"checks\.\w+\.check\(", s) for s in sources)
-    # A check's badge is "✓ Correct", "✗ Not yet" or "… Not attempted yet": compare the status.
+    # A check's badge is "✓ Correct", "✗ Not yet" or "… Not attempted yet" (a prediction's:
+    # "✓ Right", "✗ Not what happens" or "… No guess yet"): compare the status.
     statuses = [badge.lstrip("✓✗… ") for badge in state["badges"]]
     if learner and checks_called:
         assert "Not attempted yet" in statuses, (
@@ -423,6 +424,7 @@ def test_lesson_runs_in_jupyterlab(lab, notebook: Path):
     if not learner:
         assert "Not attempted yet" not in statuses, f"{path}: a solution left unanswered"
         assert "Not yet" not in statuses, f"{path}: a solution fails its own check"
+        assert "Not what happens" not in statuses, f"{path}: a solution predicts wrongly"
         if checks_called:
             assert "Correct" in statuses, f"{path}: no check says Correct ({state['badges']})"
 

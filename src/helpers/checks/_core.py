@@ -95,9 +95,12 @@ class CheckResult:
     message: str
     exercise: str = ""
     mistake: str | None = None
+    prediction: bool = False  # a prediction's result: no "not yet", the answer is given
 
     @property
     def status(self) -> str:
+        if self.prediction:
+            return {True: "Right", False: "Not what happens", None: "No guess yet"}[self.passed]
         return {True: "Correct", False: "Not yet", None: "Not attempted yet"}[self.passed]
 
     @property

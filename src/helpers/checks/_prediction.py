@@ -6,6 +6,7 @@ teaches as much as a right one. Results carry the same ids as exercise checks (s
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
@@ -80,6 +81,9 @@ class Prediction(_Checked):
         _log_for_grading(result, self.lesson)
         return result
 
+    def _result(self, passed: bool | None, message: str, mistake: str | None = None):
+        return dataclasses.replace(super()._result(passed, message, mistake), prediction=True)
+
     def _check(self, guess: Any) -> CheckResult:
         if guess is None or guess is Ellipsis:
             return self._result(
@@ -101,11 +105,11 @@ class Prediction(_Checked):
                     "not_a_choice",
                 )
             if picked == str(self.answer).lower():
-                return self._result(True, f"right: {self.answer!r}. {_sentences(self.explanation)}")
+                return self._result(True, f"{self.answer!r}. {_sentences(self.explanation)}")
             overlooked = _sentences(self.wrong.get(picked, ""))
             return self._result(
                 False,
-                f"not {picked!r}: the answer is {self.answer!r}. "
+                f"you predicted {picked!r}; the answer is {self.answer!r}. "
                 + " ".join(filter(None, (overlooked, _sentences(self.explanation)))),
                 "picked_" + re.sub(r"[^a-z0-9]+", "_", picked).strip("_"),
             )
@@ -118,11 +122,11 @@ class Prediction(_Checked):
             return self._result(False, f"answer with a finite number; got {value}", "not_a_number")
         target = float(self.answer)
         if abs(value - target) <= self.rtol * abs(target):
-            return self._result(True, f"right: about {target:.3g}. {_sentences(self.explanation)}")
+            return self._result(True, f"about {target:.3g}. {_sentences(self.explanation)}")
         direction = "too high" if value > target else "too low"
         return self._result(
             False,
-            f"{value:.3g} is {direction}: the answer is about {target:.3g}. "
+            f"you predicted {value:.3g}, {direction}; the answer is about {target:.3g}. "
             f"{_sentences(self.explanation)}",
             direction.replace(" ", "_"),
         )
