@@ -210,6 +210,14 @@ def _bisect(fn, target, steps=60):
     return (lo + hi) / 2
 
 
+def _bisect_in(fn, target, lo, hi, steps=60):
+    """Bisection inside a fixed bracket [lo, hi], never widened."""
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if fn(mid) > target else (lo, mid)
+    return (lo + hi) / 2
+
+
 def _newton_free_secant(scores, target):
     """A different search: a scan over log c, then the secant method."""
     cs = np.exp(np.linspace(-6, 6, 121))
@@ -312,6 +320,16 @@ def test_entropy_scale_messages_are_distinct_and_a_far_answer_says_which_way():
         assert result.passed is False and result.mistake is None, (seed, result.message)
         assert "so the right c is smaller" in result.message
     assert ent.stars == 3 and len(ent._hints) >= 3
+
+
+def test_a_search_whose_bracket_stops_at_1_is_told_so():
+    # issue 34: bisection in (0, 1] ends at c = 1, and the message said "Search for c."
+    for seed in range(5):
+        with seeded_draws(seed):
+            result = ent.check(lambda s, t: _bisect_in(lambda c: _entropy(s, c), t, 0.0, 1.0))
+        assert result.mistake == "scale_for_entropy.unscaled", result.message
+        assert "the answer was outside it; widen it" in result.message
+        assert "Search for c" not in result.message
 
 
 def test_lesson_03_does_not_call_a_checks_reference_on_screen():

@@ -282,7 +282,17 @@ def _wrong_scales(scores, target, right):
             "the first row alone hits the target. Average the entropy over all rows.",
         ),
         "returned_target": (target, "you returned the target itself; return the scale c."),
-        "unscaled": (1.0, "c = 1 leaves the scores as they are. Search for c."),
+        "unscaled": (
+            1.0,
+            "c = 1 leaves the scores as they are. "
+            + (
+                "Here the answer is larger than 1: if you searched and stopped at 1 (a "
+                "bracket such as (0, 1]), the answer was outside it; widen it first, doubling "
+                "the upper end while the entropy is still above the target."
+                if right > 1
+                else "Here the answer is smaller than 1: search for c."
+            ),
+        ),
         "inverse": (
             1.0 / right,
             "you returned 1/c, the divisor; the scale multiplies the scores: softmax(c * scores).",
