@@ -314,3 +314,22 @@ def test_each_check_names_each_mistake(name, mistake):
     assert result.passed is False, result.message
     assert result.mistake == f"{name}.{mistake.removesuffix('_rolled')}", result
     assert words in result.message, result.message
+
+
+def test_a_refused_helper_imported_inside_the_answer_is_named_as_the_learner_wrote_it():
+    """Issue 34: importing helpers.induction inside the answer (its first import in a fresh
+    kernel) was refused as a call of ``helpers.induction.<module>``."""
+    import subprocess
+    import sys
+
+    script = (
+        "from helpers import checks\n"
+        "def induction_score(A, L):\n"
+        "    from helpers.induction import induction_score as theirs\n"
+        "    return theirs(A, L)\n"
+        "print(checks.induction_score.check(induction_score))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120)  # fmt: skip
+    assert "calls helpers.induction.induction_score," in run.stdout, run.stdout + run.stderr
+    assert "<module>" not in run.stdout

@@ -365,13 +365,23 @@ def _module_of(filename: str) -> str | None:
     return ".".join(parts)
 
 
-@functools.cache
 def _public_names() -> dict[Any, str]:
     """The code object of every function the helpers package exports, mapped to its shortest
-    public dotted name (``helpers.softmax`` rather than ``helpers.attention.softmax``)."""
+    public dotted name (``helpers.softmax`` rather than ``helpers.attention.softmax``).
+
+    Worked out again when the helpers modules loaded have changed: a table made while a
+    module was still being imported would miss its names (issue 34: a refusal then named
+    ``helpers.induction.task.induction_score``)."""
+    loaded = tuple(sorted(m for m in sys.modules if m == "helpers" or m.startswith("helpers.")))
+    return _public_names_of(loaded)
+
+
+@functools.cache
+def _public_names_of(loaded: tuple[str, ...]) -> dict[Any, str]:
     names: dict[Any, str] = {}
-    for module_name, module in sorted(sys.modules.items(), key=lambda m: (len(m[0]), m[0])):
-        if module is None or not (module_name == "helpers" or module_name.startswith("helpers.")):
+    for module_name in sorted(loaded, key=lambda m: (len(m), m)):
+        module = sys.modules.get(module_name)
+        if module is None:
             continue
         for attribute, value in list(vars(module).items()):
             if attribute.startswith("_") or not inspect.isfunction(value):
@@ -433,6 +443,8 @@ class _HelperWatch:
 
     def verdict(self, code) -> tuple[str, str] | None:
         """None if the learner's code may call ``code``; else (mistake id, the name shown)."""
+        if code.co_name == "<module>":
+            return None  # a module of the package run by an import: not a call of a helper
         try:
             return self._verdicts[code]
         except KeyError:
