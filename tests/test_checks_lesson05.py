@@ -972,3 +972,26 @@ def test_every_exercise_of_lessons_04_to_06_says_its_solution_prints_code():
     for exercise in checks.catalogue():
         if isinstance(exercise, Exercise) and exercise.lesson in ("04", "05", "06"):
             assert f"`checks.{exercise.name}.solution()`" in text, exercise.name
+
+
+def _decode_with_mask_row(row):
+    def decode_step(x_t, K_cache, V_cache, W_Q, W_K, W_V):
+        import helpers
+
+        K_cache = np.vstack([K_cache, x_t @ W_K])
+        V_cache = np.vstack([V_cache, x_t @ W_V])
+        t = len(K_cache) - 1
+        mask = helpers.causal_mask(t + 1)[row]  # (t + 1,): the new query's row, or row 0
+        s = np.where(mask, K_cache @ (x_t @ W_Q) / np.sqrt(W_Q.shape[1]), -np.inf)
+        w = np.exp(s - s.max())
+        return (w / w.sum()) @ V_cache, K_cache, V_cache
+
+    return decode_step
+
+
+def test_decode_step_with_the_helpers_causal_mask_is_judged_by_its_row():
+    # issue 34: causal_mask was refused, for the right row and the wrong one alike
+    assert decode_step.check(_decode_with_mask_row(-1)).passed is True
+    wrong = decode_step.check(_decode_with_mask_row(0))
+    assert wrong.mistake == "decode_step.first_key_only", wrong.message
+    assert "row 0 of a causal mask" in wrong.message
