@@ -752,8 +752,7 @@ print("row 'mat' (5) the same with and without the mask:", np.allclose(A_causal[
 # Feeding each step's caches into the next must reproduce, row by row, the **causal** full
 # pass, without recomputing any earlier key or value. Which mask does the step need?
 #
-# *May use:* NumPy, `helpers.softmax`, `helpers.scaled_dot_product_attention`,
-# `helpers.causal_mask`.
+# *May use:* NumPy, `helpers.softmax`, `helpers.scaled_dot_product_attention`, `helpers.causal_mask`.
 
 # %%
 def decode_step(x_t, K_cache, V_cache, W_Q, W_K, W_V):
