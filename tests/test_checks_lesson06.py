@@ -430,7 +430,24 @@ MQA_MISTAKES = {
         "head_axis_first": r"in front of the batch axes",
     }.items()
 }
-MQA_MISTAKES["no_head_axis"] = (mqa_two_d_only, r"K\[\.\.\., None, :, :\]")
+MQA_MISTAKES["no_head_axis"] = (mqa_two_d_only, r"an axis of length 1 where the queries have")
+
+
+def mqa_keys_without_head_axis(X, W_Q, W_K, W_V, W_O):
+    """The queries per head done right, the shared K and V left without a head axis."""
+    Q = np.einsum("...nd,hdk->...hnk", X, W_Q)
+    K, V = X @ W_K, X @ W_V
+    A = softmax_rows(Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-1]))
+    return np.concatenate(list(np.moveaxis(A @ V, -3, 0)), axis=-1) @ W_O, A
+
+
+def test_a_broadcast_failure_shows_the_learners_line_and_does_not_write_the_answer():
+    # issue 34: the message blamed X @ W_Q, gave np.einsum(...) and K[..., None, :, :] in
+    # full, and was cut off before the learner's own failing line
+    result = checks.multi_query_attention.check(mqa_keys_without_head_axis)
+    assert result.mistake == "multi_query_attention.no_head_axis", result.message
+    assert "at line" in result.message and not result.message.endswith(" ...")
+    assert "np.einsum" not in result.message and "None, :, :" not in result.message
 
 
 @pytest.mark.parametrize("mistake", list(MQA_MISTAKES))

@@ -306,7 +306,8 @@ class Exercise(_Checked):
             # limit), the answer's own time-out is the cause.
             return self._result(False, _safe_str(state.timed_out), "timeout")
         if isinstance(failure, (Mistake, LearnerError)):
-            return self._result(False, _safe_str(failure), failure.id)
+            # Room for a message that quotes the learner's own error and line in full.
+            return self._result(False, _safe_str(failure, 1500), failure.id)
         if isinstance(failure, _TimeLimit):
             return self._result(
                 False,

@@ -536,17 +536,17 @@ def _grade_multi_query_attention(call):
             value = _call_batched(call, tuple(a.astype(dtype) for a in inputs), what)
         except LearnerError as error:
             if lead and "could not be broadcast" in str(error):
+                # The learner's own error (with the line that failed) first; then what the
+                # shapes must be, without writing the answer (issue 34).
                 raise Mistake(
                     named(
                         "no_head_axis",
-                        f"{what}: a product failed to broadcast. With batch axes, the head axis "
-                        "has to be placed by hand: X (..., n, d_model) @ W_Q (h, d_model, d_k) "
-                        "lines X's last batch axis up with W_Q's head axis, and the shared "
-                        f"K = X @ W_K, (..., n, d_k) = {(*lead, n_, d_k)}, has no head axis "
-                        f"against the queries (..., h, n, d_k) = {(*lead, h, n_, d_k)}. Use "
-                        "np.einsum('...nd,hdk->...hnk', X, W_Q) for the queries and give K "
-                        "and V a head axis of 1 that broadcasts: K[..., None, :, :].\n"
-                        + str(error),
+                        f"{what}: a product failed to broadcast. {error}\nWith batch axes, the "
+                        f"queries are (..., h, n, d_k) = {(*lead, h, n_, d_k)} and the shared K "
+                        f"and V (..., n, d_k) = {(*lead, n_, d_k)}: K and V need an axis of "
+                        "length 1 where the queries have their heads, to broadcast against "
+                        "them. (If the failing product is X @ W_Q: matmul lines X's batch axes "
+                        "up with W_Q's head axis; the heads need an axis of their own in X.)",
                     )
                 ) from None
             raise
