@@ -531,8 +531,8 @@ checks.head_bilinear_form.check(head_bilinear_form)
 # The answers, measured on the scores themselves (so this runs before you have a
 # $\tilde{B}_a$, and shows none): give head 0 seeded biases and 12 random rows of $X$. The
 # $12 \times 12$ score matrix $\tilde{X} \tilde{B}_0 \tilde{X}^\top$ can have no larger rank than
-# $\tilde{B}_0$ has; and changing $b^K_0$, which your $\tilde{B}_0$ holds in its last column
-# and its corner, moves the scores but not the weights.
+# $\tilde{B}_0$ has; and the key bias $b^K_0$ is changed (to $b^K_0 + 1$) to see what it does
+# to the scores and to the weights.
 
 # %%
 rng = np.random.default_rng(0)
@@ -556,6 +556,8 @@ print(f"b_K + 1 instead of b_K: scores move by up to {moved:.3f}; weights unchan
 # layers. And the key bias does nothing to the weights: the terms it adds,
 # $x_i W^Q_a (b^K_a)^\top + b^Q_a \cdot b^K_a$, hold no $x_j$, so they are the same for every
 # key of a row, and the softmax ignores a constant added to a whole row (lesson 04 shows why).
+# In $\tilde{B}_a$ they are its last column and its corner: those entries cannot change the
+# weights.
 
 # %% [markdown]
 # ## Summary

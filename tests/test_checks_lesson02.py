@@ -448,3 +448,19 @@ SWEEP = {
         "mistakes": _mistakes_by_id(BILINEAR_MISTAKES),
     },
 }
+
+
+def test_the_challenge_does_not_answer_its_own_questions_before_the_learner_does():
+    """Issue 34: the ✓ message stated the rank bound and the cancelling column, and the
+    markdown right under the check named the entries, before the two questions were answered."""
+    from pathlib import Path
+
+    namespace = {"np": np}
+    exec(checks.head_bilinear_form.solution().text, namespace)  # the answer, as a learner's
+    result = checks.head_bilinear_form.check(namespace["head_bilinear_form"])
+    assert result.passed is True
+    assert "rank" not in result.message and "cancel" not in result.message
+    source = (Path(__file__).parents[1] / "solutions" / "02_queries_keys_values.py").read_text()
+    after_check = source.split("checks.head_bilinear_form.check(head_bilinear_form)")[1]
+    before_measurement = after_check.split("# %%\nrng = np.random.default_rng(0)")[0]
+    assert "last column" not in before_measurement and "corner" not in before_measurement

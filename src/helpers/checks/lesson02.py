@@ -478,11 +478,12 @@ def _grade_bilinear(call):
             f"{what}: x~_i B~[a] x~_jᵀ should equal (x_i W^Q_a + b^Q_a) · (x_j W^K_a + b^K_a) "
             "for every x_i, x_j, with x~ = [x, 1].",
         )
+    # The two questions the lesson asks next (the largest rank, the entries that cannot change
+    # the weights) are left to the learner: the cell after the check measures them (issue 34).
     return (
-        "each head's scores are x~_i B~_a x~_jᵀ with x~ = [x, 1]: the biases live in the last "
-        "row and column. B~_a = [W^Q_a; b^Q_a][W^K_a; b^K_a]ᵀ is built from d_k columns, so its "
-        "rank is at most d_k; and its last column does not depend on the key, so it cancels "
-        "in the softmax."
+        "each head's scores are x~_i B~_a x~_jᵀ with x~ = [x, 1], for every x_i and x_j, with "
+        "one matrix per head. Now answer the lesson's two questions from your B~_a before you "
+        "run the next cell."
     )
 
 
