@@ -62,8 +62,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from helpers import checks  # noqa: E402
 from helpers.checks import Exercise  # noqa: E402
-from helpers.grade._cli import _kernel_config, grade  # noqa: E402
-from helpers.grade._sandbox import Limits, kernel_environment, run_all  # noqa: E402
+from helpers.grade._cli import grade  # noqa: E402
+from helpers.grade._sandbox import Limits, kernel_config, kernel_environment, run_all  # noqa: E402
 
 STUB = re.compile(r"^([ \t]*)# YOUR CODE HERE\n[ \t]*raise NotImplementedError\([^\n]*\)\n?", re.M)
 
@@ -110,7 +110,7 @@ def make_class(folder: Path, lesson: str, students: int) -> dict[str, int]:
 def plain(folder: Path, jobs: int, cell_seconds: float) -> float:
     """Every notebook with plain nbclient, ``jobs`` at once; seconds."""
     paths = sorted(folder.rglob("*.ipynb"))
-    config = _kernel_config()
+    config = kernel_config()
     env = kernel_environment(None, None)
 
     async def one(path: Path) -> None:

@@ -12,20 +12,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import re
 import sys
 import time
 from pathlib import Path
 
-from helpers.checks import Exercise
-
-from . import _bubblewrap
 from ._cache import Cache, file_sha256, helpers_digest, key
+from ._flags import flags_for, sandbox_status
 from ._grading import (
     Row,
     Submission,
+    exercise_names,
     find_submissions,
     known_lessons,
     lesson_items,
@@ -39,7 +37,7 @@ from ._points import PointsError, load_points, points_table_toml
 from ._progress import Progress
 from ._results import ClassResults, StudentResults, finish, load_state, save_state
 from ._roster import RosterError, read_roster
-from ._sandbox import Limits, RunOutcome, run_all, run_notebook
+from ._sandbox import Limits, RunOutcome, kernel_config, run_all, run_notebook
 from ._similarity import answer_sources, load_store, save_store
 from ._writers import write_all
 
@@ -141,40 +139,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def sandbox_status(limits: Limits) -> str:
-    """One line for the terminal and the report: whether the kernels run in a sandbox."""
-    if not limits.sandbox:
-        return (
-            "WARNING: NO SANDBOX (--no-sandbox): the students' notebooks ran as you, with your "
-            "files and network; grades are still computed by the grader itself"
-        )
-    why = _bubblewrap.unavailable()
-    if why:
-        return (
-            f"WARNING: NO SANDBOX: {why}. The students' notebooks ran as you, with your files "
-            "and network (grades are still computed by the grader itself); see "
-            "docs/INSTRUCTORS.md, 'Grading safely', for a container"
-        )
-    return (
-        "Sandbox: bubblewrap (each kernel without network, with its own processes, a private "
-        "/tmp and HOME, and only its own folder writable)"
-    )
-
-
-def _kernel_config():
-    """The course's kernel settings (as build_lessons and JupyterLab use), when present."""
-    path = ROOT / "jupyter" / "jupyter_server_config.json"
-    if not path.exists():
-        return None
-    from traitlets.config import Config
-
-    return Config(json.loads(path.read_text()))
-
-
-def exercise_names(lesson: str) -> list[str]:
-    return [i.name for i in lesson_items(lesson) if isinstance(i, Exercise)]
-
-
 # ----------------------------------------------------------------------------------------------
 # The stages
 
@@ -214,7 +178,7 @@ def run(
     collect_one,
 ) -> None:
     """Run each notebook in its own kernel, ``jobs`` at once; ``collect_one`` after each."""
-    config = _kernel_config()
+    config = kernel_config()
 
     async def run_one(submission: Submission) -> None:
         submission.outcome = await run_notebook(
@@ -243,7 +207,7 @@ def collect(submission: Submission, limits: Limits, cache: Cache) -> None:
     """A run's (or an unreadable file's) rows and the answers' code, into the cache."""
     submission.rows = rows_for(submission, limits)
     if submission.outcome is not None:
-        submission.flags = _tampering(submission)
+        submission.flags = flags_for(submission)
     if submission.nb is not None:
         cells = [c.source for c in submission.nb.cells if c.cell_type == "code"]
         submission.answers = answer_sources(cells, exercise_names(submission.lesson))
@@ -266,61 +230,6 @@ def collect(submission: Submission, limits: Limits, cache: Cache) -> None:
         },
     }
     cache.put(key(submission.sha256, submission.student, submission.name, limits), entry)
-
-
-# What a cell raises when the sandbox refuses it: a file outside its folder, the network, more
-# processes (or when the notebook looks for a file that is not there).
-_REFUSED = {"PermissionError", "FileNotFoundError", "OSError", "ConnectionRefusedError",
-            "ConnectionError", "BlockingIOError", "gaierror", "TimeoutError",
-            "ReadOnlyFileSystemError"}  # fmt: skip
-
-
-# Names no lesson's code uses: the checks' and the grader's insides, the profile and trace hooks
-# the checks' watch and time limit set, the grading variables, a check's own answer, and a
-# prediction's answer (it ships with the course: reading it scores the point, so it is shown).
-_INTERNALS = re.compile(
-    r"\b(_core|_record|_runner|_remote|_wire|_HelperWatch|_watching|_call_learner|LocalAnswer"
-    r"|setprofile|settrace|HELPERS_GRADE_\w+|HELPERS_CHECK_\w+)\b|\.reference\b|helpers\.grade"
-    r"|\bchecks\.\w+\.answer\b"  # a prediction's answer, read instead of predicted
-)
-
-
-def _tampering(submission: Submission) -> list[str]:
-    """What an instructor should know about a notebook beyond its grades: records in its
-    checks' log that no check wrote, cells that reach into the checks' or the grader's insides,
-    and cells that tried what the sandbox refuses."""
-    outcome, found = submission.outcome, []
-    assert outcome is not None
-    # While grading, a check only notes what it was given (checks._core._deferred): a record
-    # with a verdict, or of another lesson's exercise, was written by the notebook itself.
-    names = {v["exercise"] for v in outcome.verdicts}
-    forged = sorted({str(r.get("exercise"))[:40] for r in outcome.log
-                     if r.get("passed") is not None or r.get("exercise") not in names
-                     or r.get("lesson") != submission.lesson})  # fmt: skip
-    if forged:
-        found.append(
-            f"its checks' log holds verdicts no check wrote (on {', '.join(forged)}): the "
-            "notebook wrote them itself; the grades are the grader's own"
-        )
-    for index, cell in enumerate(submission.nb.cells if submission.nb is not None else []):
-        match = _INTERNALS.search(cell.source) if cell.cell_type == "code" else None
-        if match:
-            line = next((x.strip() for x in cell.source.splitlines() if x.strip()), "")[:60]
-            found.append(
-                f"cell {index + 1} (`{line}`) reaches into the checks' or the grader's insides "
-                f"(`{match.group(0)}`): the grades do not depend on them, but look at what "
-                "it tried"
-            )
-    for error in outcome.errors:
-        if error.ename in _REFUSED and submission.nb is not None:
-            cells = submission.nb.cells
-            source = cells[error.index].source if 0 <= error.index < len(cells) else ""
-            line = next((x.strip() for x in source.splitlines() if x.strip()), "")[:60]
-            found.append(
-                f"cell {error.index + 1} (`{line}`) raised {error.ename}: {error.evalue[:120]} "
-                "(a file, network or process outside its sandbox?)"
-            )
-    return found
 
 
 def _student_results(

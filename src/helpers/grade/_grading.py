@@ -63,6 +63,10 @@ def lesson_items(lesson: str) -> list:
     return [item for item in checks.catalogue() if item.lesson == lesson]
 
 
+def exercise_names(lesson: str) -> list[str]:
+    return [i.name for i in lesson_items(lesson) if isinstance(i, Exercise)]
+
+
 def known_lessons() -> list[str]:
     return sorted({item.lesson for item in checks.catalogue()})
 

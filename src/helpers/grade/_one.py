@@ -16,10 +16,11 @@ import os
 import sys
 from pathlib import Path
 
+from ._flags import flags_for, sandbox_status
 from ._grading import Submission, known_lessons, lesson_items, recognise, rows_for
 from ._points import PointsError, fmt, lesson_max, load_points
 from ._report import LABEL, SYMBOL
-from ._sandbox import Limits, run_notebook
+from ._sandbox import Limits, kernel_config, run_notebook
 
 
 def _fail(message: str) -> int:
@@ -36,7 +37,6 @@ def grade_one(
     github: bool = False,
     quiet: bool = False,
 ) -> int:
-    from ._cli import _kernel_config, _tampering, sandbox_status
 
     path = Path(path)
     if not path.is_file():
@@ -63,7 +63,7 @@ def grade_one(
                 submission.nb,
                 lesson_items(submission.lesson),
                 limits,
-                _kernel_config(),
+                kernel_config(),
                 student,
             )
         )
@@ -87,7 +87,7 @@ def grade_one(
         "points": sum(e["points"] for e in exercises),
         "max_points": lesson_max(submission.lesson, table),
         "sandbox": sandbox_status(limits),
-        "flags": _tampering(submission) if submission.outcome is not None else [],
+        "flags": flags_for(submission) if submission.outcome is not None else [],
     }
     all_correct = all(r.status == "correct" for r in rows)
     if as_json:

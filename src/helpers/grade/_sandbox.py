@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import functools
+import json
 import os
 import resource
 import shutil
@@ -96,6 +97,16 @@ def _capped_client_class():
             return None  # nothing stored: errors come from the execute replies
 
     return _CappedClient
+
+
+def kernel_config():
+    """The course's kernel settings (as build_lessons and JupyterLab use), when present."""
+    path = Path(__file__).resolve().parents[3] / "jupyter" / "jupyter_server_config.json"
+    if not path.exists():
+        return None
+    from traitlets.config import Config
+
+    return Config(json.loads(path.read_text()))
 
 
 def _sandboxed_manager(sandbox: _bubblewrap.Sandbox):

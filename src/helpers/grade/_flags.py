@@ -1,0 +1,87 @@
+"""What the grader tells the instructor besides the grades: whether the kernels ran in a sandbox
+(:func:`sandbox_status`, in the terminal and at the top of the report) and what each notebook
+tried that deserves a look (:func:`flags_for`). Used by the class run (:mod:`._cli`) and by
+``--one`` (:mod:`._one`)."""
+
+from __future__ import annotations
+
+import re
+
+from . import _bubblewrap
+from ._grading import Submission
+from ._sandbox import Limits
+
+
+def sandbox_status(limits: Limits) -> str:
+    """One line for the terminal and the report: whether the kernels run in a sandbox."""
+    if not limits.sandbox:
+        return (
+            "WARNING: NO SANDBOX (--no-sandbox): the students' notebooks ran as you, with your "
+            "files and network; grades are still computed by the grader itself"
+        )
+    why = _bubblewrap.unavailable()
+    if why:
+        return (
+            f"WARNING: NO SANDBOX: {why}. The students' notebooks ran as you, with your files "
+            "and network (grades are still computed by the grader itself); see "
+            "docs/INSTRUCTORS.md, 'Grading safely', for a container"
+        )
+    return (
+        "Sandbox: bubblewrap (each kernel without network, with its own processes, a private "
+        "/tmp and HOME, and only its own folder writable)"
+    )
+
+
+# What a cell raises when the sandbox refuses it: a file outside its folder, the network, more
+# processes (or when the notebook looks for a file that is not there).
+_REFUSED = {"PermissionError", "FileNotFoundError", "OSError", "ConnectionRefusedError",
+            "ConnectionError", "BlockingIOError", "gaierror", "TimeoutError",
+            "ReadOnlyFileSystemError"}  # fmt: skip
+
+
+# Names no lesson's code uses: the checks' and the grader's insides, the profile and trace hooks
+# the checks' watch and time limit set, the grading variables, a check's own answer, and a
+# prediction's answer (it ships with the course: reading it scores the point, so it is shown).
+_INTERNALS = re.compile(
+    r"\b(_core|_record|_runner|_remote|_wire|_HelperWatch|_watching|_call_learner|LocalAnswer"
+    r"|setprofile|settrace|HELPERS_GRADE_\w+|HELPERS_CHECK_\w+)\b|\.reference\b|helpers\.grade"
+    r"|\bchecks\.\w+\.answer\b"  # a prediction's answer, read instead of predicted
+)
+
+
+def flags_for(submission: Submission) -> list[str]:
+    """What an instructor should know about a notebook beyond its grades: records in its
+    checks' log that no check wrote, cells that reach into the checks' or the grader's insides,
+    and cells that tried what the sandbox refuses."""
+    outcome, found = submission.outcome, []
+    assert outcome is not None
+    # While grading, a check only notes what it was given (checks._core._deferred): a record
+    # with a verdict, or of another lesson's exercise, was written by the notebook itself.
+    names = {v["exercise"] for v in outcome.verdicts}
+    forged = sorted({str(r.get("exercise"))[:40] for r in outcome.log
+                     if r.get("passed") is not None or r.get("exercise") not in names
+                     or r.get("lesson") != submission.lesson})  # fmt: skip
+    if forged:
+        found.append(
+            f"its checks' log holds verdicts no check wrote (on {', '.join(forged)}): the "
+            "notebook wrote them itself; the grades are the grader's own"
+        )
+    for index, cell in enumerate(submission.nb.cells if submission.nb is not None else []):
+        match = _INTERNALS.search(cell.source) if cell.cell_type == "code" else None
+        if match:
+            line = next((x.strip() for x in cell.source.splitlines() if x.strip()), "")[:60]
+            found.append(
+                f"cell {index + 1} (`{line}`) reaches into the checks' or the grader's insides "
+                f"(`{match.group(0)}`): the grades do not depend on them, but look at what "
+                "it tried"
+            )
+    for error in outcome.errors:
+        if error.ename in _REFUSED and submission.nb is not None:
+            cells = submission.nb.cells
+            source = cells[error.index].source if 0 <= error.index < len(cells) else ""
+            line = next((x.strip() for x in source.splitlines() if x.strip()), "")[:60]
+            found.append(
+                f"cell {error.index + 1} (`{line}`) raised {error.ename}: {error.evalue[:120]} "
+                "(a file, network or process outside its sandbox?)"
+            )
+    return found
