@@ -157,7 +157,10 @@ for block in (slice(0, 16), slice(16, 32)):
 row = by_distance["learned"]
 peaks = [int(d) for d, before, c, after in zip(distances[1:-1], row, row[1:], row[2:])
          if before < c > after]
+troughs = [(int(d), c) for d, before, c, after in zip(distances[1:-1], row, row[1:], row[2:])
+           if before > c < after]
 print("learned: local peaks at distances", peaks, f"| lowest {row.min():.2f} at distance {distances[row.argmin()]}")
+print("learned: troughs (distance: cosine) " + ", ".join(f"{d}: {c:.2f}" for d, c in troughs))
 print("largest rise from one distance to the next: "
       + ", ".join(f"{name} {np.diff(r).max():.4f}" for name, r in by_distance.items()))
 
@@ -166,9 +169,10 @@ print("largest rise from one distance to the next: "
 # distance 1 in the table). The sinusoids' similarity then falls slowly and smoothly: from one
 # distance to the next it rises by a ten-thousandth at most (printed).
 # The learned one falls faster and comes back in waves, the stripes parallel to the diagonal:
-# local peaks about every 6 positions (printed above), and in between, distances at which two
-# positions' rows are on average unrelated (a cosine near 0). Nobody designed that; training
-# found a position code in which neighbours are alike by itself.
+# local peaks about every 6 positions (printed above), and troughs between them that deepen,
+# unevenly, with distance (printed): at the nearest, distance 3, two positions' rows are still
+# clearly alike, and only one trough, at distance 21, reaches 0 (rows on average unrelated).
+# Nobody designed that; training found a position code in which neighbours are alike by itself.
 #
 # ## 2 · Q, K and V, per layer and per head, with the real shapes
 #
@@ -403,13 +407,24 @@ print(f"layer {k}, head {a}: [CLS] + [SEP] get {sink[k, a]:.2f} of the weight, "
       f"{by_length[k, a]:.2f} of the summed lengths")
 print(f"heads where [CLS] + [SEP] get more than half: of the weight {int((sink > 0.5).sum())} of 72, "
       f"of the summed lengths {int((by_length > 0.5).sum())} of 72")
+# Every head: the mean length of what [CLS]/[SEP] carry against what the words carry.
+special_len, word_len = np.zeros((6, 12)), np.zeros((6, 12))
+for t in traces:
+    carry = np.linalg.norm(t.V @ W_O_heads, axis=-1)  # (6, 12, n_s): ||v_j W^O_a||
+    special_len += carry[..., [0, -1]].mean(axis=-1) / len(traces)
+    word_len += carry[..., 1:-1].mean(axis=-1) / len(traces)
+ratio = special_len / word_len
+print(f"heads where [CLS]/[SEP] carry shorter vectors than the words: {int((ratio < 1).sum())} "
+      f"of 72; their length / the words', median {np.median(ratio):.2f}, "
+      f"range {ratio.min():.2f}-{ratio.max():.2f}")
 
 # %% [markdown]
 # So counting weights overstates the sinks: in most heads, most of the weight goes to
-# `[CLS]`/`[SEP]`, but what those tokens carry is short (as in the head measured above), and in
-# almost every head most of what it adds comes from the words. (Lengths are not yet an
-# explanation either: the terms are added as vectors, and they can point in different
-# directions.)
+# `[CLS]`/`[SEP]`, but in all heads but one what those tokens carry is shorter than what the
+# words carry (the count and the ratios printed), and in almost every head the words hold most of the
+# summed lengths of the weighted terms (the count printed). Summed lengths are not yet what a
+# head adds: the terms are added as vectors, and they can point in different directions, so
+# this measures where the large terms come from, not the output itself.
 #
 # **Broad heads.** A head that spreads its weight evenly has a high entropy,
 # $-\sum_j A_{ij} \log A_{ij}$; divided by $\log n$ it runs from 0 (all weight on one key) to 1
@@ -507,13 +522,20 @@ print(f"top mover (layer {k}, head {a}): with 'wide', 'it' still weighs 'animal'
       f"against 'street' {wide_street:.3f}")
 flips = [(k, a) for k in range(6) for a in range(12) if preference["tired"][k, a] > 0 > preference["wide"][k, a]]
 print("heads where 'it' weighs animal more with 'tired' and street more with 'wide':", flips)
+for k, a in flips:  # what the switching heads give each noun
+    (ta, ts), (wa, ws) = ((w[0][k, a], w[1][k, a]) for w in weight.values())
+    print(f"  layer {k} head {a:2d}: tired animal {ta:.3f} street {ts:.3f} | wide animal "
+          f"{wa:.3f} street {ws:.3f}")
+largest = max((max(w[0][k, a], w[1][k, a]) for k, a in flips for w in weight.values()),
+              default=0.0)
+print(f"the largest weight any switching head gives either noun: {largest:.3f}")
 
 # %% [markdown]
 # What the numbers show, and no more: most heads barely move (the median change). The head at
 # the top of the table moves the most weight: "it" weighs "animal" far more with "tired" than
 # with "wide", yet with "wide" it still weighs "animal" above "street". The heads that do
-# switch from one noun to the other are on the last line; the one of them in the table
-# (layer 4, head 0) gives each noun less than a fifth of the weight. A head's weights tell
+# switch from one noun to the other are listed last, with their weights: none gives either
+# noun more than the largest weight printed, a small share of its attention. A head's weights tell
 # where it reads from, not what the model "thinks" `it` means; the other layers and the
 # feed-forward blocks take part too. Whether attention weights explain a model's output is
 # debated: Jain & Wallace (2019, [Attention is not
@@ -625,7 +647,8 @@ print(f"a head spreading evenly over the same sentences: {even_distance:.2f} tok
 #   a feed-forward block, with residual connections and LayerNorm. Our NumPy forward pass gives
 #   the published similarities to 4 decimals.
 # - Trained heads have measurable habits: some look at the next or the previous token, most put
-#   much of their weight on `[CLS]`/`[SEP]` (which carry little, so add little), some spread it
+#   much of their weight on `[CLS]`/`[SEP]` (which, in all heads but one, carry shorter vectors
+#   than the words, so their weighted terms are shorter than their weights suggest), some spread it
 #   evenly; changing "tired" to "wide" moves the weight of "it" in a few heads and barely in
 #   most. A weight says where a head reads from, not why the model decides.
 # - An encoder has no causal mask: tokens read later tokens too, unlike GPT (lesson 05). Its

@@ -413,7 +413,10 @@ checks.pe_shift_matrix.check(pe_shift_matrix)
 # - A sentence becomes one $d_{model}$-vector per token: the token embeddings $E$, identical for
 #   identical tokens.
 # - The sinusoidal positional encodings give each position its own pattern of sines and
-#   cosines at geometrically spaced frequencies; without them attention could not see order.
+#   cosines at geometrically spaced frequencies; without them attention with no mask (an
+#   encoder's) could not see order. (A causal decoder of several layers can learn position
+#   from its mask alone, Haviv et al. 2022 and Kazemnejad et al. 2023; lesson 08 shows what one
+#   causal layer without positional encodings cannot do.)
 # - $Z = E + PE$ is the $(n, d_{model})$ input to self-attention; the two "the" rows of Z differ
 #   by exactly $PE_4 - PE_0$. (The paper first multiplies the embedding weights by
 #   $\sqrt{d_{model}}$; our $E$ is already drawn at that scale.)

@@ -35,19 +35,22 @@ np.set_printoptions(precision=3, suppress=True)
 # %% [markdown]
 # ## Where we are
 #
-# The question behind the course (lesson 00): *can we design a model that captures sequence
-# relationships without recurrence or convolution?* Self-attention is Vaswani et al.'s (2017)
+# The question behind the course (lesson 00): can a model capture the relationships within a
+# sequence without recurrence or convolution? Self-attention is Vaswani et al.'s (2017)
 # answer. Instead of passing a
 # hidden state along a chain, as an RNN does, every position builds its new representation by
-# looking at **every** position of the same sequence in one step:
+# looking at **every** position of the same sequence in one step. The paper's section 4 ("Why
+# Self-Attention") compares it with recurrence on three counts:
 #
-# - **full parallelisation**: all positions are computed at once (one matrix product, not a
-#   loop over time steps), which is what GPUs are good at;
-# - **direct long-range links**: any token can attend to any other within one layer;
-# - **short mixing paths**: information moves between any two positions in a single mixing
-#   step, instead of $O(n)$ steps along an RNN (a deep stack still adds depth, layer by
-#   layer; the comparison is with the sequential recurrence inside one layer). The end of this
-#   lesson measures it.
+# - **parallel computation**: all positions are computed at once (one matrix product, not a
+#   loop over time steps, each waiting for the one before), which is what GPUs are good at;
+# - **path length**: any token reaches any other within one layer, in one step, instead of
+#   $O(n)$ steps along an RNN, so long-range links are direct (a deep stack still adds depth,
+#   layer by layer; the comparison is with the sequential recurrence inside one layer). The end
+#   of this lesson measures it;
+# - **computation per layer**: $O(n^2 d)$ for attention against $O(n d^2)$ for recurrence, so
+#   attention is the cheaper of the two only while the sequence is shorter than the width,
+#   $n < d$ ([lesson 07](07_cost_of_attention.ipynb) measures the $n^2$).
 #
 # It does this with *queries*, *keys* and *values* derived from the sequence itself. This
 # lesson builds them; lesson 03 scores queries against keys.
@@ -222,7 +225,7 @@ for label, n_, d_model_, h_ in (("running example", n, d_model, h), ("paper", 10
 #
 # The token (+ position) embeddings are fixed at the input of the stack. At each layer, Q, K
 # and V are recomputed from that layer's input: $X^{(1)} = Z$ for the first layer, $X^{(2)}$ for
-# the second, and so on (the lesson text also calls it the hidden sequence $H$), which already
+# the second, and so on (often written $H$, the hidden sequence), which already
 # contains context mixed in by the layers below. If Q, K, V were the raw embeddings they could
 # not evolve with depth, yet depth is what builds richer context.
 #

@@ -162,8 +162,10 @@ checks.scaled_scores.check(scaled_scores)
 # %% [markdown]
 # ## Why $\sqrt{d_k}$? Measure it
 #
-# The lesson's claim: *dot products grow roughly with dimension; dividing keeps scores in a
-# range where softmax is neither flat nor one-hot saturated, for stable training.* The paper
+# The claim to test: the dot products' **spread** grows with the dimension (for random $q$, $k$
+# with unit-variance entries their variance is $d_k$, so their typical size grows like
+# $\sqrt{d_k}$), and dividing by $\sqrt{d_k}$ keeps the scores in a range where softmax is
+# neither flat nor one-hot saturated, for stable training. The paper
 # (section 3.2.1) says which part of training: *"We suspect that for large values of $d_k$, the
 # dot products grow large in magnitude, pushing the softmax function into regions where it has
 # extremely small gradients. To counteract this effect, we scale the dot products by

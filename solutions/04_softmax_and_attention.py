@@ -341,7 +341,11 @@ print("Attn(E[perm]) == Attn(E)[perm]:",
 
 # %% [markdown]
 # So without positions, the sentence and its shuffle printed above give each word exactly the
-# same output vector. That is why lesson 01 adds positional encodings before attention:
+# same output vector: attention with no mask, as here and in an encoder, cannot see order. (A
+# causal mask, lesson 05, breaks this symmetry: a decoder of several layers without positional
+# encodings can learn positions from it, Haviv et al. 2022 and Kazemnejad et al. 2023; lesson 08
+# shows what one causal layer without them cannot do.) That is why lesson
+# 01 adds positional encodings before attention:
 # with $Z = E + PE$, shuffling the words changes which encoding each word gets, and the
 # outputs are no longer a mere reshuffle.
 
@@ -354,13 +358,13 @@ print("with positions, Attn(Z_shuffled) == Attn(Z)[perm]:",
 # %% [markdown]
 # ## Build it yourself
 #
-# The lesson text's NumPy cell, with one change: the lesson text defines a `softmax(z)` at its
-# top, and that function is Exercise 1's answer, so here the cell calls the course's
-# `helpers.softmax` (the same formula) instead. Everything else is the lesson text's, and so are
-# the printed numbers. Q, K and V all come from the same X: the *self* of self-attention, as
-# [lesson 02](02_queries_keys_values.ipynb) explained. (It uses NumPy's legacy global seed,
-# `np.random.seed(0)`, so its numbers are the ones the lesson page's Run button prints.)
-# Lesson 05 asks you to make this cell causal.
+# Self-attention in a dozen lines of NumPy, as the written lesson on self-attention that this
+# course follows gives it (three tokens, $d_{model} = d_k = 4$, random weights), with one
+# change: that cell defines a `softmax(z)` at its top, which is Exercise 1's answer, so here it
+# calls the course's `helpers.softmax` (the same formula) instead. Q, K and V all come from the
+# same X: the *self* of self-attention, as [lesson 02](02_queries_keys_values.ipynb) explained.
+# (It uses NumPy's legacy global seed, `np.random.seed(0)`, as that cell does, so its numbers
+# are the same wherever it runs.) Lesson 05 asks you to make this cell causal.
 #
 # **It reuses names.** The cell rebinds `X`, `Q`, `K`, `V`, `A`, `scores`, `out`, `d_model`
 # and `d_k` to its own 3-token example (your `softmax` keeps its name). The cells after it use only
@@ -373,7 +377,7 @@ import numpy as np
 
 np.random.seed(0)
 
-# (the lesson text defines softmax(z) here: Exercise 1's answer; this cell uses helpers.softmax)
+# (the original cell defines softmax(z) here: Exercise 1's answer; this one uses helpers.softmax)
 
 # One input sequence X drives Q, K, and V (n = 3 tokens, d_model = 4)
 X = np.array([[1.0, 0.0, 1.0, 0.0],

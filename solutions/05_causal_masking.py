@@ -16,8 +16,9 @@
 #   blocked scores *before* the softmax, and why multiplying scores by 0 is not a mask;
 # - a proof by experiment that no future token leaks: change the future as wildly as you like,
 #   and every earlier output stays bit-for-bit the same;
-# - why this is what makes GPT-style models **autoregressive**: one forward pass trains every
-#   next-token prediction at once, and generation appends one token at a time;
+# - what the mask has to do with **autoregressive** models such as GPT: generation appends one
+#   token at a time, and the mask lets one forward pass train every next-token prediction at
+#   once, consistently with that;
 # - **batches of sentences of different lengths**: padding masks, combined with the causal
 #   mask for inputs of shape $(b, h, n, d_k)$, what happens to a padded query row, and the mask
 #   conventions of PyTorch, Hugging Face and JAX/Flax side by side ($b$ is the batch size in
@@ -250,15 +251,16 @@ print("weight each query still puts on future keys:", np.round((A_times_zero * ~
 # $\exp$ vanish.
 
 # %% [markdown]
-# ## Make the lesson text's NumPy cell causal
+# ## Make lesson 04's NumPy cell causal
 #
-# Lesson 04 ran the lesson text's "Build it yourself" cell: three tokens, $d_{\text{model}} =
+# Lesson 04 ran a "Build it yourself" cell: three tokens, $d_{\text{model}} =
 # d_k = 4$, `np.random.seed(0)`. Here it is again as a function of the seed, unchanged (no
 # mask). Row 0 spreads its weight over tokens 1 and 2, its future:
 
 # %%
 def build_it(seed=0):
-    """The lesson text's cell, unchanged, with its seed as a parameter; returns (A, out)."""
+    """Lesson 04's "Build it yourself" cell, unchanged, with its seed as a parameter; returns
+    (A, out)."""
     np.random.seed(seed)
 
     def softmax(z):
@@ -389,10 +391,15 @@ print("causal: row i depends on exactly the tokens j <= i:",
 # dependency pattern *is* the mask: lower triangle, diagonal included.
 
 # %% [markdown]
-# ## Why this makes GPT autoregressive
+# ## What the mask has to do with autoregression
 #
-# Because output row $i$ depends only on tokens $0..i$, one masked forward pass over a whole
-# sentence computes what $n$ separate passes over its prefixes would, at once:
+# A model is *autoregressive* when it predicts a sequence left to right, each token from the
+# ones before it: $p(x_0 \dots x_{n-1}) = \prod_i p(x_i \mid x_0 \dots x_{i-1})$. That is the
+# factorisation, used to generate text one token at a time; an RNN language model is
+# autoregressive with no mask at all. What the mask adds is that **training** can stay
+# consistent with it while running every position at once: because output row $i$ depends only
+# on tokens $0..i$, one masked forward pass over a whole sentence computes what $n$ separate
+# passes over its prefixes would:
 #
 # | position $i$ | the model sees | it is trained to predict |
 # |---|---|---|
@@ -425,8 +432,9 @@ for i in range(n):
 # step computes one query, one key and one value, and attends over the cache. The challenge at
 # the end of the lesson asks you to write that step and checks it against the causal full pass.
 #
-# That is what the lesson text means by "each token attends to itself + earlier only: that's
-# what makes GPT autoregressive".
+# So "each token attends to itself and earlier tokens only" is what lets a GPT-style model be
+# trained on every position of a sentence at once and still be used left to right, as an
+# autoregressive model.
 
 # %% [markdown]
 # ## Batches: sentences of different lengths, padded
@@ -785,9 +793,10 @@ checks.decode_step.check(decode_step)
 #   by 0 does not mask at all, because $\exp(0) = 1$.
 # - Perturbing the future, however wildly, leaves every earlier output row bit-for-bit
 #   unchanged: with the mask, output row $i$ depends exactly on tokens $0..i$.
-# - That is what makes GPT-style models autoregressive: one masked pass over a sentence trains
-#   all $n$ next-token predictions in parallel, and generation appends one token at a time,
-#   reusing the cached keys and values of the tokens before it.
+# - An autoregressive model predicts each token from the ones before it (an RNN language model
+#   is one, with no mask). The mask is what lets a GPT-style model train that way on all $n$
+#   next-token predictions of a sentence in one parallel pass; generation appends one token at
+#   a time, reusing the cached keys and values of the tokens before it.
 # - A batch pads its sentences to one length $n$; a padding mask over the **keys**, combined
 #   with the causal mask by `&`, keeps padding out of every real token's output. Padded query
 #   rows attend to real keys and are ignored; a row with no key at all is $0/0$ = NaN in NumPy.

@@ -194,10 +194,11 @@ checks.cross_attention.check(cross_attention)
 # with $a = 1 \ldots h$ indexing the heads, as in the paper. Python counts from 0, so in the
 # code below `W_Q[0]` and "head 0" are the paper's first head, $W^Q_1$.
 #
-# The lesson text says that is how the model captures many relationship types at once (syntax,
-# coreference, long vs short range, ...): $h$ heads *can* each learn their own pattern, and the
-# head grid below says what trained heads were found to do. Each head works in $d_k = d_{model}/h$ dimensions, so $h$ heads cost
-# about as much as one full-width head, and the concatenation is $d_{model}$ wide again.
+# Several heads are often said to let the model capture many relationship types at once
+# (syntax, coreference, long vs short range, ...): $h$ heads *can* each learn their own pattern,
+# and the head grid below says what trained heads were found to do. Each head works in
+# $d_k = d_{model}/h$ dimensions, so $h$ heads cost about as much as one full-width head, and
+# the concatenation is $d_{model}$ wide again.
 #
 # | quantity | running example | the paper |
 # |---|---|---|

@@ -637,7 +637,12 @@ print("n = 4096: blockwise peak <= 1/10 of the naive peak:", block_peak[4096] * 
 # query heads one shared key head and one value head, a cache $h$ times smaller;
 # *grouped-query attention* (GQA, Ainslie et al. 2023) shares one key and value head per group
 # of query heads, between the two (Llama 2's 34B and 70B models use it, Touvron et al. 2023).
-# The attention each query head computes is still exact.
+# Each query head's attention is still computed exactly, over the keys and values the model
+# has; but the model has fewer of them: it is a different architecture, with fewer key and value
+# parameters, not a faster way to compute the same one. Ainslie et al. report that multi-query
+# attention "can lead to quality degradation", that grouped-query attention reaches "quality
+# close to multi-head attention", and that turning a trained multi-head checkpoint into either
+# takes extra training ("uptraining": 5% of the original pre-training compute in their recipe).
 #
 # To cut the *time* below $O(n^2)$, a model must give up full attention and **approximate** it:
 # *sparse* or *local* attention lets each query see only some keys (a sliding window of nearby

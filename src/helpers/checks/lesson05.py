@@ -1,5 +1,5 @@
 """Lesson 05 exercises: the causal mask, attention with a boolean mask (True = may attend), the
-lesson text's cell made causal, padding masks and batched masked attention, a prediction about
+lesson 04's NumPy cell made causal, padding masks and batched masked attention, a prediction about
 what the mask does to an allowed weight, and the ★★★ challenge ``decode_step`` (a KV cache)."""
 
 from __future__ import annotations
@@ -380,13 +380,14 @@ masked_attention = Exercise(
 
 
 # ----------------------------------------------------------------------------------------------
-# causal_build_it(seed): the lesson text's NumPy cell, made causal, as a function of its seed.
+# causal_build_it(seed): lesson 04's "Build it yourself" cell, made causal, as a function of its
+# seed.
 
 _BUILD_IT_X = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
 
 
 def _reference_causal_build_it(seed):
-    np.random.seed(seed)  # the lesson text's np.random.seed(0), with the seed as a parameter
+    np.random.seed(seed)  # lesson 04's np.random.seed(0), with the seed as a parameter
     X = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
     d_model, d_k = 4, 4
     Wq = np.random.randn(d_model, d_k) * 0.5
@@ -434,7 +435,7 @@ def _build_it_variants(seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 
 _BUILD_IT_MISTAKES = {
-    "no_mask": "this is the cell unchanged: no mask, so row 0 ('the' of the lesson text's X) "
+    "no_mask": "this is the cell unchanged: no mask, so row 0 ('the' of lesson 04's X) "
     "still gives weight to tokens 1 and 2, its future. Add the causal mask before the "
     "softmax.",
     "upper_triangle": "your mask keeps the upper triangle (np.triu): each row attends to itself "
@@ -516,9 +517,9 @@ causal_build_it = Exercise(
     grade=_grade_causal_build_it,
     reference=_reference_causal_build_it,
     stars=1,
-    title="the lesson text's NumPy cell made causal (row 0 becomes [1, 0, 0])",
+    title="lesson 04's NumPy cell made causal (row 0 becomes [1, 0, 0])",
     hints=[
-        "Start from the lesson text's cell: np.random.seed(seed), the same X, Wq, Wk and Wv "
+        "Start from lesson 04's cell: np.random.seed(seed), the same X, Wq, Wk and Wv "
         "drawn in the same order. One thing changes: before the softmax, the scores of the "
         "future keys (column j > row i) must not count.",
         "Build the 3 x 3 causal mask (True on and below the diagonal, np.tril) and replace "
