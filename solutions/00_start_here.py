@@ -187,7 +187,7 @@ checks.positional_encoding.hint(1)
 # |---|---|---|
 # | ★ | apply | use the idea of the lesson on new inputs |
 # | ★★ | generalise | make it work for any size, batch or variant |
-# | ★★★ | derive or design | prove a property, or design a method; each lesson from 01 on ends with one, optional |
+# | ★★★ | derive or design | prove a property, or design a method; most lessons from 01 on end with one, optional |
 #
 # **Predictions.** Before a widget or a figure shows an answer, a lesson sometimes asks you to
 # guess it first, in a cell like
@@ -226,8 +226,8 @@ print(f"\n{n_exercises} exercises and {len(entries) - n_exercises} predictions i
 # ## Summary
 #
 # - The course is short lessons on one running sentence, from the input Z to causal masking
-#   and a little beyond, up to a real trained model; work through them in order, top to
-#   bottom.
+#   and a little beyond, up to a real trained model and the induction heads of a causal model
+#   trained in the course; work through them in order, top to bottom.
 # - If the versions printed and the text followed the slider, your set-up works.
 # - Exercises check themselves: `check`, `hint`, `solution`; stars say how hard they are
 #   (★ apply, ★★ generalise, ★★★ derive or design), and predictions ask you to guess before a

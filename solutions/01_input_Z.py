@@ -120,8 +120,9 @@ for i in range(d_model // 2):  # column pairs (0, 1), (2, 3), ...
 # positions); each later pair turns more slowly, and the last one here needs 6283.185
 # positions, $2\pi \cdot 1000$, for one turn (with the paper's $d_{model} = 512$ it approaches
 # $2\pi \cdot 10000$). Every position gets a different pattern, and the same offset between two
-# positions looks the same anywhere in the sequence (a rotation of each sin/cos pair: the
-# challenge at the end of this lesson proves it).
+# positions is the same linear map anywhere in the sequence (a rotation of each sin/cos pair:
+# the challenge at the end of this lesson proves it), so the dot product
+# $PE_{pos} \cdot PE_{pos+k}$ depends on the offset $k$ only.
 #
 # One entry by hand, with plain Python, so the formula is concrete:
 
@@ -323,7 +324,8 @@ for d, small_table in tables.items():
 # entries shrink like $1/\sqrt{d_{model}}$ while PE's stay at $1/\sqrt{2}$: at the paper's
 # $d_{model} = 512$ the token entries would measure 0.044 against 0.707, 16.0 times smaller,
 # and the token only 0.4% of the sum: there the position would drown the token. Times
-# $\sqrt{d_{model}}$ (2.828 here) they measure 1.003, the same order as PE (1.001 at 512). Our
+# $\sqrt{d_{model}}$ (2.828 here) they measure 1.003 (1.001 at 512), the same order as PE's
+# 0.707. Our
 # seeded $E$ is drawn from a standard normal to begin with (its 48 entries measure 0.862), the
 # size the paper's multiplication produces, so the course adds $E + PE$ as they are.
 
@@ -405,7 +407,8 @@ checks.pe_shift_matrix.check(pe_shift_matrix)
 # would allow the model to easily learn to attend by relative positions"*, one fixed linear map
 # per offset rather than one per position. A hypothesis, not a measurement: the paper also
 # reports that learned positional embeddings *"produced nearly identical results"*, and $M_k$
-# rotates only the PE part of $Z = E + PE$ (it would rotate $E$'s columns too).
+# shifts PE alone: applied to $Z = E + PE$ it would rotate $E$'s columns too, so no fixed
+# linear map of $Z$ shifts the position alone.
 
 # %% [markdown]
 # ## Summary

@@ -555,8 +555,8 @@ print(f"b_K + 1 instead of b_K: scores move by up to {moved:.3f}; weights unchan
 # Rank 4, not 9: $\tilde{B}_a$ is a product through $d_k = 4$ columns, so whatever the weights
 # and biases its rank is at most 4, and a head compares tokens through a 4-dimensional view of
 # their 8 numbers (and the 1), and ignores the rest. That is reason 3 seen from the
-# scores' side, and why a model needs several heads (each with its own view) and several
-# layers. And the key bias does nothing to the weights: the terms it adds,
+# scores' side, and one reason models use several heads (each with its own view). And the key
+# bias does nothing to the weights: the terms it adds,
 # $x_i W^Q_a (b^K_a)^\top + b^Q_a \cdot b^K_a$, hold no $x_j$, so they are the same for every
 # key of a row, and the softmax ignores a constant added to a whole row (lesson 04 shows why).
 # In $\tilde{B}_a$ they are its last column and its corner: those entries cannot change the

@@ -518,8 +518,9 @@ checks.zero_temperature_attention.check(zero_temperature_attention)
 # %% [markdown]
 # Stuck? `checks.zero_temperature_attention.hint(1)` (then 2, 3); the third hint is nearly the
 # answer, and `checks.zero_temperature_attention.solution()` prints the whole code of one, so
-# derive it on paper first. Once it passes: that limit is called *hard* attention. Softmax is a smooth version of it, and the smoothness is what lets a
-# model learn through it (lesson 08 trains one).
+# derive it on paper first. Once it passes: that limit is the argmax with ties averaged,
+# sometimes called *averaging hard* (or saturated) attention. Softmax is a smooth version of it,
+# and the smoothness is what lets a model learn through it (lesson 08 trains one).
 
 # %% [markdown]
 # ## Summary

@@ -14,8 +14,8 @@
 # **What you will learn**
 # - how a **causal mask** stops each token from attending to later tokens: $-\infty$ in the
 #   blocked scores *before* the softmax, and why multiplying scores by 0 is not a mask;
-# - a proof by experiment that no future token leaks: change the future as wildly as you like,
-#   and every earlier output stays bit-for-bit the same;
+# - a test by experiment that no future token leaks (the proof follows it): change the future
+#   as wildly as you like, and every earlier output stays bit-for-bit the same;
 # - what the mask has to do with **autoregressive** models such as GPT: generation appends one
 #   token at a time, and the mask lets one forward pass train every next-token prediction at
 #   once, consistently with that;
@@ -325,7 +325,7 @@ checks.causal_build_it.check(causal_build_it)
 # Stuck? `checks.causal_build_it.hint(1)` (then 2, 3), or `checks.causal_build_it.solution()`.
 
 # %% [markdown]
-# ## Proof by experiment: no future token leaks
+# ## A test by experiment: no future token leaks
 #
 # The claim: with the causal mask, output row $i$ depends on input rows $0..i$ only. Test it
 # the hard way. For each prefix length $p$, replace every row of $X$ from position $p$ on with
@@ -351,13 +351,18 @@ for p in range(1, n):
     change = np.abs(out_new[p:] - out[p:]).max()
     unmasked_same = np.array_equal(one_head(X_new)[:p], out_unmasked[:p])
     print(f"{p:2d}  {' '.join(tokens[:p]):<22}  {str(same):<10}  {change:22.3f}   {unmasked_same}")
+# The last row ("mat") with p = 5: where its weights go, with its own input row made wild.
+Q5, K5 = X_new @ W["W_Q"][0], X_new @ W["W_K"][0]
+_, A5 = helpers.scaled_dot_product_attention(Q5, K5, X_new @ W["W_V"][0], mask=mask)
+print(f"p = {n - 1}: row {n - 1}'s weights, keys 0..{n - 1}:", np.round(A5[n - 1], 3))
 
 # %% [markdown]
 # For every prefix the earlier rows are identical to the last bit; without the mask, the same
 # perturbation changes the earlier rows too. The later rows do change, by 122.9 to 270.0 for
-# $p = 1$ to $4$, but only by 0.666 for $p = 5$: there the only later row is "mat", which still
-# attends to the five unchanged tokens as well as to its own new, wild input row. The reason is
-# exact, not approximate: a blocked score becomes $-\infty$ whatever its value, its weight is
+# $p = 1$ to $4$, but only by 0.666 for $p = 5$: there the only later row is "mat", and its
+# wild query happens to put almost all its weight on the unchanged first "the" and almost none
+# on its own wild row (its weights printed last), so its output stays close to the unchanged
+# values. The earlier rows' equality is exact, not approximate: a blocked score becomes $-\infty$ whatever its value, its weight is
 # exactly 0, and $0 \times v = 0$ for any finite value row $v$.
 #
 # One picture of the same fact: perturb a single input token $j$ and mark which output rows

@@ -618,7 +618,8 @@ print("n = 4096: blockwise peak <= 1/10 of the naive peak:", block_peak[4096] * 
 # is memory. Compare the two times printed above: on a CPU they are of the same order, and
 # which one is faster varies from machine to machine. Each has a cost the other lacks: here
 # the blockwise loop runs in Python, one small NumPy operation per block, while the naive
-# version's arrays of over 100 MB do not fit in the CPU's caches. On a GPU, FlashAttention
+# version's arrays of over 100 MB do not fit in the CPU's caches (a likely cost, not measured
+# here). On a GPU, FlashAttention
 # (Dao et al. 2022) runs the whole loop as one fused kernel: it also tiles the queries, keeps
 # each tile in the GPU's fast on-chip memory and never writes the $n \times n$ matrix out to
 # the GPU's main memory. On GPUs most of a Transformer's operations wait on memory accesses
