@@ -294,10 +294,12 @@ print(f"7 turns of the fastest wave: 7 · 2π = {7 * 2 * math.pi:.2f} positions"
 
 # %% [markdown]
 # **The paper scales the embeddings first.** Section 3.4: *"In the embedding layers, we
-# multiply those weights by $\sqrt{d_{model}}$."* The paper does not say why; one way to see
-# what it does is to compare sizes. Take an embedding table initialised with small entries, of
-# standard deviation $1/\sqrt{d_{model}}$, and compare it with PE before and after the
-# multiplication:
+# multiply those weights by $\sqrt{d_{model}}$."* The same section shares this matrix with
+# the output projection before the softmax, a common reason for its entries to be small. The
+# paper does not say why it multiplies; one way to see what it does is to compare sizes.
+# Assume an embedding table initialised with small entries, of standard deviation
+# $1/\sqrt{d_{model}}$ (an assumption: the paper does not state its initialisation), and compare
+# it with PE before and after the multiplication:
 
 # %%
 rng = np.random.default_rng(0)

@@ -17,7 +17,9 @@
 # - the shapes involved, in the running example ($d_{model} = 8$, $h = 2$, $d_k = 4$) and at
 #   the paper's sizes ($d_{model} = 512$, $h = 8$, $d_k = 64$);
 # - the three reasons Q, K and V are **not** the embeddings: they are rebuilt in every layer,
-#   they differ from head to head, and they live in a smaller space, $d_k = d_{model} / h$.
+#   they differ from head to head, and with several heads they live in a smaller space,
+#   $d_k = d_{model} / h$ (even at full width, with one head, they are projections with roles
+#   of their own, as lesson 08's one-head layer shows).
 #
 # **You need**: [01 · the input Z](01_input_Z.ipynb).
 
@@ -59,8 +61,8 @@ np.set_printoptions(precision=3, suppress=True)
 # ## X: the input to the attention sublayer
 #
 # Lesson 01 built $Z$ = token embeddings + positional encodings, one $d_{model}$ row per
-# position. Call the input of an attention sublayer $X$. In the first layer $X$ is $Z$ "up to
-# layer norm ordering": the paper applies layer normalisation *after* each sublayer, so the
+# position. Call the input of an attention sublayer $X$. In the first layer $X$ is $Z$, up to
+# where the layer normalisation sits: the paper applies layer normalisation *after* each sublayer, so the
 # first layer sees $Z$ itself; many later models normalise *before* it and see
 # $\mathrm{LayerNorm}(Z)$. Either way $X$ is the sequence, not yet Q, K or V. We use $X = Z$.
 
@@ -341,7 +343,8 @@ print("split_heads(Q, h) == per-head Q:", np.allclose(helpers.split_heads(Q, h),
 # Input rows live in $d_{model}$ dimensions (512 in the paper). Each head projects to
 # $d_k = d_{model} / h$ (64), so that the $h$ heads concatenated restore the width
 # $h \cdot d_k = d_{model}$. Per head, Q, K and V live in that smaller working space: not the
-# same shape, nor the same role, as an embedding row.
+# same shape, nor the same role, as an embedding row. (With one head, $d_k = d_{model}$, the
+# shapes match, and the roles still differ: reasons 1 and 2 still hold.)
 
 # %%
 print(f"X row: {X.shape[1]} numbers; one head's query: {Q_heads.shape[2]} numbers")
@@ -456,7 +459,7 @@ show(
 # two "the" rows (0 and 4) differ, because $X$ carries their positions.
 
 # %% [markdown]
-# ## Short mixing paths, measured
+# ## Path length, counted
 #
 # Back to the opening claim. Nudge token 0 (the first "the") and ask: how many mixing steps
 # before the output at position 5 ("mat") moves? A toy RNN (seeded, $d = 8$) passes a hidden
@@ -465,8 +468,9 @@ show(
 # after another. One attention layer (the `attention_sublayer` of reason 1) computes all
 # positions at once, and position 5 reads token 0's key and value directly.
 #
-# **Predict first.** By the time the RNN's state reaches position 5, has the change
-# `"grown"` or `"shrunk"` compared with the change at position 0?
+# **Predict first.** By the time this seeded RNN's state reaches position 5, has the change
+# `"grown"` or `"shrunk"` compared with the change at position 0? (Its weights are small, std
+# $1/\sqrt{d}$, and $\tanh$ flattens large inputs.)
 
 # %%
 guess = "shrunk"  ### ANSWER
@@ -491,7 +495,9 @@ print("position 5 moved after 1 attention layer:", moved[5] > 0.01)
 
 # %% [markdown]
 # The RNN needs 5 sequential steps to carry the change from position 0 to position 5, and here
-# the change fades along the way (0.533 → 0.028); with $n$ tokens the path is $O(n)$ steps.
+# the change fades along the way (0.533 → 0.028): a property of these weights (with larger ones
+# a change can grow), not of recurrence itself. What holds for every RNN is the count: with $n$
+# tokens the path is $O(n)$ steps.
 # Attention moves it in a single step, for any distance. A deep stack of attention layers
 # still adds depth; the comparison is with the recurrence inside one layer.
 

@@ -78,8 +78,9 @@ z_small = np.array([1.0, 2.0, 3.0])
 print("naive_softmax([1, 2, 3]) =", np.round(naive_softmax(z_small), 3))
 
 # %% [markdown]
-# Now scores of about 1000, which a model can produce (a large $d_k$ without the scale, or a
-# confident head). A float64 has a largest value (the first line below prints it, and its
+# Now scores of about 1000: more than lesson 03's unscaled scores (±23 at $d_k = 512$), but
+# the point is the arithmetic, which fails far sooner in lower precision (float16 overflows at
+# $e^{11.09}$, lesson 05). A float64 has a largest value (the first line below prints it, and its
 # natural logarithm); $e^{1000}$ is far beyond it: `np.exp(1000)` overflows to `inf`, and
 # `inf / inf` is `nan`.
 

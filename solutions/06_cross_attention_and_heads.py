@@ -54,7 +54,7 @@ print("X:", X.shape, "-> weights", A_self.shape, "(n x n), output", out_self.sha
 # %% [markdown]
 # ## Cross-attention: queries from one sequence, keys and values from another
 #
-# > Cross-attention (encoder–decoder) uses Q from one side and K, V from the other.
+# **Cross-attention** (encoder–decoder) uses Q from one side and K, V from the other.
 #
 # In the original Transformer, an **encoder** reads the source sentence and a **decoder**
 # writes the translation. Inside the decoder, a cross-attention layer lets each word being

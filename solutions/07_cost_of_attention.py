@@ -352,9 +352,9 @@ print(f"n = 4,096, h = 8: {readable_bytes(at_4096)};  16 GB reached at n = {cros
 # | convolutional | $O(k \cdot n \cdot d^2)$ | $O(1)$ | $O(\log_k(n))$ |
 # | self-attention (restricted) | $O(w \cdot n \cdot d)$ | $O(1)$ | $O(n/w)$ |
 #
-# - **Path length** is what [lesson 02](02_queries_keys_values.ipynb#Short-mixing-paths,-measured)
-#   measured: a change at position 0 reached position 5 of the toy RNN only after 5 steps of
-#   the recurrence, fading on the way, while in self-attention position 5 reads position 0
+# - **Path length** is what [lesson 02](02_queries_keys_values.ipynb#Path-length,-counted)
+#   counted: a change at position 0 reached position 5 of the toy RNN only after 5 steps of
+#   the recurrence (fading on the way in that seeded RNN; another could amplify it), while in self-attention position 5 reads position 0
 #   directly, in one step. With $n$ tokens the RNN's path is $n - 1$ steps: $O(n)$ against
 #   $O(1)$. The convolution's $O(\log_k(n))$ is for *dilated* convolutions; with contiguous
 #   kernels a path across the sequence needs a stack of $O(n/k)$ layers (the paper's text says
