@@ -181,15 +181,21 @@ def run(
     config = kernel_config()
 
     async def run_one(submission: Submission) -> None:
-        submission.outcome = await run_notebook(
-            submission.path,
-            submission.nb,
-            lesson_items(submission.lesson),
-            limits,
-            config,
-            submission.student,
-        )
-        collect_one(submission)
+        try:
+            submission.outcome = await run_notebook(
+                submission.path,
+                submission.nb,
+                lesson_items(submission.lesson),
+                limits,
+                config,
+                submission.student,
+            )
+            collect_one(submission)
+        except Exception as failure:  # one notebook must never stop the class's grading
+            why = f"the grader could not run it ({type(failure).__name__})"
+            submission.outcome = RunOutcome(stopped="failed_to_start", detail=why)
+            submission.answers = {}
+            collect_one(submission)
         counts: dict[str, int] = {}
         for row in submission.rows:
             counts[row.status] = counts.get(row.status, 0) + 1

@@ -85,9 +85,18 @@ def find_submissions(root: Path) -> tuple[list[str], list[Submission], list[str]
                 )
             continue
         students.append(entry.name)
+        if entry.is_symlink():
+            notes.append(f"{entry.name}/ is a link, not a folder: skipped (a link could point to "
+                         "another student's work or to the grader's files)")  # fmt: skip
+            continue
         for path in sorted(entry.rglob("*.ipynb")):
             relative = path.relative_to(entry)
             if any(part.startswith(".") for part in relative.parts):  # .ipynb_checkpoints
+                continue
+            if path.is_symlink() or any(p.is_symlink() for p in path.parents if entry in p.parents):
+                # A link is not the student's own file: it could point to another student's
+                # notebook (their grades) or to a file only the grader may read.
+                notes.append(f"{entry.name}/{relative.as_posix()} is a link: skipped")
                 continue
             if path.is_file():
                 found.append(Submission(entry.name, path, relative.as_posix()))
@@ -128,8 +137,8 @@ def recognise(submission: Submission) -> None:
         ):
             raise ValueError("its cells are not notebook cells")
     except Exception as problem:  # any parse failure: JSON, nbformat version, structure
-        message = str(problem).splitlines()[0] if str(problem) else ""
-        submission.unreadable = f"{type(problem).__name__}: {message}"[:200]
+        # The type only: a parser's message quotes the file, which need not be a notebook.
+        submission.unreadable = type(problem).__name__
         match = _META_IN_TEXT.search(text)
         if match:
             submission.lesson, submission.recognised_by = match.group(1), "metadata (raw text)"

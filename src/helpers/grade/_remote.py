@@ -76,6 +76,8 @@ class Channel:
         # The kernel's own limit on one call (SIGALRM) answers within call_seconds; this one
         # is for a call stuck in compiled code, or a kernel that no longer answers at all.
         patience = 2 * self.call_seconds + 10
+        # The request's own time, whatever is left of the notebook's (its cells are done).
+        self.client.timeout_func = lambda cell: patience
         future = asyncio.run_coroutine_threadsafe(
             self.client.async_execute_cell(cell, index), self.loop
         )
@@ -158,7 +160,9 @@ class RemoteAnswer:
             raiser = reply.get("raiser")
             stub.raiser = raiser if isinstance(raiser, str) and raiser.isidentifier() else None
             raise stub
-        message = _text(reply.get("message")) or f"{signature} failed in the notebook's kernel"
+        message = _text(reply.get("message")) or "failed in the notebook's kernel"
+        if not message.startswith(signature):  # the kernel's text, never the start of a cell
+            message = f"{signature}: {message}"
         mistake = reply.get("id") if reply.get("id") in _CALL_MISTAKES else "raised"
         if kind == "mistake" and mistake in ("calls_helper", "calls_reference", "complex"):
             raise _core.Mistake(message, mistake)

@@ -26,6 +26,7 @@ import os
 import resource
 import shutil
 import signal
+import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -137,10 +138,21 @@ def kernel_environment(
     """The kernel's environment: the caller's, one BLAS thread (one kernel per core), and the
     checks' log file, time limit and student when grading (the student seeds the checks'
     draws, so the same notebook always gets the same grade); see :mod:`helpers.checks._record`."""
-    env = dict(os.environ)
+    # Only what a kernel needs from the grader's environment: the grader's own variables (a
+    # token, a password) would otherwise be readable by the student's code and could be sent
+    # back inside a message into grades.csv.
+    env = {name: value for name, value in os.environ.items()
+           if name in _KERNEL_VARIABLES or name.startswith(_KERNEL_PREFIXES)}  # fmt: skip
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env[name] = "1"
     return _record.kernel_variables(env, log_path, check_seconds, student)
+
+
+_KERNEL_VARIABLES = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "PYTHONPATH",
+                     "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX",
+                     "PYTHONWARNINGS", "MPLBACKEND", "VIRTUAL_ENV"}  # fmt: skip
+# LC_*: the locale; OPENBLAS_ and NPY_: NumPy's kernels (the tests run under others).
+_KERNEL_PREFIXES = ("LC_", "OPENBLAS_", "NPY_", "OMP_", "MKL_")
 
 
 def _first_line(source: str) -> str:
@@ -173,7 +185,8 @@ def _kill_group(pgid: int | None) -> None:
 
 
 read_log = _record.read
-LOG_BYTES = 16 * 2**20  # more than any honest notebook's checks write
+LOG_BYTES = 2 * 2**20  # far more than any honest notebook's checks write
+LOG_RECORDS = 10_000
 
 
 def _read_log(work_fd: int) -> list[dict]:
@@ -182,7 +195,7 @@ def _read_log(work_fd: int) -> list[dict]:
         text = _wire.read_file("checks.jsonl", work_fd, LOG_BYTES)[:LOG_BYTES]
     except OSError:
         return []
-    return _record.parse(text.decode("utf-8", errors="replace").splitlines())
+    return _record.parse(text.decode("utf-8", errors="replace").splitlines())[:LOG_RECORDS]
 
 
 class _NotebookOutOfTime(Exception):
@@ -243,6 +256,9 @@ async def run_notebook(
             kernel_name="python3",
             shutdown_kernel="immediate",
             record_timing=False,
+            # Widget messages are not kept either: their buffers would pile up in the grader's
+            # memory, and a notebook can send as many as it likes.
+            store_widget_state=False,
             iopub_timeout=4,
             resources={"metadata": {"path": str(folder)}},
             # Unix sockets: kernels started at the same moment cannot race for a TCP port.
@@ -276,6 +292,11 @@ async def run_notebook(
             async with client.async_setup_kernel(env=env, cwd=str(folder)):
                 pid, pgid = _kernel_pid(client)
                 _limit_memory(pid, limits.memory_bytes)
+                if sandbox is not None and sandbox.uid is not None:
+                    # The kernel's sockets exist now: the kernel may no longer replace them
+                    # (with a link the grader's reconnecting sockets would follow).
+                    os.chown(work / "sockets", 0, 0)
+                    os.chmod(work / "sockets", 0o755)
                 cells = list(enumerate(nb.cells))
                 for index, cell in cells:
                     if cell.cell_type != "code":
@@ -325,9 +346,20 @@ async def run_notebook(
         if outcome.stopped and outcome.stopped_at is not None and outcome.stopped_at >= 0:
             outcome.detail = outcome.detail or _first_line(nb.cells[outcome.stopped_at].source)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        _remove(work)
         outcome.seconds = time.monotonic() - start
     return outcome
+
+
+def _remove(work: Path) -> None:
+    """Remove a kernel's work folder, however the notebook left it: shutil.rmtree recurses and
+    fails on a tree thousands of folders deep (RecursionError, which ignore_errors does not
+    catch); rm does not."""
+    try:
+        shutil.rmtree(work)
+    except (OSError, RecursionError):
+        subprocess.run(["rm", "-rf", "--one-file-system", "--", str(work)], check=False,
+                       capture_output=True)  # fmt: skip
 
 
 async def run_all(jobs: list, jobs_at_once: int, run_one) -> list:

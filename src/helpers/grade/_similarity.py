@@ -39,6 +39,7 @@ from pathlib import Path
 from ._grading import student_order
 
 THRESHOLD = 0.9
+MAX_DEPTH = 100  # deeper answers are not compared (no honest answer nests a hundred levels)
 SHINGLE = 5
 _KEEP = frozenset(dir(builtins)) | {"self", "cls"}
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -49,9 +50,22 @@ def _parse(source: str) -> ast.Module | None:
     """A notebook cell's code (IPython magics and shell lines blanked), or None."""
     text = "\n".join("" if _MAGIC.match(line) else line for line in source.splitlines())
     try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # a nesting too deep to parse (a student's, on purpose or not): no answer
+    return tree if _depth(tree) <= MAX_DEPTH else None
+
+
+def _depth(tree: ast.AST) -> int:
+    """How deep the tree nests, walked without recursion (the normalisation below recurses)."""
+    deepest, todo = 0, [(tree, 1)]
+    while todo:
+        node, depth = todo.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_DEPTH:
+            break
+        todo.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
 
 
 def answer_sources(cells: Iterable[str], names: Iterable[str]) -> dict[str, str]:

@@ -29,8 +29,10 @@ from typing import Any
 
 import numpy as np
 
-MAX_BYTES = 256 * 2**20  # both files together
+MAX_BYTES = 64 * 2**20  # the arrays, stored and as decoded (the largest honest reply: < 1 MB)
+MAX_JSON = 4 * 2**20  # the JSON document (it holds the structure; the arrays are in the .npz)
 MAX_ITEMS = 100_000  # values in the JSON tree
+MAX_ARRAYS = 1_000  # entries in the .npz
 MAX_DEPTH = 20
 MAX_TEXT = 10_000  # characters of one string
 _DTYPE_KINDS = "biufcUS"  # bool, ints, floats, complex (a check names it), str, bytes
@@ -113,27 +115,51 @@ def read(stem: str, dir_fd: int) -> Any:
     """The value written as ``stem.json`` and ``stem.npz`` in the folder ``dir_fd`` (the
     grader's side): :func:`decode` of the two files."""
     try:
-        text = read_file(stem + ".json", dir_fd, MAX_BYTES)
-        packed = read_file(stem + ".npz", dir_fd, MAX_BYTES - len(text))
+        text = read_file(stem + ".json", dir_fd, MAX_JSON)
+        packed = read_file(stem + ".npz", dir_fd, MAX_BYTES)
     except OSError as missing:
         raise WireError(f"no reply it can read ({type(missing).__name__})") from None
-    if len(text) + len(packed) > MAX_BYTES:
-        raise WireError(f"the answer is larger than {MAX_BYTES // 2**20} MB")
+    if len(text) > MAX_JSON or len(packed) > MAX_BYTES:
+        raise WireError("the reply is larger than the grader reads")
     return decode(text, packed)
 
 
-def _arrays(packed: bytes) -> dict[str, np.ndarray]:
+def _arrays(packed: bytes, wanted: set[str]) -> dict[str, np.ndarray]:
+    """The ``wanted`` arrays of the archive (the others are never unpacked)."""
+    if not wanted:
+        return {}
     try:
         archive = zipfile.ZipFile(io.BytesIO(packed))
+        infos = archive.infolist()
+        if len(infos) > MAX_ARRAYS:
+            raise WireError("too many arrays")
         # The sizes as stored in the archive: a small file must not unpack to gigabytes.
-        if sum(info.file_size for info in archive.infolist()) > MAX_BYTES:
+        if sum(info.file_size for info in infos if info.filename[:-4] in wanted) > MAX_BYTES:
             raise WireError(f"the arrays unpack to more than {MAX_BYTES // 2**20} MB")
         with np.load(io.BytesIO(packed), allow_pickle=False) as loaded:
-            return {key: loaded[key] for key in loaded.files}
+            return {key: loaded[key] for key in loaded.files if key in wanted}
     except WireError:
         raise
     except Exception as bad:  # a corrupt archive, an object array (needs pickle), ...
         raise WireError(f"unreadable arrays ({type(bad).__name__})") from None
+
+
+def _keys(tree) -> set[str]:
+    """The array keys a JSON tree refers to; each may be referred to once (one array shared by
+    many references would decode to many arrays' worth of memory in the checks)."""
+    keys: list[str] = []
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            if node.get("t") in ("array", "scalar") and isinstance(node.get("k"), str):
+                keys.append(node["k"])
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    if len(keys) != len(set(keys)):
+        raise WireError("an array referred to twice")
+    return set(keys)
 
 
 def decode(text: bytes | str, packed: bytes) -> Any:
@@ -143,7 +169,7 @@ def decode(text: bytes | str, packed: bytes) -> Any:
         tree = json.loads(text)
     except (ValueError, RecursionError):
         raise WireError("unreadable JSON") from None
-    arrays = _arrays(packed)
+    arrays = _arrays(packed, _keys(tree))
     count = [0]
 
     def build(node: Any, depth: int) -> Any:

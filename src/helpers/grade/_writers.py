@@ -50,8 +50,16 @@ def _csv(path: Path, header, rows) -> None:
     text = io.StringIO(newline="")
     writer = csv.writer(text)
     writer.writerow(header)
-    writer.writerows(rows)
+    writer.writerows([_inert(cell) for cell in row] for row in rows)
     write_if_changed(path, text.getvalue())
+
+
+def _inert(cell):
+    """A text cell a spreadsheet will not run as a formula (OWASP's CSV injection advice: a
+    leading ' before =, +, -, @, tab or carriage return). Numbers are left as they are."""
+    if isinstance(cell, str) and cell[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + cell
+    return cell
 
 
 def lesson_column(lesson: str) -> str:
