@@ -150,6 +150,15 @@ def _escape_attacks(root: Path, home: Path, listener_port: int) -> dict[str, lis
             f"        os.symlink({str(home / 'secret.txt')!r}, request['reply'] + end)\n"
             "runner.serve = serve",
         ],
+        # The grader's own environment read from the kernel, sent back in a message.
+        "reads_env": [
+            "import os\n"
+            "def scaled_scores(Q, K):\n"
+            "    raise ValueError(' '.join(f'{k}={v}' for k, v in os.environ.items()))",
+            CHECK,
+        ],
+        # An answer nested too deep for the similarity step's recursion (it crashed the class).
+        "deep_answer": ["def scaled_scores(Q, K):\n    return " + "-" * 600 + "Q", CHECK],
         "fork_storm": [
             WRONG,
             CHECK,
@@ -170,10 +179,15 @@ def _write_class(root: Path, attacks: dict[str, list[str]]) -> None:
         folder.mkdir(parents=True)
         nb = notebook("03", [SETUP, *cells])
         (folder / "lesson03.ipynb").write_text(class_builder.nbformat.writes(nb))
+    # Links handed in as notebooks: to another student's (their grades) and to a grader's file.
+    (submissions / "links").mkdir()
+    (submissions / "links" / "lesson03.ipynb").symlink_to(submissions / "honest" / "lesson03.ipynb")
+    (submissions / "links" / "other.ipynb").symlink_to(root / "home" / "secret.txt")
 
 
 def _grade(root: Path, home: Path, *extra: str) -> subprocess.CompletedProcess:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
+           "GRADER_TOKEN": SECRET}  # fmt: skip
     return subprocess.run(
         [sys.executable, "-m", "helpers.grade", "--submissions", str(root / "submissions"),
          "--out", str(root / "out"), "--jobs", "2", "--cell-timeout", "20",
@@ -259,6 +273,9 @@ def test_no_forged_grade_and_the_honest_student_is_unaffected(hostile):
                     "fork_storm", "links_log"):  # fmt: skip
         assert statuses[student] == "not_yet", (student, statuses[student])
     assert statuses["links_reply"] == "error"  # its replies cannot be read: nothing to grade
+    assert statuses["reads_env"] == "error"  # it raises (without the grader's variables)
+    assert statuses["deep_answer"] in ("not_yet", "error")  # graded, and the class with it
+    assert statuses["links"] == "missing"  # links are not the student's notebooks
     assert "Sandbox: bubblewrap" in hostile["run"].stdout
 
 
@@ -289,6 +306,7 @@ def test_the_report_says_where_each_attack_was_tried(hostile):
 def test_the_verdicts_hold_without_the_sandbox(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
+    (home / "secret.txt").write_text(SECRET)
     _write_class(tmp_path, VERDICT_ATTACKS)
     run = _grade(tmp_path, home, "--no-sandbox")
     assert run.returncode == 0, run.stderr[-3000:]
@@ -297,3 +315,10 @@ def test_the_verdicts_hold_without_the_sandbox(tmp_path):
     assert '<p class="caveat" role="alert"><strong>WARNING: NO SANDBOX' in report  # at the top
     statuses = _statuses(tmp_path / "out")
     assert statuses == {**statuses, **EXPECTED_VERDICTS}
+
+
+def test_a_csv_cell_is_never_a_formula():
+    from helpers.grade._writers import _inert
+
+    assert [_inert(c) for c in ("=HYPERLINK(1)", "+1", "-1", "@x", "ok", 2.5)] == [
+        "'=HYPERLINK(1)", "'+1", "'-1", "'@x", "ok", 2.5]  # fmt: skip
