@@ -26,15 +26,20 @@
 # %% [markdown]
 # ## The question behind it all
 #
-# > *"Can we design a model that captures sequence relationships without recurrence or
-# > convolution?"*
+# Can we design a model that captures the relationships within a sequence without recurrence
+# or convolution? (The question is ours; the Transformer paper, Vaswani et al. 2017, answers it
+# with a model "based solely on attention mechanisms, dispensing with recurrence and
+# convolutions entirely".)
 #
 # Recurrent networks pass information along a chain of hidden states, one step per token.
-# Self-attention links **every position to every other position directly, in one step**. Its
-# three advantages over recurrence (full parallelisation, direct long-range links, short mixing
-# paths) are spelled out, and the last one measured, in
-# [lesson 02](02_queries_keys_values.ipynb#Where-we-are). The price, which lesson 07 measures,
-# is an $n \times n$ matrix of scores for $n$ tokens.
+# Self-attention links **every position to every other position directly, in one step**. The
+# paper's section 4 weighs it against recurrence on three counts: the computation it can run in
+# parallel (all positions at once, not one step after another), the path a signal travels
+# between two positions (one step, not up to $n$: long-range links are direct), and the
+# computation per layer, where attention's $n^2 d$ beats recurrence's $n d^2$ only when the
+# sequence is shorter than the width, $n < d$. [Lesson 02](02_queries_keys_values.ipynb#Where-we-are)
+# measures the path; [lesson 07](07_cost_of_attention.ipynb) the cost, an $n \times n$ matrix of
+# scores for $n$ tokens.
 
 # %% [markdown]
 # ## The lessons
@@ -50,7 +55,7 @@
 # | 02 | [queries, keys, values](02_queries_keys_values.ipynb) | $Q = XW^Q$, $K = XW^K$, $V = XW^V$, and why they are not the embeddings |
 # | 03 | [scores and scaling](03_scores_and_scaling.ipynb) | $QK^\top$, and why we divide by $\sqrt{d_k}$ |
 # | 04 | [softmax and attention](04_softmax_and_attention.ipynb) | weights that sum to 1, output $= AV$, the attention explorer |
-# | 05 | [causal masking](05_causal_masking.ipynb) | no peeking at the future: what makes GPT autoregressive; batches and padding masks |
+# | 05 | [causal masking](05_causal_masking.ipynb) | no peeking at the future: how GPT trains every next-token prediction at once; batches and padding masks |
 # | 06 | [cross-attention and heads](06_cross_attention_and_heads.ipynb) | Q from one sequence, K and V from another; several heads |
 # | 07 | [cost of attention](07_cost_of_attention.ipynb) | the O(n²) matrix, measured, and how blockwise attention avoids storing it |
 # | 08 | [training attention](08_training_attention.ipynb) | an attention layer that learns where to look |
@@ -182,7 +187,7 @@ checks.positional_encoding.hint(1)
 # |---|---|---|
 # | ★ | apply | use the idea of the lesson on new inputs |
 # | ★★ | generalise | make it work for any size, batch or variant |
-# | ★★★ | derive or design | prove a property, or design a method; each lesson from 01 on ends with one, optional |
+# | ★★★ | derive or design | prove a property, or design a method; most lessons from 01 on end with one, optional |
 #
 # **Predictions.** Before a widget or a figure shows an answer, a lesson sometimes asks you to
 # guess it first, in a cell like
@@ -193,8 +198,9 @@ checks.positional_encoding.hint(1)
 # ```
 #
 # Replace `None` with your guess (one of the words the question offers, or a number), run the
-# cell, then the figure. Right or wrong, the answer comes with its explanation: a wrong guess
-# that you then see explained teaches as much as a right one.
+# cell, then the figure. Right or wrong, the answer comes with its explanation (✓ *Right*, or
+# ✗ *Not what happens* and what does): a wrong guess that you then see explained teaches as much
+# as a right one.
 #
 # ## Every exercise and prediction of the course
 #
@@ -220,8 +226,8 @@ print(f"\n{n_exercises} exercises and {len(entries) - n_exercises} predictions i
 # ## Summary
 #
 # - The course is short lessons on one running sentence, from the input Z to causal masking
-#   and a little beyond, up to a real trained model; work through them in order, top to
-#   bottom.
+#   and a little beyond, up to a real trained model and the induction heads of a causal model
+#   trained in the course; work through them in order, top to bottom.
 # - If the versions printed and the text followed the slider, your set-up works.
 # - Exercises check themselves: `check`, `hint`, `solution`; stars say how hard they are
 #   (★ apply, ★★ generalise, ★★★ derive or design), and predictions ask you to guess before a

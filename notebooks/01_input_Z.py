@@ -120,8 +120,9 @@ for i in range(d_model // 2):  # column pairs (0, 1), (2, 3), ...
 # positions); each later pair turns more slowly, and the last one here needs 6283.185
 # positions, $2\pi \cdot 1000$, for one turn (with the paper's $d_{model} = 512$ it approaches
 # $2\pi \cdot 10000$). Every position gets a different pattern, and the same offset between two
-# positions looks the same anywhere in the sequence (a rotation of each sin/cos pair: the
-# challenge at the end of this lesson proves it).
+# positions is the same linear map anywhere in the sequence (a rotation of each sin/cos pair:
+# the challenge at the end of this lesson proves it), so the dot product
+# $PE_{pos} \cdot PE_{pos+k}$ depends on the offset $k$ only.
 #
 # One entry by hand, with plain Python, so the formula is concrete:
 
@@ -286,10 +287,12 @@ print(f"7 turns of the fastest wave: 7 · 2π = {7 * 2 * math.pi:.2f} positions"
 
 # %% [markdown]
 # **The paper scales the embeddings first.** Section 3.4: *"In the embedding layers, we
-# multiply those weights by $\sqrt{d_{model}}$."* The paper does not say why; one way to see
-# what it does is to compare sizes. Take an embedding table initialised with small entries, of
-# standard deviation $1/\sqrt{d_{model}}$, and compare it with PE before and after the
-# multiplication:
+# multiply those weights by $\sqrt{d_{model}}$."* The same section shares this matrix with
+# the output projection before the softmax, a common reason for its entries to be small. The
+# paper does not say why it multiplies; one way to see what it does is to compare sizes.
+# Assume an embedding table initialised with small entries, of standard deviation
+# $1/\sqrt{d_{model}}$ (an assumption: the paper does not state its initialisation), and compare
+# it with PE before and after the multiplication:
 
 # %%
 rng = np.random.default_rng(0)
@@ -316,7 +319,8 @@ for d, small_table in tables.items():
 # entries shrink like $1/\sqrt{d_{model}}$ while PE's stay at $1/\sqrt{2}$: at the paper's
 # $d_{model} = 512$ the token entries would measure 0.044 against 0.707, 16.0 times smaller,
 # and the token only 0.4% of the sum: there the position would drown the token. Times
-# $\sqrt{d_{model}}$ (2.828 here) they measure 1.003, the same order as PE (1.001 at 512). Our
+# $\sqrt{d_{model}}$ (2.828 here) they measure 1.003 (1.001 at 512), the same order as PE's
+# 0.707. Our
 # seeded $E$ is drawn from a standard normal to begin with (its 48 entries measure 0.862), the
 # size the paper's multiplication produces, so the course adds $E + PE$ as they are.
 
@@ -392,7 +396,8 @@ checks.pe_shift_matrix.check(pe_shift_matrix)
 # would allow the model to easily learn to attend by relative positions"*, one fixed linear map
 # per offset rather than one per position. A hypothesis, not a measurement: the paper also
 # reports that learned positional embeddings *"produced nearly identical results"*, and $M_k$
-# rotates only the PE part of $Z = E + PE$ (it would rotate $E$'s columns too).
+# shifts PE alone: applied to $Z = E + PE$ it would rotate $E$'s columns too, so no fixed
+# linear map of $Z$ shifts the position alone.
 
 # %% [markdown]
 # ## Summary
@@ -400,7 +405,10 @@ checks.pe_shift_matrix.check(pe_shift_matrix)
 # - A sentence becomes one $d_{model}$-vector per token: the token embeddings $E$, identical for
 #   identical tokens.
 # - The sinusoidal positional encodings give each position its own pattern of sines and
-#   cosines at geometrically spaced frequencies; without them attention could not see order.
+#   cosines at geometrically spaced frequencies; without them attention with no mask (an
+#   encoder's) could not see order. (A causal decoder of several layers can learn position
+#   from its mask alone, Haviv et al. 2022 and Kazemnejad et al. 2023; lesson 08 shows what one
+#   causal layer without positional encodings cannot do.)
 # - $Z = E + PE$ is the $(n, d_{model})$ input to self-attention; the two "the" rows of Z differ
 #   by exactly $PE_4 - PE_0$. (The paper first multiplies the embedding weights by
 #   $\sqrt{d_{model}}$; our $E$ is already drawn at that scale.)

@@ -17,7 +17,9 @@
 # - the shapes involved, in the running example ($d_{model} = 8$, $h = 2$, $d_k = 4$) and at
 #   the paper's sizes ($d_{model} = 512$, $h = 8$, $d_k = 64$);
 # - the three reasons Q, K and V are **not** the embeddings: they are rebuilt in every layer,
-#   they differ from head to head, and they live in a smaller space, $d_k = d_{model} / h$.
+#   they differ from head to head, and with several heads they live in a smaller space,
+#   $d_k = d_{model} / h$ (even at full width, with one head, they are projections with roles
+#   of their own, as lesson 08's one-head layer shows).
 #
 # **You need**: [01 · the input Z](01_input_Z.ipynb).
 
@@ -35,19 +37,22 @@ np.set_printoptions(precision=3, suppress=True)
 # %% [markdown]
 # ## Where we are
 #
-# The question behind the course (lesson 00): *can we design a model that captures sequence
-# relationships without recurrence or convolution?* Self-attention is Vaswani et al.'s (2017)
+# The question behind the course (lesson 00): can a model capture the relationships within a
+# sequence without recurrence or convolution? Self-attention is Vaswani et al.'s (2017)
 # answer. Instead of passing a
 # hidden state along a chain, as an RNN does, every position builds its new representation by
-# looking at **every** position of the same sequence in one step:
+# looking at **every** position of the same sequence in one step. The paper's section 4 ("Why
+# Self-Attention") compares it with recurrence on three counts:
 #
-# - **full parallelisation**: all positions are computed at once (one matrix product, not a
-#   loop over time steps), which is what GPUs are good at;
-# - **direct long-range links**: any token can attend to any other within one layer;
-# - **short mixing paths**: information moves between any two positions in a single mixing
-#   step, instead of $O(n)$ steps along an RNN (a deep stack still adds depth, layer by
-#   layer; the comparison is with the sequential recurrence inside one layer). The end of this
-#   lesson measures it.
+# - **parallel computation**: all positions are computed at once (one matrix product, not a
+#   loop over time steps, each waiting for the one before), which is what GPUs are good at;
+# - **path length**: any token reaches any other within one layer, in one step, instead of
+#   $O(n)$ steps along an RNN, so long-range links are direct (a deep stack still adds depth,
+#   layer by layer; the comparison is with the sequential recurrence inside one layer). The end
+#   of this lesson measures it;
+# - **computation per layer**: $O(n^2 d)$ for attention against $O(n d^2)$ for recurrence, so
+#   attention is the cheaper of the two only while the sequence is shorter than the width,
+#   $n < d$ ([lesson 07](07_cost_of_attention.ipynb) measures the $n^2$).
 #
 # It does this with *queries*, *keys* and *values* derived from the sequence itself. This
 # lesson builds them; lesson 03 scores queries against keys.
@@ -56,8 +61,8 @@ np.set_printoptions(precision=3, suppress=True)
 # ## X: the input to the attention sublayer
 #
 # Lesson 01 built $Z$ = token embeddings + positional encodings, one $d_{model}$ row per
-# position. Call the input of an attention sublayer $X$. In the first layer $X$ is $Z$ "up to
-# layer norm ordering": the paper applies layer normalisation *after* each sublayer, so the
+# position. Call the input of an attention sublayer $X$. In the first layer $X$ is $Z$, up to
+# where the layer normalisation sits: the paper applies layer normalisation *after* each sublayer, so the
 # first layer sees $Z$ itself; many later models normalise *before* it and see
 # $\mathrm{LayerNorm}(Z)$. Either way $X$ is the sequence, not yet Q, K or V. We use $X = Z$.
 
@@ -219,7 +224,7 @@ for label, n_, d_model_, h_ in (("running example", n, d_model, h), ("paper", 10
 #
 # The token (+ position) embeddings are fixed at the input of the stack. At each layer, Q, K
 # and V are recomputed from that layer's input: $X^{(1)} = Z$ for the first layer, $X^{(2)}$ for
-# the second, and so on (the lesson text also calls it the hidden sequence $H$), which already
+# the second, and so on (often written $H$, the hidden sequence), which already
 # contains context mixed in by the layers below. If Q, K, V were the raw embeddings they could
 # not evolve with depth, yet depth is what builds richer context.
 #
@@ -332,7 +337,8 @@ print("split_heads(Q, h) == per-head Q:", np.allclose(helpers.split_heads(Q, h),
 # Input rows live in $d_{model}$ dimensions (512 in the paper). Each head projects to
 # $d_k = d_{model} / h$ (64), so that the $h$ heads concatenated restore the width
 # $h \cdot d_k = d_{model}$. Per head, Q, K and V live in that smaller working space: not the
-# same shape, nor the same role, as an embedding row.
+# same shape, nor the same role, as an embedding row. (With one head, $d_k = d_{model}$, the
+# shapes match, and the roles still differ: reasons 1 and 2 still hold.)
 
 # %%
 print(f"X row: {X.shape[1]} numbers; one head's query: {Q_heads.shape[2]} numbers")
@@ -447,7 +453,7 @@ show(
 # two "the" rows (0 and 4) differ, because $X$ carries their positions.
 
 # %% [markdown]
-# ## Short mixing paths, measured
+# ## Path length, counted
 #
 # Back to the opening claim. Nudge token 0 (the first "the") and ask: how many mixing steps
 # before the output at position 5 ("mat") moves? A toy RNN (seeded, $d = 8$) passes a hidden
@@ -456,8 +462,9 @@ show(
 # after another. One attention layer (the `attention_sublayer` of reason 1) computes all
 # positions at once, and position 5 reads token 0's key and value directly.
 #
-# **Predict first.** By the time the RNN's state reaches position 5, has the change
-# `"grown"` or `"shrunk"` compared with the change at position 0?
+# **Predict first.** By the time this seeded RNN's state reaches position 5, has the change
+# `"grown"` or `"shrunk"` compared with the change at position 0? (Its weights are small, std
+# $1/\sqrt{d}$, and $\tanh$ flattens large inputs.)
 
 # %%
 guess = None  # YOUR GUESS HERE, before you run the next cell
@@ -482,7 +489,9 @@ print("position 5 moved after 1 attention layer:", moved[5] > 0.01)
 
 # %% [markdown]
 # The RNN needs 5 sequential steps to carry the change from position 0 to position 5, and here
-# the change fades along the way (0.533 → 0.028); with $n$ tokens the path is $O(n)$ steps.
+# the change fades along the way (0.533 → 0.028): a property of these weights (with larger ones
+# a change can grow), not of recurrence itself. What holds for every RNN is the count: with $n$
+# tokens the path is $O(n)$ steps.
 # Attention moves it in a single step, for any distance. A deep stack of attention layers
 # still adds depth; the comparison is with the recurrence inside one layer.
 
@@ -521,8 +530,8 @@ checks.head_bilinear_form.check(head_bilinear_form)
 # The answers, measured on the scores themselves (so this runs before you have a
 # $\tilde{B}_a$, and shows none): give head 0 seeded biases and 12 random rows of $X$. The
 # $12 \times 12$ score matrix $\tilde{X} \tilde{B}_0 \tilde{X}^\top$ can have no larger rank than
-# $\tilde{B}_0$ has; and changing $b^K_0$, which your $\tilde{B}_0$ holds in its last column
-# and its corner, moves the scores but not the weights.
+# $\tilde{B}_0$ has; and the key bias $b^K_0$ is changed (to $b^K_0 + 1$) to see what it does
+# to the scores and to the weights.
 
 # %%
 rng = np.random.default_rng(0)
@@ -542,10 +551,12 @@ print(f"b_K + 1 instead of b_K: scores move by up to {moved:.3f}; weights unchan
 # Rank 4, not 9: $\tilde{B}_a$ is a product through $d_k = 4$ columns, so whatever the weights
 # and biases its rank is at most 4, and a head compares tokens through a 4-dimensional view of
 # their 8 numbers (and the 1), and ignores the rest. That is reason 3 seen from the
-# scores' side, and why a model needs several heads (each with its own view) and several
-# layers. And the key bias does nothing to the weights: the terms it adds,
+# scores' side, and one reason models use several heads (each with its own view). And the key
+# bias does nothing to the weights: the terms it adds,
 # $x_i W^Q_a (b^K_a)^\top + b^Q_a \cdot b^K_a$, hold no $x_j$, so they are the same for every
 # key of a row, and the softmax ignores a constant added to a whole row (lesson 04 shows why).
+# In $\tilde{B}_a$ they are its last column and its corner: those entries cannot change the
+# weights.
 
 # %% [markdown]
 # ## Summary

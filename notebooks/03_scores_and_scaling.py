@@ -160,12 +160,9 @@ checks.scaled_scores.check(scaled_scores)
 # %% [markdown]
 # ## Why $\sqrt{d_k}$? Measure it
 #
-# The lesson's claim: *dot products grow roughly with dimension; dividing keeps scores in a
-# range where softmax is neither flat nor one-hot saturated, for stable training.* The paper
-# (section 3.2.1) says which part of training: *"We suspect that for large values of $d_k$, the
-# dot products grow large in magnitude, pushing the softmax function into regions where it has
-# extremely small gradients. To counteract this effect, we scale the dot products by
-# $\frac{1}{\sqrt{d_k}}$."* How large is "large"?
+# The claim to test: the **spread** of the dot products grows with $d_k$, and dividing by
+# $\sqrt{d_k}$ keeps the scores in a range where the softmax behaves the same at every width.
+# The paper's reason (section 3.2.1) comes after two predictions. How large do the scores get?
 #
 # **Predict first.** Take $q$ and $k$ with $d_k = 64$ entries each (the paper's head size),
 # every entry an independent random number of mean 0 and variance 1. Roughly what is the
@@ -176,13 +173,15 @@ guess = None  # YOUR GUESS HERE, before you run the next cell
 checks.unscaled_variance_at_64.check(guess)
 
 # %% [markdown]
-# The paper's footnote gives the answer: *"assume that the components of q and k are
+# The paper's footnote (section 3.2.1) gives the answer: *"assume that the components of q and k are
 # independent random variables with mean 0 and variance 1. Then their dot product,
 # $q \cdot k = \sum_{i=1}^{d_k} q_i k_i$, has mean 0 and variance $d_k$."* (Its $i$ counts the
 # entries of one vector, not positions.) Each term $q_t k_t$ has variance 1 and the variances
 # of independent terms add, so $\mathrm{Var}(q \cdot k) = d_k$, and
-# $\mathrm{Var}(q \cdot k / \sqrt{d_k}) = 1$ whatever $d_k$ is. Entries like these are roughly
-# what the projections give at initialisation. Measured, with 3000 random
+# $\mathrm{Var}(q \cdot k / \sqrt{d_k}) = 1$ whatever $d_k$ is. (Real queries and keys are
+# neither independent nor of variance 1: that depends on the inputs and on how the projections
+# are initialised. The footnote's assumption is a model of the scale, not a measurement.)
+# Measured under that assumption, with 3000 random
 # pairs per $d_k$ (`helpers.scaling`, seeded; the scaled column uses fresh pairs, so it is a
 # second measurement, not the first one divided by $d_k$):
 
@@ -234,7 +233,11 @@ checks.unscaled_softmax_trend.check(guess)
 # %% [markdown]
 # Large scores make the softmax **saturate**: the biggest score takes almost all the weight,
 # the row becomes nearly one-hot, and small changes to its input no longer change the
-# weights: the softmax's gradient with respect to its input vanishes. Too much scaling does
+# weights: the softmax's gradient with respect to its input vanishes. That is the paper's
+# reason for the scale (section 3.2.1): *"We suspect that for large values of $d_k$, the dot
+# products grow large in magnitude, pushing the softmax function into regions where it has
+# extremely small gradients. To counteract this effect, we scale the dot products by
+# $\frac{1}{\sqrt{d_k}}$."* Too much scaling does
 # the opposite: everything is flat. We measure three ways of scaling the *same* random scores
 # of one query against 16 keys (500 queries per $d_k$):
 #
@@ -333,7 +336,7 @@ for d, at in ((64, at_64), (512, at_512)):
 # at $d_k = 512$), so the other keys' scores get almost no learning signal and the query can
 # hardly learn to prefer a different key; scaled, 14.62 of 16 do (14.60 at $d_k = 512$).
 # Keeping the softmax out of saturation, not making gradients bigger, is what $1/\sqrt{d_k}$
-# is for.
+# does in this measurement (the paper frames it as avoiding small gradients).
 
 # %% [markdown]
 # ## Explore: 50 queries, eight keys each

@@ -78,8 +78,9 @@ z_small = np.array([1.0, 2.0, 3.0])
 print("naive_softmax([1, 2, 3]) =", np.round(naive_softmax(z_small), 3))
 
 # %% [markdown]
-# Now scores of about 1000, which a model can produce (a large $d_k$ without the scale, or a
-# confident head). A float64 has a largest value (the first line below prints it, and its
+# Now scores of about 1000: more than lesson 03's unscaled scores (±23 at $d_k = 512$), but
+# the point is the arithmetic, which fails far sooner in lower precision (float16 overflows at
+# $e^{11.09}$, lesson 05). A float64 has a largest value (the first line below prints it, and its
 # natural logarithm); $e^{1000}$ is far beyond it: `np.exp(1000)` overflows to `inf`, and
 # `inf / inf` is `nan`.
 
@@ -331,7 +332,11 @@ print("Attn(E[perm]) == Attn(E)[perm]:",
 
 # %% [markdown]
 # So without positions, the sentence and its shuffle printed above give each word exactly the
-# same output vector. That is why lesson 01 adds positional encodings before attention:
+# same output vector: attention with no mask, as here and in an encoder, cannot see order. (A
+# causal mask, lesson 05, breaks this symmetry: a decoder of several layers without positional
+# encodings can learn positions from it, Haviv et al. 2022 and Kazemnejad et al. 2023; lesson 08
+# shows what one causal layer without them cannot do.) That is why lesson
+# 01 adds positional encodings before attention:
 # with $Z = E + PE$, shuffling the words changes which encoding each word gets, and the
 # outputs are no longer a mere reshuffle.
 
@@ -344,13 +349,13 @@ print("with positions, Attn(Z_shuffled) == Attn(Z)[perm]:",
 # %% [markdown]
 # ## Build it yourself
 #
-# The lesson text's NumPy cell, with one change: the lesson text defines a `softmax(z)` at its
-# top, and that function is Exercise 1's answer, so here the cell calls the course's
-# `helpers.softmax` (the same formula) instead. Everything else is the lesson text's, and so are
-# the printed numbers. Q, K and V all come from the same X: the *self* of self-attention, as
-# [lesson 02](02_queries_keys_values.ipynb) explained. (It uses NumPy's legacy global seed,
-# `np.random.seed(0)`, so its numbers are the ones the lesson page's Run button prints.)
-# Lesson 05 asks you to make this cell causal.
+# Self-attention in a dozen lines of NumPy, as the written lesson on self-attention that this
+# course follows gives it (three tokens, $d_{model} = d_k = 4$, random weights), with one
+# change: that cell defines a `softmax(z)` at its top, which is Exercise 1's answer, so here it
+# calls the course's `helpers.softmax` (the same formula) instead. Q, K and V all come from the
+# same X: the *self* of self-attention, as [lesson 02](02_queries_keys_values.ipynb) explained.
+# (It uses NumPy's legacy global seed, `np.random.seed(0)`, as that cell does, so its numbers
+# are the same wherever it runs.) Lesson 05 asks you to make this cell causal.
 #
 # **It reuses names.** The cell rebinds `X`, `Q`, `K`, `V`, `A`, `scores`, `out`, `d_model`
 # and `d_k` to its own 3-token example (your `softmax` keeps its name). The cells after it use only
@@ -363,7 +368,7 @@ import numpy as np
 
 np.random.seed(0)
 
-# (the lesson text defines softmax(z) here: Exercise 1's answer; this cell uses helpers.softmax)
+# (the original cell defines softmax(z) here: Exercise 1's answer; this one uses helpers.softmax)
 
 # One input sequence X drives Q, K, and V (n = 3 tokens, d_model = 4)
 X = np.array([[1.0, 0.0, 1.0, 0.0],
@@ -500,8 +505,9 @@ checks.zero_temperature_attention.check(zero_temperature_attention)
 # %% [markdown]
 # Stuck? `checks.zero_temperature_attention.hint(1)` (then 2, 3); the third hint is nearly the
 # answer, and `checks.zero_temperature_attention.solution()` prints the whole code of one, so
-# derive it on paper first. Once it passes: that limit is called *hard* attention. Softmax is a smooth version of it, and the smoothness is what lets a
-# model learn through it (lesson 08 trains one).
+# derive it on paper first. Once it passes: that limit is the argmax with ties averaged,
+# sometimes called *averaging hard* (or saturated) attention. Softmax is a smooth version of it,
+# and the smoothness is what lets a model learn through it (lesson 08 trains one).
 
 # %% [markdown]
 # ## Summary

@@ -14,10 +14,11 @@
 # **What you will learn**
 # - how a **causal mask** stops each token from attending to later tokens: $-\infty$ in the
 #   blocked scores *before* the softmax, and why multiplying scores by 0 is not a mask;
-# - a proof by experiment that no future token leaks: change the future as wildly as you like,
-#   and every earlier output stays bit-for-bit the same;
-# - why this is what makes GPT-style models **autoregressive**: one forward pass trains every
-#   next-token prediction at once, and generation appends one token at a time;
+# - a test by experiment that no future token leaks (the proof follows it): change the future
+#   as wildly as you like, and every earlier output stays bit-for-bit the same;
+# - what the mask has to do with **autoregressive** models such as GPT: generation appends one
+#   token at a time, and the mask lets one forward pass train every next-token prediction at
+#   once, consistently with that;
 # - **batches of sentences of different lengths**: padding masks, combined with the causal
 #   mask for inputs of shape $(b, h, n, d_k)$, what happens to a padded query row, and the mask
 #   conventions of PyTorch, Hugging Face and JAX/Flax side by side ($b$ is the batch size in
@@ -242,15 +243,16 @@ print("weight each query still puts on future keys:", np.round((A_times_zero * ~
 # $\exp$ vanish.
 
 # %% [markdown]
-# ## Make the lesson text's NumPy cell causal
+# ## Make lesson 04's NumPy cell causal
 #
-# Lesson 04 ran the lesson text's "Build it yourself" cell: three tokens, $d_{\text{model}} =
+# Lesson 04 ran a "Build it yourself" cell: three tokens, $d_{\text{model}} =
 # d_k = 4$, `np.random.seed(0)`. Here it is again as a function of the seed, unchanged (no
 # mask). Row 0 spreads its weight over tokens 1 and 2, its future:
 
 # %%
 def build_it(seed=0):
-    """The lesson text's cell, unchanged, with its seed as a parameter; returns (A, out)."""
+    """Lesson 04's "Build it yourself" cell, unchanged, with its seed as a parameter; returns
+    (A, out)."""
     np.random.seed(seed)
 
     def softmax(z):
@@ -299,7 +301,7 @@ checks.causal_build_it.check(causal_build_it)
 # Stuck? `checks.causal_build_it.hint(1)` (then 2, 3), or `checks.causal_build_it.solution()`.
 
 # %% [markdown]
-# ## Proof by experiment: no future token leaks
+# ## A test by experiment: no future token leaks
 #
 # The claim: with the causal mask, output row $i$ depends on input rows $0..i$ only. Test it
 # the hard way. For each prefix length $p$, replace every row of $X$ from position $p$ on with
@@ -325,13 +327,18 @@ for p in range(1, n):
     change = np.abs(out_new[p:] - out[p:]).max()
     unmasked_same = np.array_equal(one_head(X_new)[:p], out_unmasked[:p])
     print(f"{p:2d}  {' '.join(tokens[:p]):<22}  {str(same):<10}  {change:22.3f}   {unmasked_same}")
+# The last row ("mat") with p = 5: where its weights go, with its own input row made wild.
+Q5, K5 = X_new @ W["W_Q"][0], X_new @ W["W_K"][0]
+_, A5 = helpers.scaled_dot_product_attention(Q5, K5, X_new @ W["W_V"][0], mask=mask)
+print(f"p = {n - 1}: row {n - 1}'s weights, keys 0..{n - 1}:", np.round(A5[n - 1], 3))
 
 # %% [markdown]
 # For every prefix the earlier rows are identical to the last bit; without the mask, the same
 # perturbation changes the earlier rows too. The later rows do change, by 122.9 to 270.0 for
-# $p = 1$ to $4$, but only by 0.666 for $p = 5$: there the only later row is "mat", which still
-# attends to the five unchanged tokens as well as to its own new, wild input row. The reason is
-# exact, not approximate: a blocked score becomes $-\infty$ whatever its value, its weight is
+# $p = 1$ to $4$, but only by 0.666 for $p = 5$: there the only later row is "mat", and its
+# wild query happens to put almost all its weight on the unchanged first "the" and almost none
+# on its own wild row (its weights printed last), so its output stays close to the unchanged
+# values. The earlier rows' equality is exact, not approximate: a blocked score becomes $-\infty$ whatever its value, its weight is
 # exactly 0, and $0 \times v = 0$ for any finite value row $v$.
 #
 # One picture of the same fact: perturb a single input token $j$ and mark which output rows
@@ -365,10 +372,15 @@ print("causal: row i depends on exactly the tokens j <= i:",
 # dependency pattern *is* the mask: lower triangle, diagonal included.
 
 # %% [markdown]
-# ## Why this makes GPT autoregressive
+# ## What the mask has to do with autoregression
 #
-# Because output row $i$ depends only on tokens $0..i$, one masked forward pass over a whole
-# sentence computes what $n$ separate passes over its prefixes would, at once:
+# A model is *autoregressive* when it predicts a sequence left to right, each token from the
+# ones before it: $p(x_0 \dots x_{n-1}) = \prod_i p(x_i \mid x_0 \dots x_{i-1})$. That is the
+# factorisation, used to generate text one token at a time; an RNN language model is
+# autoregressive with no mask at all. What the mask adds is that **training** can stay
+# consistent with it while running every position at once: because output row $i$ depends only
+# on tokens $0..i$, one masked forward pass over a whole sentence computes what $n$ separate
+# passes over its prefixes would:
 #
 # | position $i$ | the model sees | it is trained to predict |
 # |---|---|---|
@@ -401,8 +413,9 @@ for i in range(n):
 # step computes one query, one key and one value, and attends over the cache. The challenge at
 # the end of the lesson asks you to write that step and checks it against the causal full pass.
 #
-# That is what the lesson text means by "each token attends to itself + earlier only: that's
-# what makes GPT autoregressive".
+# So "each token attends to itself and earlier tokens only" is what lets a GPT-style model be
+# trained on every position of a sentence at once and still be used left to right, as an
+# autoregressive model.
 
 # %% [markdown]
 # ## Batches: sentences of different lengths, padded
@@ -715,7 +728,7 @@ print("row 'mat' (5) the same with and without the mask:", np.allclose(A_causal[
 # Feeding each step's caches into the next must reproduce, row by row, the **causal** full
 # pass, without recomputing any earlier key or value. Which mask does the step need?
 #
-# *May use:* NumPy, `helpers.softmax`, `helpers.scaled_dot_product_attention`.
+# *May use:* NumPy, `helpers.softmax`, `helpers.scaled_dot_product_attention`, `helpers.causal_mask`.
 
 # %%
 def decode_step(x_t, K_cache, V_cache, W_Q, W_K, W_V):
@@ -741,9 +754,10 @@ checks.decode_step.check(decode_step)
 #   by 0 does not mask at all, because $\exp(0) = 1$.
 # - Perturbing the future, however wildly, leaves every earlier output row bit-for-bit
 #   unchanged: with the mask, output row $i$ depends exactly on tokens $0..i$.
-# - That is what makes GPT-style models autoregressive: one masked pass over a sentence trains
-#   all $n$ next-token predictions in parallel, and generation appends one token at a time,
-#   reusing the cached keys and values of the tokens before it.
+# - An autoregressive model predicts each token from the ones before it (an RNN language model
+#   is one, with no mask). The mask is what lets a GPT-style model train that way on all $n$
+#   next-token predictions of a sentence in one parallel pass; generation appends one token at
+#   a time, reusing the cached keys and values of the tokens before it.
 # - A batch pads its sentences to one length $n$; a padding mask over the **keys**, combined
 #   with the causal mask by `&`, keeps padding out of every real token's output. Padded query
 #   rows attend to real keys and are ignored; a row with no key at all is $0/0$ = NaN in NumPy.

@@ -54,7 +54,7 @@ print("X:", X.shape, "-> weights", A_self.shape, "(n x n), output", out_self.sha
 # %% [markdown]
 # ## Cross-attention: queries from one sequence, keys and values from another
 #
-# > Cross-attention (encoder–decoder) uses Q from one side and K, V from the other.
+# **Cross-attention** (encoder–decoder) uses Q from one side and K, V from the other.
 #
 # In the original Transformer, an **encoder** reads the source sentence and a **decoder**
 # writes the translation. Inside the decoder, a cross-attention layer lets each word being
@@ -183,13 +183,14 @@ checks.cross_attention.check(cross_attention)
 # $$\text{head}_a = \text{Attention}(XW^Q_a,\; XW^K_a,\; XW^V_a), \qquad
 #   \text{MultiHead}(X) = \text{Concat}(\text{head}_1, \ldots, \text{head}_h)\, W^O$$
 #
-# with $a = 1 \ldots h$ indexing the heads, as in the paper. Python counts from 0, so in the
+# with the heads counted $1 \ldots h$ as in the paper (which writes $\text{head}_i$; we use $a$). Python counts from 0, so in the
 # code below `W_Q[0]` and "head 0" are the paper's first head, $W^Q_1$.
 #
-# The lesson text says that is how the model captures many relationship types at once (syntax,
-# coreference, long vs short range, ...): $h$ heads *can* each learn their own pattern, and the
-# head grid below says what trained heads were found to do. Each head works in $d_k = d_{model}/h$ dimensions, so $h$ heads cost
-# about as much as one full-width head, and the concatenation is $d_{model}$ wide again.
+# Several heads are often said to let the model capture many relationship types at once
+# (syntax, coreference, long vs short range, ...): $h$ heads *can* each learn their own pattern,
+# and the head grid below says what trained heads were found to do. Each head works in
+# $d_k = d_{model}/h$ dimensions, so $h$ heads cost about as much as one full-width head, and
+# the concatenation is $d_{model}$ wide again.
 #
 # | quantity | running example | the paper |
 # |---|---|---|
@@ -520,7 +521,8 @@ print(f"a 2048-token context, the paper's 6 layers, float32: {mha_floats * 2048 
 #   then transpose to $(h, n, d_k)$) is exactly $h$ per-head projections.
 # - The heads' outputs are concatenated back to $h \cdot d_v$ columns, first head first, and
 #   mixed by $W^O$ (your `multi_head_attention`, for any batch axes); each head has its own
-#   weight pattern, which is how one layer attends to several kinds of relationship at once.
+#   weight pattern, which lets one layer *learn* several kinds of relationship at once (lesson 09
+#   measures some in a trained model).
 #   Multi-query attention shares one key and one value projection among the heads, so its KV
 #   cache is $h$ times smaller.
 #

@@ -350,9 +350,9 @@ print(f"n = 4,096, h = 8: {readable_bytes(at_4096)};  16 GB reached at n = {cros
 # | convolutional | $O(k \cdot n \cdot d^2)$ | $O(1)$ | $O(\log_k(n))$ |
 # | self-attention (restricted) | $O(w \cdot n \cdot d)$ | $O(1)$ | $O(n/w)$ |
 #
-# - **Path length** is what [lesson 02](02_queries_keys_values.ipynb#Short-mixing-paths,-measured)
-#   measured: a change at position 0 reached position 5 of the toy RNN only after 5 steps of
-#   the recurrence, fading on the way, while in self-attention position 5 reads position 0
+# - **Path length** is what [lesson 02](02_queries_keys_values.ipynb#Path-length,-counted)
+#   counted: a change at position 0 reached position 5 of the toy RNN only after 5 steps of
+#   the recurrence (fading on the way in that seeded RNN; another could amplify it), while in self-attention position 5 reads position 0
 #   directly, in one step. With $n$ tokens the RNN's path is $n - 1$ steps: $O(n)$ against
 #   $O(1)$. The convolution's $O(\log_k(n))$ is for *dilated* convolutions; with contiguous
 #   kernels a path across the sequence needs a stack of $O(n/k)$ layers (the paper's text says
@@ -602,7 +602,8 @@ print("n = 4096: blockwise peak <= 1/10 of the naive peak:", block_peak[4096] * 
 # is memory. Compare the two times printed above: on a CPU they are of the same order, and
 # which one is faster varies from machine to machine. Each has a cost the other lacks: here
 # the blockwise loop runs in Python, one small NumPy operation per block, while the naive
-# version's arrays of over 100 MB do not fit in the CPU's caches. On a GPU, FlashAttention
+# version's arrays of over 100 MB do not fit in the CPU's caches (a likely cost, not measured
+# here). On a GPU, FlashAttention
 # (Dao et al. 2022) runs the whole loop as one fused kernel: it also tiles the queries, keeps
 # each tile in the GPU's fast on-chip memory and never writes the $n \times n$ matrix out to
 # the GPU's main memory. On GPUs most of a Transformer's operations wait on memory accesses
@@ -621,7 +622,12 @@ print("n = 4096: blockwise peak <= 1/10 of the naive peak:", block_peak[4096] * 
 # query heads one shared key head and one value head, a cache $h$ times smaller;
 # *grouped-query attention* (GQA, Ainslie et al. 2023) shares one key and value head per group
 # of query heads, between the two (Llama 2's 34B and 70B models use it, Touvron et al. 2023).
-# The attention each query head computes is still exact.
+# Each query head's attention is still computed exactly, over the keys and values the model
+# has; but the model has fewer of them: it is a different architecture, with fewer key and value
+# parameters, not a faster way to compute the same one. Ainslie et al. report that multi-query
+# attention "can lead to quality degradation", that grouped-query attention reaches "quality
+# close to multi-head attention", and that turning a trained multi-head checkpoint into either
+# takes extra training ("uptraining": 5% of the original pre-training compute in their recipe).
 #
 # To cut the *time* below $O(n^2)$, a model must give up full attention and **approximate** it:
 # *sparse* or *local* attention lets each query see only some keys (a sliding window of nearby
@@ -642,9 +648,11 @@ print("n = 4096: blockwise peak <= 1/10 of the naive peak:", block_peak[4096] * 
 # long sequences (the FlashAttention-2 paper, Dao 2023, reports about 1.7–1.8 times the
 # speed of the same attention without the mask). Write
 # `causal_blockwise_attention(Q, K, V, block_size)` for self-attention (`Q`, `K` $(n, d_k)$,
-# `V` $(n, d_v)$) that visits only the tiles on or below the diagonal, masks inside the
-# diagonal tiles, and returns `(output, tiles)`: the output $(n, d_v)$ and how many score
-# tiles you computed. Use your `online_softmax_update` for each query block.
+# `V` $(n, d_v)$) that visits only the tiles on or below the diagonal, one
+# $b \times b$ tile of scores at a time, masks inside the diagonal tiles, and returns
+# `(output, tiles)`: the output $(n, d_v)$ and how many score tiles you computed. Use your
+# `online_softmax_update` for each query block. (The check also measures your answer's memory
+# on a long sequence: the tiles it reports are the tiles it must compute.)
 #
 # *May use:* NumPy, `helpers.causal_mask`.
 

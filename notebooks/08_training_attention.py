@@ -366,7 +366,7 @@ show(widgets.VBox([step_picker, live.image]), bytes(live.image.value),
 
 # %%
 print("step | held-out accuracy | weight of 'sat' on 'cat' | rows looking one position back")
-for step in (0, 30, 60, 80, 100, 130, 150, 300):
+for step in (0, 30, 60, 70, 80, 100, 130, 150, 300):
     snap = run.steps.index(step)
     A = run.weights[snap]
     locked = [i for i in range(1, n) if A[i].argmax() == i - 1]

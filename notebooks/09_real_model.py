@@ -12,8 +12,9 @@
 # # 09 · A real Transformer: all-MiniLM-L6-v2 in NumPy
 #
 # **What you will learn**
-# - that a real, trained Transformer is built from exactly the pieces of lessons 01–06: learned
-#   embeddings make $Z$, and each of its 6 layers runs the course's
+# - that a real, trained Transformer is built from the pieces of lessons 01–06, plus residual
+#   connections, LayerNorm and a feed-forward block: learned embeddings make $Z$, and each of
+#   its 6 layers runs the course's
 #   `scaled_dot_product_attention` on $h = 12$ heads of $d_k = 384 / 12 = 32$;
 # - what its 72 trained heads do, **measured** over a set of sentences: heads that look at the
 #   previous token, the next one, at `[CLS]`/`[SEP]`, or broadly, and which heads move the
@@ -535,7 +536,7 @@ print(f"the largest weight any switching head gives either noun: {largest:.3f}")
 # the top of the table moves the most weight: "it" weighs "animal" far more with "tired" than
 # with "wide", yet with "wide" it still weighs "animal" above "street". The heads that do
 # switch from one noun to the other are listed last, with their weights: none gives either
-# noun more than the largest weight printed, a small share of its attention. A head's weights tell
+# noun more than a fifth of its weight (the largest is printed). A head's weights tell
 # where it reads from, not what the model "thinks" `it` means; the other layers and the
 # feed-forward blocks take part too. Whether attention weights explain a model's output is
 # debated: Jain & Wallace (2019, [Attention is not
@@ -654,6 +655,7 @@ print(f"a head spreading evenly over the same sentences: {even_distance:.2f} tok
 # - An encoder has no causal mask: tokens read later tokens too, unlike GPT (lesson 05). Its
 #   one mask is for padding, when sentences of different lengths share a batch.
 #
-# **Next**: back to [00 · start here](00_start_here.ipynb) for the map of the course. The model
+# **Next**: [10 · induction heads](10_induction_heads.ipynb), a causal model trained in the
+# course; or back to [00 · start here](00_start_here.ipynb) for the map of the course. The model
 # is sentence-transformers' all-MiniLM-L6-v2 (Apache-2.0), used here unchanged; its card is in
 # the course's `.cache/all-MiniLM-L6-v2/README.md` after `make setup`.
