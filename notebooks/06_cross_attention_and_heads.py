@@ -121,7 +121,8 @@ show_figure(fig, "Left: " + heatmap_alt(A_self, tokens, tokens, "self-attention 
 
 # %% [markdown]
 # Left, square: the sentence attends to itself. Right, 4 × 6: each French token (a row) spreads
-# its weight over the English tokens (columns). The weights are seeded, not trained, so "chat"
+# its weight over the English tokens (columns). The projections $W^Q, W^K, W^V$ are seeded, not
+# trained, so "chat"
 # need not look at "cat" here; a trained translation model learns such alignments.
 #
 # Two more facts:

@@ -17,7 +17,7 @@
 # - a task that can only be solved through **position** (output the previous token), learned
 #   by one causal self-attention layer in NumPy: how its accuracy climbs from about chance,
 #   and why it fails without the positional encodings;
-# - what learned attention looks like next to the seeded weights of the earlier lessons, and
+# - what learned attention looks like next to the seeded parameters of the earlier lessons, and
 #   how the pattern forms during training.
 #
 # **You need**: [01 · the input Z](01_input_Z.ipynb) (positional encodings),
@@ -39,9 +39,9 @@ np.set_printoptions(precision=3, suppress=True)
 # %% [markdown]
 # ## Seeded, not trained
 #
-# Every heatmap so far came from **seeded** random weights $W^Q, W^K, W^V$: the mechanics were
-# real, the patterns meaningless. In a trained model the weights are learned from data, so
-# that each query looks for what it needs. Here we train the smallest interesting case: one
+# Every heatmap so far came from **seeded** random parameters $W^Q, W^K, W^V$: the mechanics
+# were real, the patterns meaningless. In a trained model the parameters are learned from data,
+# so that each query looks for what it needs. Here we train the smallest interesting case: one
 # causal self-attention layer on the running sentence's five-word vocabulary.
 
 # %%
@@ -418,7 +418,7 @@ checks.attention_backward.check(attention_backward)
 #   to 100 % held-out accuracy; without positional encodings it cannot, because nothing else
 #   tells the keys' positions apart.
 # - Learned attention has a clean structure (here: one step left of the diagonal) where seeded
-#   weights have none; the step slider shows it forming row by row, all five rows by step 80.
+#   parameters give none; the step slider shows it forming row by row, all five rows by step 80.
 #
 # **Next**: [09 · a real Transformer](09_real_model.ipynb). Real models stack many such layers,
 # each with several heads, and learn the embeddings too; some of their heads learn exactly this
