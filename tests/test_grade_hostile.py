@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -295,8 +296,13 @@ def test_the_report_says_where_each_attack_was_tried(hostile):
     report = hostile["report"]
     for student in [*EXPECTED_VERDICTS][1:]:
         assert f"{student}/lesson03.ipynb: " in report, student
-    for student in ("writes_outside", "network", "deletes_beside", "fork_storm", "reads_home",
-                    "reads_other", "links_log", "links_reply"):  # fmt: skip
+    refused = ["writes_outside", "network", "deletes_beside", "fork_storm", "reads_home",
+               "reads_other", "links_reply"]  # fmt: skip
+    if os.geteuid() == 0:
+        # Run as root, the kernel's work folder is root's: replacing the log there is refused.
+        # Run as another user, it is the kernel's own folder: the link is made, and not read.
+        refused.append("links_log")
+    for student in refused:
         assert f"{student}/lesson03.ipynb: cell " in report, student
     assert "verdicts no check wrote" in report  # a forged record is flagged, not only ignored
     needs_a_look = report.split("Notebooks that need a look")[-1].split("</ul>")[0]
