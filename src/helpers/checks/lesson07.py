@@ -13,7 +13,6 @@ Notation (lesson 07): ``m`` is the running row max, ``l`` (ℓ) the running sum 
 from __future__ import annotations
 
 import numbers
-import tracemalloc
 
 import numpy as np
 
@@ -572,18 +571,9 @@ def _peak_beyond_inputs(call, Q, K, V, block) -> float | None:
     """Bytes the answer held at once beyond the copies of Q, K and V the check hands it (None
     when not measured: tracemalloc already tracing something else, which the check does not
     disturb). When grading, measured in the student's kernel (see docs/INSTRUCTORS.md)."""
-    measure = getattr(call, "measure_peak", None)  # the check's call measures where it runs
-    if measure is not None:
-        peak = measure(Q, K, V, block)[1]
-    elif tracemalloc.is_tracing():
-        peak = None
-    else:
-        tracemalloc.start()
-        try:
-            call(Q, K, V, block)
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+    # The check's call measures where the answer runs: in this process (LocalAnswer) or, when
+    # grading, in the student's kernel (helpers.grade._remote.RemoteAnswer).
+    peak = call.measure_peak(Q, K, V, block)[1]
     return None if peak is None else peak - (Q.nbytes + K.nbytes + V.nbytes)
 
 

@@ -41,8 +41,6 @@ from ._sandbox import Limits, RunOutcome, kernel_config, run_all, run_notebook
 from ._similarity import answer_sources, load_store, save_store
 from ._writers import write_all
 
-ROOT = Path(__file__).resolve().parents[3]
-
 
 def _bytes(text: str) -> int | None:
     """'4G', '512M', '0' (no limit) as a number of bytes."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from . import _bubblewrap
-from ._grading import Submission
+from ._grading import Submission, _cell_label
 from ._sandbox import Limits
 
 
@@ -69,19 +69,16 @@ def flags_for(submission: Submission) -> list[str]:
     for index, cell in enumerate(submission.nb.cells if submission.nb is not None else []):
         match = _INTERNALS.search(cell.source) if cell.cell_type == "code" else None
         if match:
-            line = next((x.strip() for x in cell.source.splitlines() if x.strip()), "")[:60]
             found.append(
-                f"cell {index + 1} (`{line}`) reaches into the checks' or the grader's insides "
-                f"(`{match.group(0)}`): the grades do not depend on them, but look at what "
-                "it tried"
+                f"{_cell_label(submission.nb, index)} reaches into the checks' or the grader's "
+                f"insides (`{match.group(0)}`): the grades do not depend on them, but look at "
+                "what it tried"
             )
     for error in outcome.errors:
         if error.ename in _REFUSED and submission.nb is not None:
-            cells = submission.nb.cells
-            source = cells[error.index].source if 0 <= error.index < len(cells) else ""
-            line = next((x.strip() for x in source.splitlines() if x.strip()), "")[:60]
             found.append(
-                f"cell {error.index + 1} (`{line}`) raised {error.ename}: {error.evalue[:120]} "
+                f"{_cell_label(submission.nb, error.index)} raised {error.ename}: "
+                f"{error.evalue[:120]} "
                 "(a file, network or process outside its sandbox?)"
             )
     return found

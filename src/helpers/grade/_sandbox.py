@@ -184,7 +184,6 @@ def _kill_group(pgid: int | None) -> None:
         pass
 
 
-read_log = _record.read
 LOG_BYTES = 2 * 2**20  # far more than any honest notebook's checks write
 LOG_RECORDS = 10_000
 
