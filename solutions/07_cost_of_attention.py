@@ -527,7 +527,7 @@ checks.online_softmax_update.check(online_softmax_update)
 # $(n_k, d_k)$, `V` $(n_k, d_v)$; walk over the keys `block_size` at a time (the last block
 # may be shorter), scale each tile of scores by $1/\sqrt{d_k}$, fold it in, and return the
 # output $(n_q, d_v)$. Never compute the whole `Q @ K.T`: the check runs your function on
-# 256 queries and 2,048 keys and measures its memory.
+# 256 queries and 8,192 keys and measures its memory.
 #
 # Your function has the same name as the course's `helpers.blockwise_attention`; the cells
 # below call the course's version, as `blockwise.blockwise_attention`, so they run whether or

@@ -90,6 +90,7 @@ NOT_NUMERICAL = (
     "test_grade.py",
     "test_grade_hostile.py",
     "test_grade_reproducible.py",
+    "test_grade_resources.py",
     "test_grade_solutions.py",
     "test_grade_term.py",
     "test_grade_units.py",

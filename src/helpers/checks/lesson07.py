@@ -558,13 +558,16 @@ def _grade_blockwise(call):
 
 # The memory case. It must tell O(n * d) memory (the inputs, copies of them, the output, one
 # tile of scores per step) from O(n_q * n_k) (the score matrix), so its sizes put the two far
-# apart: with n_q = 256, n_k = 2048 and d_k = d_v = 4, one set of Q, K, V and the output takes
-# 0.15 MB, one (n_q, block) tile of scores 0.26 MB, the whole score matrix 4.2 MB. The limit,
-# half the score matrix, leaves room for eight more copies of every input on top of three
-# tiles alive at once (the reference's peak), and no room for the matrix. More queries would
-# widen the gap further, but an answer that loops over the queries in Python (a correct
-# answer) would then run for seconds under tracemalloc.
-MEMORY_N_Q, MEMORY_N_K, MEMORY_D, MEMORY_BLOCK = 256, 2048, 4, 128
+# apart: with n_q = 256, n_k = 8192 and d_k = d_v = 4, one set of Q, K, V and the output takes
+# 0.54 MB, one (n_q, block) tile of scores 0.26 MB, the whole score matrix 16.8 MB. The limit,
+# half the score matrix, leaves room for ten more copies of every input on top of three tiles
+# alive at once (the reference's peak), and no room for the matrix. When grading, the peak is
+# also read from the kernel's resident memory (helpers.grade._peak), which counts what the
+# kernel does around the call too (about 2 MB measured): 8,192 keys keep that far below the
+# limit (2,048 did not). More queries would widen the gap further, but an answer that loops
+# over the queries in Python (a correct answer) would then run for seconds under tracemalloc
+# (0.7 s measured at these sizes).
+MEMORY_N_Q, MEMORY_N_K, MEMORY_D, MEMORY_BLOCK = 256, 8192, 4, 128
 
 
 def _peak_beyond_inputs(call, Q, K, V, block) -> float | None:

@@ -15,7 +15,11 @@ anywhere the grader can, open network connections. Inside :func:`command`'s sand
   there). Run as root, the grader sets each sandbox up as root and runs the kernel in it as a
   user id of its own (above :data:`FIRST_UID`; ``setpriv``, which drops every capability), so
   the process limit counts that kernel's processes only; run as another user, bubblewrap
-  needs user namespaces, and the limit is what that user already runs plus :data:`PROCESSES`.
+  needs user namespaces, and the limit is what that user already runs plus :data:`PROCESSES`;
+* where the grader may make control groups (:mod:`helpers.grade._cgroup`), one per kernel:
+  its memory with the tmpfs files it writes, its processes and an equal share of the CPU;
+  the private ``/tmp`` and HOME at most :data:`TMPFS_BYTES` each; run as root, its work folder
+  is a tmpfs of its own too (``Limits.files_bytes``), so no notebook fills the grader's disk.
 
 Where ``bwrap`` is missing or cannot start a sandbox (macOS, Windows, a Linux without user
 namespaces), :func:`unavailable` says why and the grader says so in the terminal and the report
@@ -33,6 +37,9 @@ import sys
 from pathlib import Path
 
 PROCESSES = 256  # processes and threads a kernel may add (ipykernel itself runs about 10)
+# The private /tmp and HOME are in memory (tmpfs): each at most this much, so that filling one
+# fails with "No space left on device" in the student's cell, long before the memory limit.
+TMPFS_BYTES = 256 * 2**20
 FIRST_UID = 420_000  # run as root: kernels run as user ids from here (no passwd entry needed)
 _uids = itertools.count()
 # The system's programs and libraries, read-only (those that exist here).
@@ -97,6 +104,8 @@ def _bwrap(work: Path | None, cwd: Path | None = None) -> list[str]:
         "/dev",
         "--perms",
         "1777",
+        "--size",
+        str(TMPFS_BYTES),
         "--tmpfs",
         "/tmp",
         "--perms",
@@ -105,6 +114,8 @@ def _bwrap(work: Path | None, cwd: Path | None = None) -> list[str]:
         "/home",
         "--perms",
         "1777",
+        "--size",
+        str(TMPFS_BYTES),
         "--tmpfs",
         "/home/student",
     ]
@@ -146,8 +157,9 @@ def _tasks_of_this_user() -> int:
 class Sandbox:
     """One kernel's sandbox: ``work`` (its only writable folder), ``cwd`` inside it."""
 
-    def __init__(self, work: Path, cwd: Path, memory_bytes: int | None):
+    def __init__(self, work: Path, cwd: Path, memory_bytes: int | None, group=None):
         self.work, self.cwd, self.memory_bytes = work, cwd, memory_bytes
+        self.group = group  # a helpers.grade._cgroup.Group, or None where there is none
         # Run as root: a user id of this kernel's own (the process limit counts only its own
         # processes), apart from other graders' running at the same time (their process ids
         # differ) and from this grader's kernels running at once (fewer than 128).
@@ -177,5 +189,7 @@ class Sandbox:
         # The kernel under a shell that waits for it: in the PID namespace the command's parent
         # would be bwrap's init, PID 1, which ipykernel reads as "my parent has exited".
         keep_parent = ["/bin/sh", "-c", '"$@"', "kernel"]
-        return [*limits, "--", *_bwrap(self.work, self.cwd), "--", *_user_switch(self.uid),
-                *keep_parent, *kernel_cmd]  # fmt: skip
+        # The control group first: everything after it, bwrap included, is counted there.
+        join = self.group.join_command() if self.group is not None else []
+        return [*join, *limits, "--", *_bwrap(self.work, self.cwd), "--",
+                *_user_switch(self.uid), *keep_parent, *kernel_cmd]  # fmt: skip

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from . import _bubblewrap
+from . import _bubblewrap, _cgroup
 from ._grading import Submission, _cell_label
 from ._sandbox import Limits
 
@@ -26,10 +26,18 @@ def sandbox_status(limits: Limits) -> str:
             "and network (grades are still computed by the grader itself); see "
             "docs/INSTRUCTORS.md, 'Grading safely', for a container"
         )
-    return (
+    sandbox = (
         "Sandbox: bubblewrap (each kernel without network, with its own processes, a private "
-        "/tmp and HOME, and only its own folder writable)"
+        "/tmp and HOME, and only its own folder writable"
     )
+    no_groups = _cgroup.unavailable()
+    if no_groups:
+        return (
+            f"{sandbox}). WARNING: {no_groups}: a notebook's memory outside its address space, "
+            "its files and its CPU time are not limited (run as root, or see docs/INSTRUCTORS.md,"
+            " 'Grading safely')"
+        )
+    return f"{sandbox}; a control group each: memory with its files, processes, a CPU share)"
 
 
 # What a cell raises when the sandbox refuses it: a file outside its folder, the network, more

@@ -225,6 +225,12 @@ def _stopped_message(submission: Submission, limits: Limits) -> tuple[str, str]:
         )
     if outcome.stopped == "failed_to_start":
         return "error", f"the notebook's kernel did not start ({outcome.detail})"
+    if outcome.out_of_memory and limits.memory_bytes:
+        return "error", (
+            f"the notebook's kernel ran out of memory at {where} (its limit is "
+            f"{limits.memory_bytes / 2**30:g} GiB, files it wrote in /tmp included): the "
+            "grader's sandbox stopped it, so this check never ran"
+        )
     return "error", (
         f"the notebook's kernel died at {where} (sys.exit is fine, but os._exit, a killed "
         "process or a crash end the kernel): this check never ran"

@@ -11,8 +11,9 @@ changes a verdict: at worst it changes what comes back, which the check then jud
 a call fail, which fails the check.
 
 What the kernel reports and the grader cannot check is trusted no further than the student:
-whether an answer called a course helper it may not (the kernel's watch), and lesson 07's peak
-memory (measured by tracemalloc in the kernel). docs/INSTRUCTORS.md says so.
+whether an answer called a course helper it may not (the kernel's watch). Lesson 07's peak
+memory is measured twice, by tracemalloc in the kernel and by the grader from the kernel's
+resident memory (:mod:`._peak`), and the larger counts. docs/INSTRUCTORS.md says so.
 """
 
 from __future__ import annotations
@@ -50,12 +51,13 @@ class Channel:
     """Requests to one student's kernel, from a worker thread while the event loop runs it."""
 
     def __init__(self, client, loop, folder: Path, folder_fd: int, call_seconds: float,
-                 add_cell, kill):  # fmt: skip
+                 add_cell, kill, peak=None):  # fmt: skip
         # folder_fd: the requests' folder, opened before the kernel started; every file the
         # grader writes or reads there goes through it, never through a link the kernel made.
         self.client, self.loop, self.folder, self.folder_fd = client, loop, folder, folder_fd
         self.call_seconds = call_seconds
         self._add_cell, self._kill = add_cell, kill
+        self.peak = peak  # a _peak.PeakWatch on the kernel's process, or None
         self.gone: str = ""  # why the kernel no longer answers
         self.died = False
         self._tokens = itertools.count()
@@ -78,6 +80,9 @@ class Channel:
         patience = 2 * self.call_seconds + 10
         # The request's own time, whatever is left of the notebook's (its cells are done).
         self.client.timeout_func = lambda cell: patience
+        measuring = bool(op.get("measure")) and self.peak is not None
+        if measuring:
+            self.peak.start()
         future = asyncio.run_coroutine_threadsafe(
             self.client.async_execute_cell(cell, index), self.loop
         )
@@ -106,6 +111,8 @@ class Channel:
                     pass
         if not isinstance(reply, dict) or not isinstance(reply.get("kind"), str):
             raise _wire.WireError("not a reply")
+        # Set here whatever the reply said: the grader's own measurement, or none.
+        reply["grader_peak"] = self.peak.stop() if measuring else None
         return reply
 
 
@@ -151,10 +158,14 @@ class RemoteAnswer:
             ) from None
         kind = reply["kind"]
         if kind == "value":
-            value, peak = reply.get("value"), reply.get("peak")
+            value = reply.get("value")
             if _core._is_complex(value):
                 raise _core._complex_mistake(f"{signature} returned")
-            return value, (int(peak) if type(peak) is int and peak >= 0 else None)
+            # The kernel's tracemalloc peak and the grader's resident-memory peak: the larger
+            # (what the kernel says can only add to what the grader saw).
+            peaks = [p for p in (reply.get("peak"), reply.get("grader_peak"))
+                     if type(p) is int and p >= 0]  # fmt: skip
+            return value, (max(peaks) if peaks else None)
         if kind == "stub":
             stub = NotImplementedError()
             raiser = reply.get("raiser")

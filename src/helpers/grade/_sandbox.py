@@ -6,7 +6,8 @@ cost the exercises after it. The limits:
 * time per cell and per notebook: when one runs out the kernel is killed (with its process
   group), not asked to stop; the cells after it do not run;
 * memory: ``RLIMIT_AS`` on the kernel process (an allocation beyond it raises MemoryError in
-  the student's code);
+  the student's code); in the sandbox, where control groups can be made, the same limit on the
+  kernel's processes together, with the files they write in memory (:mod:`._cgroup`);
 * output: nothing the notebook prints or displays is kept (only its size is counted), so a
   notebook that prints millions of lines costs the grader no memory;
 * files: the kernel's working folder is a temporary copy; the submission is only read.
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from helpers.checks import _record
 
-from . import _bubblewrap, _wire
+from . import _bubblewrap, _cgroup, _peak, _wire
 from ._remote import Channel, grade_in_kernel
 
 if TYPE_CHECKING:
@@ -55,6 +56,10 @@ class Limits:
     check_seconds: float = 5.0  # one call of the learner's function inside a check
     memory_bytes: int | None = 4 * 2**30
     sandbox: bool = True  # each kernel in bubblewrap where it can run (helpers.grade._bubblewrap)
+    # Sandboxed and run as root: the kernel's work folder (its copy of the notebook, what it
+    # writes there) and its folder for the grader's calls are tmpfs of this size each, so no
+    # notebook fills the grader's disk.
+    files_bytes: int = 256 * 2**20
 
 
 @dataclass
@@ -78,6 +83,7 @@ class RunOutcome:
     output_bytes: int = 0
     seconds: float = 0.0
     sandboxed: bool = False  # the kernel ran in bubblewrap's sandbox
+    out_of_memory: bool = False  # its control group's memory limit was reached
 
 
 @functools.cache
@@ -229,9 +235,17 @@ async def run_notebook(
     start = time.monotonic()
     nb = copy.deepcopy(nb)
     work = Path(tempfile.mkdtemp(prefix="grade-"))
+    sandboxing = limits.sandbox and not _bubblewrap.unavailable()
+    group = None
+    # Run as root, two tmpfs: the work folder (the grader's requests, the kernel's replies and
+    # log) and in it the notebook's folder (what the notebook writes): a notebook that fills
+    # its folder does not leave the grader's checks without room.
+    mounts = [work] if sandboxing and os.geteuid() == 0 and _mount_tmpfs(work, limits) else []
     try:
         folder = work / "notebook"
         folder.mkdir()
+        if mounts and _mount_tmpfs(folder, limits):
+            mounts.insert(0, folder)
         shutil.copyfile(path, folder / path.name)
         log_path = work / "checks.jsonl"
         log_path.touch()
@@ -245,8 +259,10 @@ async def run_notebook(
         rpc_fd = os.open(rpc, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         deadline = start + limits.notebook_seconds
         sandbox = None
-        if limits.sandbox and not _bubblewrap.unavailable():
-            sandbox = _bubblewrap.Sandbox(work, folder, limits.memory_bytes)
+        if sandboxing:
+            if not _cgroup.unavailable():
+                group = _cgroup.Group(limits.memory_bytes, _bubblewrap.PROCESSES + 64)
+            sandbox = _bubblewrap.Sandbox(work, folder, limits.memory_bytes, group)
             outcome.sandboxed = True
         client = _capped_client_class()(
             nb,
@@ -317,8 +333,8 @@ async def run_notebook(
                     return nb.cells[-1], added[0] - 1
 
                 channel = Channel(client, asyncio.get_running_loop(), rpc, rpc_fd,
-                                  limits.check_seconds, add_cell,
-                                  lambda: _kill_group(pgid))  # fmt: skip
+                                  limits.check_seconds, add_cell, lambda: _kill_group(pgid),
+                                  _peak.PeakWatch(_peak.kernel_python(pid)))  # fmt: skip
                 # A thread: the checks are plain functions that wait for each call's reply,
                 # while this event loop carries the messages to and from the kernel.
                 outcome.verdicts = await asyncio.to_thread(
@@ -337,6 +353,9 @@ async def run_notebook(
             outcome.detail = f"{type(failure).__name__}: {failure}"[:300]
         finally:
             _kill_group(pgid)
+            if group is not None:
+                group.kill()  # what left the process group too (setsid)
+                outcome.out_of_memory = group.oom_kills() > 0
         if not outcome.log:
             outcome.log = _read_log(work_fd)
         os.close(work_fd)
@@ -345,9 +364,22 @@ async def run_notebook(
         if outcome.stopped and outcome.stopped_at is not None and outcome.stopped_at >= 0:
             outcome.detail = outcome.detail or _first_line(nb.cells[outcome.stopped_at].source)
     finally:
+        if group is not None:
+            group.remove()
+        for mount in mounts:  # the inner one first
+            subprocess.run(["umount", "--lazy", str(mount)], check=False, capture_output=True)
         _remove(work)
         outcome.seconds = time.monotonic() - start
     return outcome
+
+
+def _mount_tmpfs(folder: Path, limits: Limits) -> bool:
+    """Make ``folder`` a tmpfs of ``limits.files_bytes`` (root only): what the kernel writes
+    there then counts against its memory and stops there ("No space left on device")."""
+    options = f"size={int(limits.files_bytes)},mode=0700,nosuid,nodev"
+    run = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)],
+                         check=False, capture_output=True)  # fmt: skip
+    return run.returncode == 0
 
 
 def _remove(work: Path) -> None:

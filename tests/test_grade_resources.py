@@ -1,0 +1,223 @@
+"""make grade against notebooks that try to exhaust the grader's machine (issue 33): memory that
+is not the kernel's address space (files in its in-memory /tmp, a memfd), the disk, processes
+that leave the kernel's process group. Each kernel has a control group of its own
+(``helpers.grade._cgroup``: memory with its tmpfs files, processes, an equal CPU share), size
+limits on its tmpfs folders, and, run as root, a tmpfs for its work folder.
+
+Needs bubblewrap and the right to make control groups (root, or a delegated cgroup v2 subtree):
+CI runs as root with bubblewrap installed.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "grade"))
+import class_builder  # noqa: E402
+from class_builder import SETUP, SS_CORRECT, check_cell, notebook  # noqa: E402
+
+from helpers.grade import _bubblewrap, _cgroup  # noqa: E402
+
+CHECK = check_cell("scaled_scores")
+WRONG = "def scaled_scores(Q, K):\n    return Q @ np.swapaxes(K, -1, -2)"  # unscaled
+MiB = 2**20
+MARK = "helpers-grade-escaped-7d1e"  # the command line of a process that tries to outlive it
+
+ATTACKS = {
+    # 300 MiB into the private /tmp (RAM): stops at the tmpfs size, in the cell.
+    "fills_tmp": [
+        WRONG,
+        CHECK,
+        "block = b'x' * 2**20\nwith open('/tmp/fill', 'wb') as f:\n"
+        "    for _ in range(300):\n        f.write(block)",
+    ],
+    # 400 MiB into its own folder (the grader's disk, were it not a tmpfs).
+    "fills_folder": [
+        WRONG,
+        CHECK,
+        "block = b'x' * 2**20\nwith open('fill', 'wb') as f:\n"
+        "    for _ in range(400):\n        f.write(block)",
+    ],
+    # Memory outside the address space limit: a memfd written past the memory limit (1 GiB).
+    "memfd": [
+        WRONG,
+        CHECK,
+        "import os\nfd = os.memfd_create('hog')\nblock = b'x' * 2**20\n"
+        "for _ in range(1500):\n    os.write(fd, block)",
+    ],
+    # A process that leaves the kernel's process group and session, to outlive the grading.
+    "escapes": [
+        WRONG,
+        CHECK,
+        f"import subprocess\nsubprocess.Popen(['setsid', 'sh', '-c', 'exec -a {MARK} sleep 600'])",
+    ],
+}
+
+
+def _available() -> str:
+    return _bubblewrap.unavailable() or _cgroup.unavailable()
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    if _available():
+        pytest.skip(f"no sandbox with control groups here: {_available()}")
+    root = tmp_path_factory.mktemp("resources")
+    for student, cells in {"honest": [SS_CORRECT, CHECK], **ATTACKS}.items():
+        folder = root / "submissions" / student
+        folder.mkdir(parents=True)
+        nb = notebook("03", [SETUP, *cells])
+        (folder / "lesson03.ipynb").write_text(class_builder.nbformat.writes(nb))
+    run = subprocess.run(
+        [sys.executable, "-m", "helpers.grade", "--submissions", str(root / "submissions"),
+         "--out", str(root / "out"), "--jobs", "2", "--cell-timeout", "60",
+         "--memory-limit", "1G", "--lessons", "03"],
+        capture_output=True, text=True, timeout=600, cwd=root,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    with open(root / "out" / "grades.csv", newline="") as f:
+        rows = {r["student"]: r for r in csv.DictReader(f) if r["exercise"] == "scaled_scores"}
+    return {"run": run, "rows": rows, "report": (root / "out" / "report.html").read_text()}
+
+
+def test_full_tmpfs_folders_fail_in_the_cell_and_the_grading_goes_on(graded):
+    rows, report = graded["rows"], graded["report"]
+    assert rows["honest"]["status"] == "correct"
+    assert "a control group each" in graded["run"].stdout
+    assert rows["fills_tmp"]["status"] == "not_yet"  # graded: the kernel survived
+    assert "fills_tmp/lesson03.ipynb: cell" in report and "No space left" in report
+    if os.geteuid() == 0:  # the work folder is a tmpfs only when the grader can mount one
+        assert rows["fills_folder"]["status"] == "not_yet"
+        assert "fills_folder/lesson03.ipynb: cell" in report
+
+
+def test_memory_outside_the_address_space_is_limited_and_named(graded):
+    row = graded["rows"]["memfd"]
+    assert row["status"] == "error", row
+    assert "ran out of memory" in row["message"] and "1 GiB" in row["message"], row
+
+
+def test_no_process_outlives_its_grading(graded):
+    assert graded["rows"]["escapes"]["status"] == "not_yet"
+    left = subprocess.run(["pgrep", "-f", MARK], capture_output=True, text=True).stdout
+    assert left == "", left
+
+
+def test_a_group_limits_counts_and_kills_what_joins_it():
+    if _cgroup.unavailable():
+        pytest.skip(_cgroup.unavailable())
+    group = _cgroup.Group(memory_bytes=512 * MiB, processes=40)
+    try:
+        folders = dict(zip(("memory", "pids", "cpu"), group.folders))  # v1: in this order
+        if group.v2:
+            (folder,) = group.folders
+            assert (folder / "memory.max").read_text().strip() == str(512 * MiB)
+            assert (folder / "pids.max").read_text().strip() == "40"
+        else:
+            assert (folders["memory"] / "memory.limit_in_bytes").read_text().strip() == str(
+                512 * MiB
+            )
+            assert (folders["pids"] / "pids.max").read_text().strip() == "40"
+            assert (folders["cpu"] / "cpu.shares").read_text().strip() == "1024"
+        # A process started through the join command is in the group, and so are its children
+        # in a new session; kill() ends them all.
+        child = subprocess.Popen(
+            [*group.join_command(), "sh", "-c", "setsid sleep 300 & sleep 300"],
+            start_new_session=True,
+        )
+        for _ in range(100):
+            if len(group.pids()) >= 3:
+                break
+            time.sleep(0.05)
+        assert len(group.pids()) >= 3, group.pids()
+        assert child.pid in group.pids()
+        group.kill()
+        assert group.pids() == []
+        child.wait(5)
+        # Past the process limit, a fork fails inside the group.
+        forks = subprocess.run(
+            [*group.join_command(), sys.executable, "-c",
+             "import os\nmade = 0\ntry:\n    for _ in range(100):\n"
+             "        if os.fork() == 0:\n            import time; time.sleep(5); os._exit(0)\n"
+             "        made += 1\nexcept OSError:\n    print('refused after', made)"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert "refused after" in forks.stdout, (forks.stdout, forks.stderr)
+        assert int(forks.stdout.split()[-1]) < 40
+    finally:
+        group.remove()
+    assert all(not folder.exists() for folder in folders.values())
+    assert group.folders == []
+
+
+BLOCKWISE = """\
+def blockwise_attention(Q, K, V, block_size):
+    n_q = Q.shape[0]
+    m, l, acc = np.full(n_q, -np.inf), np.zeros(n_q), np.zeros((n_q, V.shape[1]))
+    for start in range(0, K.shape[0], block_size):
+        s = Q @ K[start:start + block_size].T / np.sqrt(Q.shape[1])
+        m_new = np.maximum(m, s.max(axis=1))
+        p = np.exp(s - m_new[:, None])
+        scale = np.exp(m - m_new)
+        l = l * scale + p.sum(axis=1)
+        acc = acc * scale[:, None] + p @ V[start:start + block_size]
+        m = m_new
+    return acc / l[:, None]"""
+# The whole score matrix, in memory tracemalloc does not see (an anonymous mmap).
+BLOCKWISE_MMAP = """\
+import mmap
+def blockwise_attention(Q, K, V, block_size):
+    n_q, n_k = Q.shape[0], K.shape[0]
+    S = np.frombuffer(mmap.mmap(-1, n_q * n_k * 8), dtype=np.float64).reshape(n_q, n_k)
+    np.matmul(Q, K.T, out=S)
+    S /= np.sqrt(Q.shape[1])
+    S -= S.max(axis=1, keepdims=True)
+    np.exp(S, out=S)
+    S /= S.sum(axis=1, keepdims=True)
+    return S @ V"""
+
+
+def test_lesson_07s_memory_is_measured_where_the_notebook_cannot_hide_it(tmp_path):
+    """An answer that holds the whole score matrix in an mmap passes the notebook's own check
+    (tracemalloc does not see it) and fails the grader's, which reads the kernel's resident
+    memory; an honest blockwise answer passes both."""
+    if _bubblewrap.unavailable():
+        pytest.skip(_bubblewrap.unavailable())
+    check = check_cell("blockwise_attention")
+    for student, answer in (("honest", BLOCKWISE), ("mmap", BLOCKWISE_MMAP)):
+        folder = tmp_path / "submissions" / student
+        folder.mkdir(parents=True)
+        nb = notebook("07", [SETUP, answer, check])
+        (folder / "lesson07.ipynb").write_text(class_builder.nbformat.writes(nb))
+    run = subprocess.run(
+        [sys.executable, "-m", "helpers.grade", "--submissions", str(tmp_path / "submissions"),
+         "--out", str(tmp_path / "out"), "--jobs", "2", "--lessons", "07"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    with open(tmp_path / "out" / "grades.csv", newline="") as f:
+        rows = {r["student"]: r for r in csv.DictReader(f)
+                if r["exercise"] == "blockwise_attention"}  # fmt: skip
+    assert rows["honest"]["status"] == "correct", rows["honest"]
+    assert rows["mmap"]["status"] == "not_yet", rows["mmap"]
+    assert "score matrix" in rows["mmap"]["message"], rows["mmap"]
+    # In the notebook, the same answer passed: the notebook's own record differs from the
+    # grader's verdict, and the report says so.
+    from helpers import checks
+    from helpers.checks._core import LocalAnswer
+
+    namespace = {"np": np}
+    exec(BLOCKWISE_MMAP, namespace)
+    exercise = checks.blockwise_attention
+    local = exercise.verdict(LocalAnswer(namespace["blockwise_attention"], exercise.signature,
+                                         exercise.allowed), 60)  # fmt: skip
+    assert local.passed, local.message
