@@ -311,9 +311,12 @@ for i, w in enumerate(next_weights):
 print(f"mean: {np.mean(next_weights):.2f}")
 
 # %% [markdown]
-# That mean is one head's **next-token score** on one sentence. To compare all 72 heads over
-# many sentences we want it for any offset (−1 the previous token, 0 itself, +2 two ahead…)
-# and for a whole stack of maps at once.
+# That mean is one head's **next-token score** on one sentence. A *score* here is a summary
+# of a head's weights, as interpretability papers use the word (Olsson et al.'s induction
+# and prefix-matching scores are means of weights too): it is not the attention *scores*
+# $QK^\top/\sqrt{d_k}$ of lesson 03, which come before the softmax. To compare all 72 heads
+# over many sentences we want it for any offset (−1 the previous token, 0 itself, +2 two
+# ahead…) and for a whole stack of maps at once.
 #
 # ### Exercise 1 ★★ — `head_offset_score(A, offset)`: one score per map, for any offset
 #

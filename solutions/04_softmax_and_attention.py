@@ -359,9 +359,10 @@ print("with positions, Attn(Z_shuffled) == Attn(Z)[perm]:",
 # %% [markdown]
 # ## Build it yourself
 #
-# Self-attention in a dozen lines of NumPy, as the written lesson on self-attention that this
-# course follows gives it (three tokens, $d_{model} = d_k = 4$, random weights), with one
-# change: that cell defines a `softmax(z)` at its top, which is Exercise 1's answer, so here it
+# The written lesson this course was built from ("Lesson 4: Self-attention", a text lesson on
+# Vaswani et al.'s paper; it is not part of this course) ends with self-attention in a dozen
+# lines of NumPy. Here is that cell (three tokens, $d_{model} = d_k = 4$, random weights), with
+# one change: that cell defines a `softmax(z)` at its top, which is Exercise 1's answer, so here it
 # calls the course's `helpers.softmax` (the same formula) instead. Q, K and V all come from the
 # same X: the *self* of self-attention, as [lesson 02](02_queries_keys_values.ipynb) explained.
 # (It uses NumPy's legacy global seed, `np.random.seed(0)`, as that cell does, so its numbers

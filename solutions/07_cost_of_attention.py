@@ -68,9 +68,11 @@ print("Q, K, V:", Q.shape, K.shape, V.shape)
 print("weights A:", A.shape, f"= {A.size} numbers, {A.nbytes} bytes in float64")
 
 # %% [markdown]
-# **Predict first.** Q, K and V have one row per token. If the sentence doubles in length
-# ($n \to 2n$), by what factor does the memory of the weights $A$ grow? Put your number in
-# `guess` and run the cell; the cell after it counts.
+# **Apply what lesson 00 counted.** Lesson 00's slider counted the query-key pairs of $n$
+# tokens; Q, K and V have one row per token, and $A$ holds one weight per pair (8 bytes each
+# in float64). If the sentence doubles in length ($n \to 2n$), by what factor does the memory
+# of the weights $A$ grow? Put your number in `guess` and run the cell; the cell after it
+# counts.
 
 # %%
 guess = 4  ### ANSWER

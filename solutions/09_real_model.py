@@ -311,9 +311,12 @@ for i, w in enumerate(next_weights):
 print(f"mean: {np.mean(next_weights):.2f}")
 
 # %% [markdown]
-# That mean is one head's **next-token score** on one sentence. To compare all 72 heads over
-# many sentences we want it for any offset (−1 the previous token, 0 itself, +2 two ahead…)
-# and for a whole stack of maps at once.
+# That mean is one head's **next-token score** on one sentence. A *score* here is a summary
+# of a head's weights, as interpretability papers use the word (Olsson et al.'s induction
+# and prefix-matching scores are means of weights too): it is not the attention *scores*
+# $QK^\top/\sqrt{d_k}$ of lesson 03, which come before the softmax. To compare all 72 heads
+# over many sentences we want it for any offset (−1 the previous token, 0 itself, +2 two
+# ahead…) and for a whole stack of maps at once.
 #
 # ### Exercise 1 ★★ — `head_offset_score(A, offset)`: one score per map, for any offset
 #
@@ -464,8 +467,8 @@ print(f"the least even head: layer {k}, head {a} ({-s:.2f})")
 # %%
 def most_previous_token_head(attentions):
     ### BEGIN SOLUTION
-    scores = [np.diagonal(A, -1, axis1=-2, axis2=-1).mean(axis=-1) for A in attentions]  # (6, 12) each
-    mean = np.mean(scores, axis=0)  # (layers, heads): averaged over the sentences
+    per_sentence = [np.diagonal(A, -1, axis1=-2, axis2=-1).mean(axis=-1) for A in attentions]
+    mean = np.mean(per_sentence, axis=0)  # (layers, heads): averaged over the sentences
     layer, head = np.unravel_index(np.argmax(mean), mean.shape)
     return int(layer), int(head)
     ### END SOLUTION

@@ -301,22 +301,23 @@ class Exercise(_Checked):
             )
         except BaseException as outcome:
             failure = outcome
-        if state.timed_out is not None:
-            # Whatever the check went on to conclude (a verdict, a mistake, the check's own
-            # limit), the answer's own time-out is the cause.
-            return self._result(False, _safe_str(state.timed_out), "timeout")
+        # One time-out result, whichever limit ran out. The answer's own (one call's limit):
+        # whatever the check went on to conclude (a verdict, a mistake, the check's own limit),
+        # that is the cause. Else the check's own limit, though every call returned in time.
+        if state.timed_out is not None or isinstance(failure, _TimeLimit):
+            if state.timed_out is not None:
+                message = _safe_str(state.timed_out)
+            else:
+                message = (
+                    f"checking {self.signature} did not finish within {limit:g} s, though each "
+                    "call of your function returned in time: something your answer returned "
+                    "(an object whose conversion to an array, e.g. its __array__, never ends?) "
+                    f"kept the check busy.{_late_note(failure.late)}{failure.still_running}"
+                )
+            return self._result(False, message, "timeout")
         if isinstance(failure, (Mistake, LearnerError)):
             # Room for a message that quotes the learner's own error and line in full.
             return self._result(False, _safe_str(failure, 1500), failure.id)
-        if isinstance(failure, _TimeLimit):
-            return self._result(
-                False,
-                f"checking {self.signature} did not finish within {limit:g} s, though each "
-                "call of your function returned in time: something your answer returned "
-                "(an object whose conversion to an array, e.g. its __array__, never ends?) "
-                f"kept the check busy.{_late_note(failure.late)}{failure.still_running}",
-                "timeout",
-            )
         if failure is not None:
             # A bug in the checker must not look like the learner's fault.
             return self._result(
