@@ -221,3 +221,52 @@ def test_lesson_07s_memory_is_measured_where_the_notebook_cannot_hide_it(tmp_pat
     local = exercise.verdict(LocalAnswer(namespace["blockwise_attention"], exercise.signature,
                                          exercise.allowed), 60)  # fmt: skip
     assert local.passed, local.message
+
+
+SYSCALLS = """\
+import ctypes, errno, os, threading
+libc = ctypes.CDLL(None, use_errno=True)
+def result(call, *args):
+    value = call(*args)
+    return "ok" if value >= 0 else errno.errorcode[ctypes.get_errno()]
+found = {
+    "unshare_user": result(libc.unshare, 0x10000000),
+    "ptrace": result(libc.ptrace, 0, 0, 0, 0),  # PTRACE_TRACEME
+    "io_uring_setup": result(libc.syscall, 425, 1, ctypes.create_string_buffer(120)),
+    "keyctl": result(libc.syscall, 250, 0, -1, 0, 0, 0),  # KEYCTL_GET_KEYRING_ID
+}
+worker = threading.Thread(target=lambda: None)
+worker.start()
+worker.join()
+found["thread"] = "ok"
+pid = os.fork()
+if pid == 0:
+    os._exit(7)
+found["fork"] = "ok" if os.waitpid(pid, 0)[1] >> 8 == 7 else "failed"
+print(found)
+"""
+
+
+def test_the_seccomp_filter_refuses_namespaces_tracing_and_io_uring_not_threads():
+    """The kernel's system calls under the sandbox's filter, on x86-64 (the numbers above):
+    what an escape needs is refused (EPERM), threads and processes still start."""
+    from helpers.grade import _seccomp
+
+    if _bubblewrap.seccomp_unavailable() or _seccomp.program("x86_64") != _seccomp.program():
+        pytest.skip(_bubblewrap.seccomp_unavailable() or "these numbers are x86-64's")
+    sandbox = _bubblewrap.Sandbox(Path("/tmp"), Path("/tmp"), None)
+    command = sandbox.command([sys.executable, "-c", SYSCALLS])
+    run = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr[-2000:]
+    found = eval(run.stdout.strip().splitlines()[-1])  # a dict literal printed above
+    assert found == {"unshare_user": "EPERM", "ptrace": "EPERM", "io_uring_setup": "EPERM",
+                     "keyctl": "EPERM", "thread": "ok", "fork": "ok"}, found  # fmt: skip
+
+
+def test_the_filter_is_a_well_formed_bpf_program_for_both_processors():
+    from helpers.grade import _seccomp
+
+    for machine in ("x86_64", "aarch64"):
+        code = _seccomp.program(machine)
+        assert code is not None and len(code) % 8 == 0 and len(code) // 8 < 4096
+    assert _seccomp.program("riscv64") is None

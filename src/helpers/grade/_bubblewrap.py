@@ -16,6 +16,8 @@ anywhere the grader can, open network connections. Inside :func:`command`'s sand
   user id of its own (above :data:`FIRST_UID`; ``setpriv``, which drops every capability), so
   the process limit counts that kernel's processes only; run as another user, bubblewrap
   needs user namespaces, and the limit is what that user already runs plus :data:`PROCESSES`;
+* a seccomp filter (:mod:`helpers.grade._seccomp`, x86-64 and AArch64): no new namespaces,
+  no tracing of other processes, none of the Linux kernel's riskier interfaces;
 * where the grader may make control groups (:mod:`helpers.grade._cgroup`), one per kernel:
   its memory with the tmpfs files it writes, its processes and an equal share of the CPU;
   the private ``/tmp`` and HOME at most :data:`TMPFS_BYTES` each; run as root, its work folder
@@ -35,6 +37,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from . import _seccomp
 
 PROCESSES = 256  # processes and threads a kernel may add (ipykernel itself runs about 10)
 # The private /tmp and HOME are in memory (tmpfs): each at most this much, so that filling one
@@ -66,6 +70,33 @@ def unavailable() -> str:
     if run.returncode != 0:
         return f"bwrap cannot start a sandbox here: {run.stderr.strip()[:300]}"
     return ""
+
+
+@functools.cache
+def seccomp_unavailable() -> str:
+    """Why the sandboxed kernels run without the seccomp filter of :mod:`._seccomp` ("" if
+    they run with it): tried once, on ``/bin/true``, as a kernel would be started."""
+    why = unavailable() or _seccomp.unavailable()
+    if why:
+        return why
+    uid = _fresh_uid() if os.geteuid() == 0 else None
+    probe = [*_with_filter(), *_bwrap(None), "--seccomp", str(_FILTER_FD), "--",
+             *_user_switch(uid), "/bin/true"]  # fmt: skip
+    try:
+        run = subprocess.run(probe, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as failure:
+        return f"bwrap could not install the seccomp filter: {failure}"
+    if run.returncode != 0:
+        return f"bwrap could not install the seccomp filter: {run.stderr.strip()[:300]}"
+    return ""
+
+
+_FILTER_FD = 9  # the descriptor bwrap reads the filter from (--seccomp 9)
+
+
+def _with_filter() -> list[str]:
+    """A prefix that opens the seccomp filter's file as descriptor 9, then runs the rest."""
+    return ["/bin/sh", "-c", f'exec {_FILTER_FD}<"$0" && exec "$@"', _seccomp.filter_path()]
 
 
 def _readable_roots() -> list[str]:
@@ -191,5 +222,9 @@ class Sandbox:
         keep_parent = ["/bin/sh", "-c", '"$@"', "kernel"]
         # The control group first: everything after it, bwrap included, is counted there.
         join = self.group.join_command() if self.group is not None else []
-        return [*join, *limits, "--", *_bwrap(self.work, self.cwd), "--",
+        # The seccomp filter, where bwrap can install it: the last step before the kernel.
+        filtered = not seccomp_unavailable()
+        opened = _with_filter() if filtered else []
+        seccomp = ["--seccomp", str(_FILTER_FD)] if filtered else []
+        return [*join, *limits, "--", *opened, *_bwrap(self.work, self.cwd), *seccomp, "--",
                 *_user_switch(self.uid), *keep_parent, *kernel_cmd]  # fmt: skip

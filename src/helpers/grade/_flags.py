@@ -30,14 +30,21 @@ def sandbox_status(limits: Limits) -> str:
         "Sandbox: bubblewrap (each kernel without network, with its own processes, a private "
         "/tmp and HOME, and only its own folder writable"
     )
+    warnings = []
+    no_filter = _bubblewrap.seccomp_unavailable()
+    if no_filter:
+        warnings.append(f"{no_filter}: the kernels may use every system call")
+    else:
+        sandbox += "; a seccomp filter"
     no_groups = _cgroup.unavailable()
     if no_groups:
-        return (
-            f"{sandbox}). WARNING: {no_groups}: a notebook's memory outside its address space, "
-            "its files and its CPU time are not limited (run as root, or see docs/INSTRUCTORS.md,"
-            " 'Grading safely')"
+        warnings.append(
+            f"{no_groups}: a notebook's memory outside its address space, its files and its "
+            "CPU time are not limited (run as root, or see docs/INSTRUCTORS.md, 'Grading safely')"
         )
-    return f"{sandbox}; a control group each: memory with its files, processes, a CPU share)"
+    else:
+        sandbox += "; a control group each: memory with its files, processes, a CPU share"
+    return f"{sandbox})" + "".join(f". WARNING: {w}" for w in warnings)
 
 
 # What a cell raises when the sandbox refuses it: a file outside its folder, the network, more
