@@ -77,6 +77,13 @@ def graded(tmp_path_factory):
         folder.mkdir(parents=True)
         nb = notebook("03", [SETUP, *cells])
         (folder / "lesson03.ipynb").write_text(class_builder.nbformat.writes(nb))
+    # Red team: a lone surrogate, which JSON can spell and UTF-8 cannot hold, in a cell the
+    # report quotes (it stopped the whole class's grading); and a folder name that is not UTF-8.
+    nb = notebook("03", [SETUP, WRONG, CHECK, "import helpers.checks._core  # SURROGATE"])
+    text = class_builder.nbformat.writes(nb).replace("SURROGATE", "\\ud800")
+    for name in ("surrogate", os.fsdecode(b"not-utf8-\xff")):
+        (root / "submissions" / name).mkdir()
+        (root / "submissions" / name / "lesson03.ipynb").write_text(text)
     run = subprocess.run(
         [sys.executable, "-m", "helpers.grade", "--submissions", str(root / "submissions"),
          "--out", str(root / "out"), "--jobs", "2", "--cell-timeout", "60",
@@ -98,6 +105,13 @@ def test_full_tmpfs_folders_fail_in_the_cell_and_the_grading_goes_on(graded):
     if os.geteuid() == 0:  # the work folder is a tmpfs only when the grader can mount one
         assert rows["fills_folder"]["status"] == "not_yet"
         assert "fills_folder/lesson03.ipynb: cell" in report
+
+
+def test_a_lone_surrogate_or_a_folder_name_that_is_not_utf8_stops_nothing(graded):
+    rows = graded["rows"]
+    assert rows["surrogate"]["status"] == "not_yet"
+    assert rows["not-utf8-?"]["status"] == "not_yet"
+    assert "surrogate/lesson03.ipynb: cell" in graded["report"]  # flagged, quoted with a "?"
 
 
 def test_memory_outside_the_address_space_is_limited_and_named(graded):
@@ -186,6 +200,43 @@ def blockwise_attention(Q, K, V, block_size):
     return S @ V"""
 
 
+# Red team: a full-matrix answer, with the kernel's tracemalloc blinded and a sleeping child
+# process as a decoy for the grader's reading of the kernel's memory.
+DECOY = """\
+import os, time, tracemalloc
+tracemalloc.start()
+if os.fork() == 0:
+    time.sleep(3600)
+    os._exit(0)"""
+NAIVE = """\
+def blockwise_attention(Q, K, V, block_size):
+    S = Q @ K.T / np.sqrt(Q.shape[1])
+    S = np.exp(S - S.max(axis=1, keepdims=True))
+    return (S / S.sum(axis=1, keepdims=True)) @ V"""
+# Red team: the whole matrix computed in a child process, the output sent back through a pipe.
+FORK_COMPUTE = """\
+import os
+def blockwise_attention(Q, K, V, block_size):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        S = Q @ K.T / np.sqrt(Q.shape[1])
+        S = np.exp(S - S.max(axis=1, keepdims=True))
+        data = np.ascontiguousarray((S / S.sum(axis=1, keepdims=True)) @ V).tobytes()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(w, view):]
+        os._exit(0)
+    os.close(w)
+    chunks = []
+    while chunk := os.read(r, 1 << 20):
+        chunks.append(chunk)
+    os.close(r)
+    os.waitpid(pid, 0)
+    return np.frombuffer(b"".join(chunks)).reshape(Q.shape[0], V.shape[1]).copy()"""
+
+
 def test_lesson_07s_memory_is_measured_where_the_notebook_cannot_hide_it(tmp_path):
     """An answer that holds the whole score matrix in an mmap passes the notebook's own check
     (tracemalloc does not see it) and fails the grader's, which reads the kernel's resident
@@ -193,10 +244,12 @@ def test_lesson_07s_memory_is_measured_where_the_notebook_cannot_hide_it(tmp_pat
     if _bubblewrap.unavailable():
         pytest.skip(_bubblewrap.unavailable())
     check = check_cell("blockwise_attention")
-    for student, answer in (("honest", BLOCKWISE), ("mmap", BLOCKWISE_MMAP)):
+    students = {"honest": [BLOCKWISE, check], "mmap": [BLOCKWISE_MMAP, check],
+                "decoy": [NAIVE, check, DECOY], "fork_compute": [FORK_COMPUTE, check]}  # fmt: skip
+    for student, cells in students.items():
         folder = tmp_path / "submissions" / student
         folder.mkdir(parents=True)
-        nb = notebook("07", [SETUP, answer, check])
+        nb = notebook("07", [SETUP, *cells])
         (folder / "lesson07.ipynb").write_text(class_builder.nbformat.writes(nb))
     run = subprocess.run(
         [sys.executable, "-m", "helpers.grade", "--submissions", str(tmp_path / "submissions"),
@@ -208,8 +261,9 @@ def test_lesson_07s_memory_is_measured_where_the_notebook_cannot_hide_it(tmp_pat
         rows = {r["student"]: r for r in csv.DictReader(f)
                 if r["exercise"] == "blockwise_attention"}  # fmt: skip
     assert rows["honest"]["status"] == "correct", rows["honest"]
-    assert rows["mmap"]["status"] == "not_yet", rows["mmap"]
-    assert "score matrix" in rows["mmap"]["message"], rows["mmap"]
+    for student in ("mmap", "decoy", "fork_compute"):
+        assert rows[student]["status"] == "not_yet", rows[student]
+        assert "score matrix" in rows[student]["message"], rows[student]
     # In the notebook, the same answer passed: the notebook's own record differs from the
     # grader's verdict, and the report says so.
     from helpers import checks
@@ -270,3 +324,43 @@ def test_the_filter_is_a_well_formed_bpf_program_for_both_processors():
         code = _seccomp.program(machine)
         assert code is not None and len(code) % 8 == 0 and len(code) // 8 < 4096
     assert _seccomp.program("riscv64") is None
+
+
+GRADER_MEMORY = """\
+import resource, runpy, sys
+sys.argv = ["helpers.grade", *sys.argv[1:]]
+try:
+    runpy.run_module("helpers.grade", run_name="__main__")
+except SystemExit as end:
+    code = end.code
+print("grader max RSS kB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, code)
+"""
+
+
+def test_one_huge_output_does_not_land_in_the_graders_memory(tmp_path):
+    """Red team: one `print` of 300 MB took the grader to 0.9 GB (and forged messages of that
+    size to 2.6 GB). ZeroMQ now refuses messages over _sandbox.MAX_MESSAGE_BYTES."""
+    from helpers.grade._sandbox import MAX_MESSAGE_BYTES
+
+    huge = "import sys\nsys.stdout.write('x' * 300_000_000)"
+    cells = {"honest": [SS_CORRECT, CHECK], "prints": [WRONG, CHECK, huge]}
+    for student, body in cells.items():
+        folder = tmp_path / "submissions" / student
+        folder.mkdir(parents=True)
+        nb = notebook("03", [SETUP, *body])
+        (folder / "lesson03.ipynb").write_text(class_builder.nbformat.writes(nb))
+    run = subprocess.run(
+        [sys.executable, "-c", GRADER_MEMORY, "--submissions", str(tmp_path / "submissions"),
+         "--out", str(tmp_path / "out"), "--jobs", "1", "--cell-timeout", "60",
+         "--lessons", "03"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+    )  # fmt: skip
+    last = run.stdout.strip().splitlines()[-1].split()
+    assert last[-1] in ("0", "None"), run.stderr[-3000:]
+    max_rss = int(last[-2]) * 1024
+    assert max_rss < 300e6, max_rss  # the message alone would be 300 MB
+    assert MAX_MESSAGE_BYTES < 100e6
+    with open(tmp_path / "out" / "grades.csv", newline="") as f:
+        rows = {r["student"]: r for r in csv.DictReader(f) if r["exercise"] == "scaled_scores"}
+    assert rows["honest"]["status"] == "correct"
+    assert rows["prints"]["status"] in ("not_yet", "timeout", "error"), rows["prints"]

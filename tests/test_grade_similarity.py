@@ -94,3 +94,31 @@ def test_the_store_of_an_earlier_run_still_gives_the_same_pairs(tmp_path):
     assert again["exercises"]["attention"]["pairs"]  # the pairs were kept, with the subtrees
     assert alike_pairs(answers, [checks.attention], again) == full
     assert ("attention", "copy1", "s1") in {p[:3] for p in full[0]}
+
+
+def _chain(n: int) -> str:
+    lines = "".join(f"    x{i} = -x{i - 1}\n" for i in range(1, n))
+    return f"def scaled_scores(Q, K):\n    x0 = Q\n{lines}    return x{n - 1} @ K.T\n"
+
+
+def _flat(n: int) -> str:
+    lines = "".join(f"    a{i} = Q\n" for i in range(n))
+    names = ", ".join(f"a{i}" for i in range(n))
+    return f"def scaled_scores(Q, K):\n{lines}    return np.sum([{names}]) * 0 + Q @ K.T\n"
+
+
+@pytest.mark.parametrize("make, n", [(_chain, 90), (_chain, 1200), (_flat, 90), (_flat, 6000)])
+def test_hostile_answers_neither_crash_nor_stall_the_comparison(make, n):
+    """Red team (issue 33): a chain of single-use names (put back, they nest past any recursion
+    limit: the class's grading crashed) and thousands of single-use names (the comparison grew
+    with their square: hours). Either is compared, or left out of the name-blind pass, at once."""
+    import time
+
+    source = make(n)
+    start = time.perf_counter()
+    subtrees = blind(source, "scaled_scores")
+    pairs, _ = alike_pairs({"a": {"scaled_scores": source}, "b": {"scaled_scores": source}},
+                           [checks.scaled_scores])  # fmt: skip
+    assert time.perf_counter() - start < 10  # 19 s for 2,000 names before the fix, here
+    assert ("scaled_scores", "a", "b", 1.0) in pairs  # the same answer twice: still found
+    assert subtrees is None or len(subtrees) > 0

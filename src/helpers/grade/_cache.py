@@ -62,5 +62,7 @@ class Cache:
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self.folder / f"{entry_key}.json"
         temporary = path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(entry, ensure_ascii=False), encoding="utf-8")
+        # ASCII: a folder name the file system gave as undecodable bytes (surrogate escapes)
+        # is kept, escaped, and read back the same.
+        temporary.write_text(json.dumps(entry), encoding="ascii")
         temporary.replace(path)

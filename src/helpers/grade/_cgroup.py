@@ -150,6 +150,42 @@ class Group:
             pass
         return 0
 
+    def memory_peak_watch(self):
+        """Start watching the group's memory peak; returns a function giving how far it rose
+        (bytes, all the group's processes together, a child that came and went included), or
+        None if this kernel cannot reset the peak. v1: ``memory.max_usage_in_bytes``, reset by
+        writing 0; v2: ``memory.peak``, reset for one open file by writing to it (Linux 6.12)."""
+        if not self.folders:
+            return None
+        folder = self.folders[0]
+        try:
+            if not self.v2:
+                before = int((folder / "memory.usage_in_bytes").read_text())
+                (folder / "memory.max_usage_in_bytes").write_text("0")
+
+                def rose_v1() -> int:
+                    return int((folder / "memory.max_usage_in_bytes").read_text()) - before
+
+                return rose_v1
+            before = int((folder / "memory.current").read_text())
+            fd = os.open(folder / "memory.peak", os.O_RDWR)
+            try:
+                os.write(fd, b"reset\n")
+            except OSError:
+                os.close(fd)
+                return None
+
+            def rose_v2() -> int:
+                try:
+                    os.lseek(fd, 0, os.SEEK_SET)
+                    return int(os.read(fd, 64)) - before
+                finally:
+                    os.close(fd)
+
+            return rose_v2
+        except (OSError, ValueError):
+            return None
+
     def kill(self) -> None:
         """Kill every process in the group, including any that left the kernel's process
         group (``setsid``) or were started while the others were being killed."""

@@ -193,7 +193,12 @@ def run(
             why = f"the grader could not run it ({type(failure).__name__})"
             submission.outcome = RunOutcome(stopped="failed_to_start", detail=why)
             submission.answers = {}
-            collect_one(submission)
+            try:
+                collect_one(submission)
+            except Exception:  # its cells themselves break the collection: drop them
+                submission.nb = None
+                submission.unreadable = submission.unreadable or type(failure).__name__
+                collect_one(submission)
         counts: dict[str, int] = {}
         for row in submission.rows:
             counts[row.status] = counts.get(row.status, 0) + 1

@@ -10,7 +10,9 @@ def write_if_changed(path: Path, text: str) -> bool:
     True when it wrote. A regrade of one student changes one feedback file of 300: reading and
     comparing the others costs a fraction of rewriting them (1.2 s for 300 files on this
     machine's disk under load, against 0.05 s to read them)."""
-    data = text.encode("utf-8")
+    # "replace": a student's folder name that is not valid UTF-8 (the file system hands it
+    # over as surrogate escapes) is written with "?" in its place rather than stop the run.
+    data = text.encode("utf-8", errors="replace")
     try:
         if path.stat().st_size == len(data) and path.read_bytes() == data:
             return False

@@ -84,22 +84,32 @@ def find_submissions(root: Path) -> tuple[list[str], list[Submission], list[str]
                     "folder: skipped (expected <student>/<notebook>.ipynb)"
                 )
             continue
-        students.append(entry.name)
+        # A name the file system gave as bytes that are not UTF-8 (surrogate escapes) cannot be
+        # written to any report: shown with "?" instead, and said.
+        student = _valid_text(entry.name)
+        if student != entry.name:
+            if student in students:
+                notes.append(f"{student}/: its name is not valid UTF-8 and, shown with '?', is "
+                             "another folder's: skipped (rename it)")  # fmt: skip
+                continue
+            notes.append(f"{student}/: its name is not valid UTF-8; shown with '?'")
+        students.append(student)
         if entry.is_symlink():
-            notes.append(f"{entry.name}/ is a link, not a folder: skipped (a link could point to "
+            notes.append(f"{student}/ is a link, not a folder: skipped (a link could point to "
                          "another student's work or to the grader's files)")  # fmt: skip
             continue
         for path in sorted(entry.rglob("*.ipynb")):
             relative = path.relative_to(entry)
+            name = _valid_text(relative.as_posix())
             if any(part.startswith(".") for part in relative.parts):  # .ipynb_checkpoints
                 continue
             if path.is_symlink() or any(p.is_symlink() for p in path.parents if entry in p.parents):
                 # A link is not the student's own file: it could point to another student's
                 # notebook (their grades) or to a file only the grader may read.
-                notes.append(f"{entry.name}/{relative.as_posix()} is a link: skipped")
+                notes.append(f"{student}/{name} is a link: skipped")
                 continue
             if path.is_file():
-                found.append(Submission(entry.name, path, relative.as_posix()))
+                found.append(Submission(student, path, name))
     return students, found, notes
 
 
@@ -120,6 +130,15 @@ def _lesson_from_names(sources: list[str]) -> str | None:
     best = max(scores.values())
     winners = [lesson for lesson, score in scores.items() if score == best]
     return winners[0] if len(winners) == 1 else None
+
+
+def _valid_text(text: str) -> str:
+    """``text`` with any lone surrogate replaced by "?" (unchanged, and not copied, if none)."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", errors="replace").decode("utf-8")
 
 
 def recognise(submission: Submission) -> None:
@@ -147,6 +166,11 @@ def recognise(submission: Submission) -> None:
             if lesson:
                 submission.lesson, submission.recognised_by = lesson, "exercise names (raw text)"
         return
+    for cell in nb.cells:
+        # JSON can spell a lone surrogate ("\\ud800"), which no file can hold in UTF-8: every
+        # message and cache entry that quoted the cell would fail to be written (red team,
+        # issue 33: the whole class's grading stopped).
+        cell.source = _valid_text(cell.source)
     submission.nb = nb
     lesson = (
         nb.metadata.get("course", {}).get("lesson")

@@ -3,11 +3,13 @@
 The blockwise exercises fail an answer that holds the whole score matrix at once. In the
 notebook the check measures that with tracemalloc, in the process the answer runs in; when
 grading, that process is the student's kernel, where a notebook can stop tracemalloc from
-seeing an allocation (an array in memory from ``mmap``, or tracemalloc itself patched). So the
-grader also reads the kernel process's resident memory around the call from ``/proc``: it
-resets the kernel's peak (``clear_refs``), and after the reply reads the peak (``VmHWM``) less
-what was resident before (``VmRSS``). The verdict takes the larger of the two measurements: what
-the kernel reports can only make the peak larger, never hide memory the kernel touched.
+seeing an allocation (an array in memory from ``mmap``, or tracemalloc itself patched), or
+hold the matrix in another process. So the grader also reads, from ``/proc``, the resident
+memory of every process of the kernel (its control group, or the kernel and its descendants)
+around the call: it resets each one's peak (``clear_refs``), and after the reply adds up how
+far each peak (``VmHWM``) rose above what that process held before (``VmRSS``; a process
+started meanwhile counts whole). The verdict takes the larger of the two measurements: what
+the kernel reports can only make the peak larger, never hide memory its processes touched.
 
 What this cannot see: memory the answer reuses that was already resident before the call (the C
 library keeps freed memory for later allocations); tracemalloc, in the kernel, counts that. An
@@ -18,73 +20,81 @@ from __future__ import annotations
 
 import os
 
-_KERNEL_MARK = b"ipykernel_launcher"
 
-
-def kernel_python(launched: int | None) -> int | None:
-    """The process id of the kernel's Python: ``launched`` itself, or, when it was started
-    through wrappers (the sandbox, prlimit, a shell), its descendant running ipykernel."""
-    if launched is None:
-        return None
-    parents: dict[int, int] = {}
-    candidates = []
+def descendants(root: int | None) -> list[int]:
+    """``root`` and every process below it (from ``/proc``'s parent links), now."""
+    if root is None:
+        return []
+    children: dict[int, list[int]] = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
-        pid = int(entry.name)
         try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
                 stat = f.read()
-            parents[pid] = int(stat[stat.rindex(b")") + 2 :].split()[1])
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if _KERNEL_MARK in f.read():
-                    candidates.append(pid)
+            parent = int(stat[stat.rindex(b")") + 2 :].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-    # The deepest one: the wrappers' command lines (a shell's "$@") name ipykernel too.
-    found, depth = None, -1
-    for pid in candidates:
-        ancestor, hops = pid, 0
-        while ancestor in parents and hops < 64:
-            if ancestor == launched:
-                if hops > depth:
-                    found, depth = pid, hops
-                break
-            ancestor, hops = parents[ancestor], hops + 1
+        children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo and len(found) < 100_000:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, ()))
     return found
 
 
+def _status(pid: int, field: str) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024  # kB
+    raise OSError(f"no {field} in /proc/{pid}/status")
+
+
 class PeakWatch:
-    """The peak resident memory of one process from :meth:`start` to :meth:`stop` (bytes)."""
+    """How much the resident memory of the kernel's processes rose at its peak, from
+    :meth:`start` to :meth:`stop` (bytes): every process ``processes()`` lists (the kernel's
+    control group, or the kernel and its descendants), those it starts meanwhile included, so
+    a child process that holds the matrix, or that sleeps as a decoy, counts."""
 
-    def __init__(self, pid: int | None):
-        self.pid = pid
-        self._before: int | None = None
-
-    def _status(self, field: str) -> int:
-        with open(f"/proc/{self.pid}/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) * 1024  # kB
-        raise OSError(f"no {field} in /proc/{self.pid}/status")
+    def __init__(self, processes, group=None):
+        self.processes = processes  # () -> list of process ids
+        self.group = group  # the kernel's _cgroup.Group, or None
+        self._before: dict[int, int] | None = None
+        self._group_rose = None
 
     def start(self) -> None:
-        self._before = None
-        if self.pid is None:
-            return
-        try:
-            with open(f"/proc/{self.pid}/clear_refs", "w") as f:
-                f.write("5")  # the peak resident set (VmHWM) starts again from now
-            self._before = self._status("VmRSS")
-        except (OSError, ValueError):
-            self._before = None
+        # The group's own peak sees a child that held the matrix and exited before the reply;
+        # the processes' peaks see what the group's count may not (it also counts page cache).
+        self._group_rose = self.group.memory_peak_watch() if self.group is not None else None
+        self._before = {}
+        for pid in self.processes():
+            try:
+                with open(f"/proc/{pid}/clear_refs", "w") as f:
+                    f.write("5")  # its peak resident set (VmHWM) starts again from now
+                self._before[pid] = _status(pid, "VmRSS")
+            except (OSError, ValueError):
+                continue  # gone, or not ours to read
+        if not self._before:
+            self._before = None  # nothing could be measured (no rights, no process)
 
     def stop(self) -> int | None:
-        """Bytes by which the peak rose above what was resident at :meth:`start`, or None when
-        it could not be measured (no such process, no right to reset its peak)."""
+        """The sum over the processes of how far each one's peak rose above what it held at
+        :meth:`start` (a process started since: its whole peak), or None when nothing could
+        be measured."""
+        group = None
+        if self._group_rose is not None:
+            try:
+                group = max(0, self._group_rose())
+            except (OSError, ValueError):
+                group = None
         if self._before is None:
-            return None
-        try:
-            return max(0, self._status("VmHWM") - self._before)
-        except (OSError, ValueError):
-            return None
+            return group
+        total = 0
+        for pid in self.processes():
+            try:
+                total += max(0, _status(pid, "VmHWM") - self._before.get(pid, 0))
+            except (OSError, ValueError):
+                continue  # gone since
+        return total if group is None else max(total, group)

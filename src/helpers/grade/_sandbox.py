@@ -116,6 +116,33 @@ def kernel_config():
     return Config(json.loads(path.read_text()))
 
 
+# The largest message the grader takes from a kernel. Without it one `print` of 300 MB, or a
+# forged message of that size sent again and again on the kernel's sockets, lands whole in the
+# grader's memory (red team, issue 33: 0.9 and 2.6 GB); ZeroMQ drops the connection of a peer
+# that sends more. An honest notebook's largest message is a figure (a few hundred kB).
+MAX_MESSAGE_BYTES = 32 * 2**20
+
+
+def _capped_client(client):
+    """``client`` (a kernel client, before its channels start) whose sockets, made from its own
+    ZeroMQ context, refuse messages larger than :data:`MAX_MESSAGE_BYTES`."""
+    import zmq
+
+    client.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+    return client
+
+
+@functools.cache
+def _capped_ipc_manager():
+    from ._ipc import AsyncIpcKernelManager
+
+    class CappedIpcKernelManager(AsyncIpcKernelManager):
+        def client(self, **kwargs):
+            return _capped_client(super().client(**kwargs))
+
+    return CappedIpcKernelManager
+
+
 def _sandboxed_manager(sandbox: _bubblewrap.Sandbox):
     """An async kernel manager whose kernel runs in ``sandbox``: its sockets (Unix sockets) and
     connection file inside the sandbox's work folder, its command wrapped by bubblewrap."""
@@ -129,6 +156,9 @@ def _sandboxed_manager(sandbox: _bubblewrap.Sandbox):
                 connection_file=str(sandbox.work / "kernel.json"),
             )
             super().__init__(**kwargs)
+
+        def client(self, **kwargs):
+            return _capped_client(super().client(**kwargs))
 
         def format_kernel_cmd(self, extra_arguments=None):
             # Called after the connection file is written: hand the folder to the kernel.
@@ -229,7 +259,6 @@ async def run_notebook(
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
     from ._ipc import SUPPORTED as IPC_SUPPORTED
-    from ._ipc import AsyncIpcKernelManager
 
     outcome = RunOutcome()
     start = time.monotonic()
@@ -280,7 +309,7 @@ async def run_notebook(
             **(
                 {"kernel_manager_class": _sandboxed_manager(sandbox)}
                 if sandbox is not None
-                else {"kernel_manager_class": AsyncIpcKernelManager}
+                else {"kernel_manager_class": _capped_ipc_manager()}
                 if IPC_SUPPORTED
                 else {}
             ),
@@ -334,7 +363,9 @@ async def run_notebook(
 
                 channel = Channel(client, asyncio.get_running_loop(), rpc, rpc_fd,
                                   limits.check_seconds, add_cell, lambda: _kill_group(pgid),
-                                  _peak.PeakWatch(_peak.kernel_python(pid)))  # fmt: skip
+                                  _peak.PeakWatch(group.pids if group is not None
+                                                  else lambda: _peak.descendants(pid),
+                                                  group))  # fmt: skip
                 # A thread: the checks are plain functions that wait for each call's reply,
                 # while this event loop carries the messages to and from the kernel.
                 outcome.verdicts = await asyncio.to_thread(

@@ -60,6 +60,11 @@ from ._grading import student_order
 
 THRESHOLD = 0.85
 SUBTREE_NODES = 4  # the smallest subtree compared name-blind (``np.exp(_)`` has 5 nodes)
+# Answers larger than this are not compared name-blind (the comparison grows with the square of
+# the size; the course's longest answer has about 400 nodes): a student's code must not make the
+# grader's similarity step take hours.
+MAX_BLIND_NODES = 3000
+MAX_INLINED_STATEMENTS = 100
 MAX_DEPTH = 100  # deeper answers are not compared (no honest answer nests a hundred levels)
 SHINGLE = 5
 _KEEP = frozenset(dir(builtins)) | {"self", "cls"}
@@ -291,30 +296,34 @@ def _as_comprehension(before: ast.stmt, loop: ast.stmt) -> ast.Assign | None:
 
 def _canonical_body(body: list[ast.stmt], scope: ast.AST) -> list[ast.stmt]:
     """``body`` with append loops made comprehensions, then each variable that ``scope``
-    stores once and reads once put into the statement that reads it."""
+    stores once and reads once put into the statement that reads it (in bodies of at most
+    :data:`MAX_INLINED_STATEMENTS` statements: the course's answers have a few dozen)."""
     index = 0
     while index < len(body) - 1:
         merged = _as_comprehension(body[index], body[index + 1])
         if merged is not None:
             body[index : index + 2] = [merged]
         index += 1
-    changed = True
-    while changed:
-        changed = False
-        stores, loads = _names_in(scope)
-        for index, statement in enumerate(body):
-            name = _assigned_name(statement)
-            if name is None or stores.get(name) != 1 or loads.get(name) != 1:
-                continue
+    if len(body) > MAX_INLINED_STATEMENTS:
+        return body
+    # Counted once: putting x's expression where x is read leaves every other name's counts
+    # as they were.
+    stores, loads = _names_in(scope)
+    index = 0
+    while index < len(body):
+        statement = body[index]
+        name = _assigned_name(statement)
+        if name is not None and stores.get(name) == 1 and loads.get(name) == 1:
             for later in body[index + 1 :]:
                 substitute = _Substitute(name, statement.value)
                 substitute.visit(later)
                 if substitute.count:
                     del body[index]
-                    changed = True
                     break
-            if changed:
-                break
+            else:
+                index += 1
+        else:
+            index += 1
     return body
 
 
@@ -323,18 +332,25 @@ def blind(source: str, keep: str) -> frozenset[str] | None:
     """The answer's name-blind subtrees (see the module's docstring), or None when it does not
     parse; ``keep`` is the exercise's name."""
     tree = _parse(source)
-    if tree is None or not tree.body:
+    if tree is None or not tree.body or sum(1 for _ in ast.walk(tree)) > MAX_BLIND_NODES:
         return None
-    tree = _StripStrings().visit(tree)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            node.body = _canonical_body(node.body, node)
-    _rename(tree, lambda name: name if name in _KEEP or name == keep else "_")
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.expr | ast.stmt) and not isinstance(node, _DEFS):
-            if sum(1 for _ in ast.walk(node)) >= SUBTREE_NODES:
-                found.add(ast.dump(node, annotate_fields=False, include_attributes=False))
+    try:
+        tree = _StripStrings().visit(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                node.body = _canonical_body(node.body, node)
+        # Putting variables back into their expressions nests them: a chain of a thousand
+        # single-use names becomes a thousand levels deep.
+        if _depth(tree) > MAX_DEPTH:
+            return None
+        _rename(tree, lambda name: name if name in _KEEP or name == keep else "_")
+        found = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.expr | ast.stmt) and not isinstance(node, _DEFS):
+                if sum(1 for _ in ast.walk(node)) >= SUBTREE_NODES:
+                    found.add(ast.dump(node, annotate_fields=False, include_attributes=False))
+    except (RecursionError, MemoryError):
+        return None
     return frozenset(found)
 
 
