@@ -220,3 +220,15 @@ def test_the_natural_order_is_total_and_ignores_case_but_not_ties():
         "b",
     ]
     assert key("x") != key("X")  # ties between names that differ only in case are broken
+
+
+def test_feedback_never_carries_raw_html_from_a_students_message():
+    """Red team (issue 33): an answer that raises with `<img src=...>` in its message put the
+    tag into the student's feedback file, where a Markdown preview would load it."""
+    from helpers.grade._grading import Row
+    from helpers.grade._report import feedback_markdown
+
+    message = "scaled_scores raised ValueError: <img src=http://x/y.png> & more"
+    rows = [Row("ada", "03", "scaled_scores", "error", "", message)]
+    text = feedback_markdown("ada", rows, [], {"03": "lesson03.ipynb"})
+    assert "<img" not in text and "&lt;img src=http://x/y.png> &amp; more" in text

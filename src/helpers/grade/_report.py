@@ -88,7 +88,7 @@ def feedback_markdown(
         good = [r for r in lesson_rows if r.status == "correct"]
         if good:
             lines += ["**Well done**", ""]
-            lines += [f"- ✓ `{r.exercise}`: {r.message}" for r in good]
+            lines += [f"- ✓ `{r.exercise}`: {_inert_markdown(r.message)}" for r in good]
             lines.append("")
         to_fix = [r for r in lesson_rows if r.status != "correct"]
         if to_fix:
@@ -96,7 +96,7 @@ def feedback_markdown(
             for r in to_fix:
                 mistake = f" (`{r.mistake}`)" if r.mistake else ""
                 lines.append(f"- {SYMBOL[r.status]} `{r.exercise}` — {LABEL[r.status]}{mistake}:")
-                lines.append(f"  {r.message}")
+                lines.append(f"  {_inert_markdown(r.message)}")
                 item = items.get(r.exercise)
                 if isinstance(item, Exercise) and r.status != "missing":
                     level = 1 if r.status == "not_attempted" else 2
@@ -109,6 +109,13 @@ def feedback_markdown(
     if notes:
         lines += ["## About your files", ""] + [f"- {n}" for n in notes] + [""]
     return "\n".join(lines)
+
+
+def _inert_markdown(text: str) -> str:
+    """A message for Markdown: it may quote the student's own code or exception text, and a
+    Markdown viewer renders raw HTML (an <img> that loads when the file is previewed), so
+    "<" is written as an entity (the viewer shows "<")."""
+    return text.replace("&", "&amp;").replace("<", "&lt;")
 
 
 def _cell(row: Row) -> str:
