@@ -24,8 +24,15 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..attention import causal_mask
-from .model import InductionModel, _causal_attention, _one_blas_thread, _split
+from .model import (
+    InductionModel,
+    _causal_attention,
+    _one_blas_thread,
+    _position_bias,
+    _rope,
+    _rope_tables,
+    _split,
+)
 
 __all__ = [
     "READS",
@@ -119,8 +126,13 @@ def _run(model, tokens, replace, reads) -> Run:
             raise ValueError(f"replace keys are (layer, head) pairs of this model, got {key!r}")
     b, n = tokens.shape
     dtype = np.float64
-    embedding = (params["W_E"][tokens] + params["W_pos"][:n]).astype(dtype)
-    bias = np.where(causal_mask(n), 0.0, -np.inf)
+    positions = getattr(model, "positions", "learned")
+    embedding = params["W_E"][tokens].astype(dtype)
+    if positions == "learned":
+        embedding = embedding + params["W_pos"][:n]
+    bias = _position_bias(n, n_heads, positions, dtype)  # the mask, and ALiBi's penalty
+    if positions == "rope":
+        tables = _rope_tables(n, params["W_Q"].shape[-1] // n_heads, dtype)
     # The residual stream as each read sees it: "patched" (the replacements in) for the reads
     # named, "plain" (every head's own output) for the others; one stream if they coincide.
     plain = patched = embedding
@@ -131,6 +143,8 @@ def _run(model, tokens, replace, reads) -> Run:
             _split(seen[r] @ params[w][layer].astype(dtype), n_heads)
             for r, w in (("q", "W_Q"), ("k", "W_K"), ("v", "W_V"))
         )
+        if positions == "rope":
+            Q, K = _rope(Q, *tables), _rope(K, *tables)
         out, A = _causal_attention(Q, K, V, bias)
         heads = _heads_of(out, params["W_O"][layer].astype(dtype), n_heads)  # (b, h, n, d)
         outputs.append(heads)

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from ..attention import causal_mask, scaled_dot_product_attention
+from ..attention import causal_mask, softmax
+from ..rope import alibi_bias, alibi_slopes, frequencies
 from ..training import _cross_entropy
 
 __all__ = [
@@ -166,25 +167,66 @@ def _causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, bias: np.ndar
     return scores @ V, scores
 
 
+POSITIONS = ("learned", "rope", "alibi", "none")
+
+
+def _check_positions(positions) -> str:
+    if positions not in POSITIONS:
+        raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")
+    return positions
+
+
+def _rope_tables(n: int, d_head: int, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """``cos, sin (n, d_head / 2)`` of RoPE's angles at positions ``0 .. n-1`` (rotate-half
+    convention, base 10000: :func:`helpers.rope.rotate`'s), in ``dtype``."""
+    angles = np.arange(n)[:, None] * frequencies(d_head)[None, :]
+    return np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
+
+
+def _rope(X: np.ndarray, cos: np.ndarray, sin: np.ndarray, sign: float = 1.0) -> np.ndarray:
+    """``X (..., n, d_head)`` rotated by the tables (``sign=-1``: back, the transpose)."""
+    half = X.shape[-1] // 2
+    first, second = X[..., :half], X[..., half:]
+    return np.concatenate([first * cos - sign * second * sin,
+                           sign * first * sin + second * cos], axis=-1)  # fmt: skip
+
+
+def _position_bias(n: int, n_heads: int, positions: str, dtype) -> np.ndarray:
+    """What is added to the scores before the softmax: ``-inf`` on future keys, and ALiBi's
+    ``-m_h (i - j)`` on the others for ``positions="alibi"`` (``(h, n, n)``; else ``(n, n)``)."""
+    if positions == "alibi":
+        return alibi_bias(n, n_heads).astype(dtype)
+    return np.where(causal_mask(n), 0.0, -np.inf).astype(dtype)
+
+
 def forward(
     params: dict[str, np.ndarray],
     tokens: np.ndarray,
     n_heads: int,
     ablate: Iterable[tuple[int, int]] = (),
+    positions: str = "learned",
 ) -> Cache:
     """Run the model on ``tokens (b, n)`` (already checked) and keep every intermediate.
 
     ``ablate`` lists ``(layer, head)`` pairs whose output is set to zero (the head still
-    computes its attention weights, which the cache keeps).
+    computes its attention weights, which the cache keeps). ``positions``: how the model knows
+    where a token is (lesson 11): ``"learned"``, a table ``W_pos`` added to the embeddings;
+    ``"rope"``, queries and keys rotated by position (the cache keeps them rotated);
+    ``"alibi"``, a distance penalty on the scores; ``"none"``, only the causal mask.
     """
     b, n = tokens.shape
-    x = params["W_E"][tokens] + params["W_pos"][:n]  # (b, n, d_model)
+    x = params["W_E"][tokens]  # (b, n, d_model)
+    if positions == "learned":
+        x = x + params["W_pos"][:n]
     dtype = params["W_Q"].dtype
-    bias = np.where(causal_mask(n), 0.0, -np.inf).astype(dtype)  # -inf on future keys
+    bias = _position_bias(n, n_heads, positions, dtype)
+    tables = _rope_tables(n, x.shape[-1] // n_heads, dtype) if positions == "rope" else None
     cache = Cache(tokens, [x], [], [], [], [], [], None)
     ablate = set(ablate)
     for layer in range(params["W_Q"].shape[0]):
         Q, K, V = (_split(x @ params[w][layer], n_heads) for w in ("W_Q", "W_K", "W_V"))
+        if tables is not None:
+            Q, K = _rope(Q, *tables), _rope(K, *tables)
         out, A = _causal_attention(Q, K, V, bias)  # (b, h, n, d_head), (b, h, n, n)
         for lay, head in ablate:
             if lay == layer:
@@ -199,7 +241,11 @@ def forward(
 
 
 def loss_and_grads(
-    params: dict[str, np.ndarray], tokens: np.ndarray, targets: np.ndarray, n_heads: int
+    params: dict[str, np.ndarray],
+    tokens: np.ndarray,
+    targets: np.ndarray,
+    n_heads: int,
+    positions: str = "learned",
 ) -> tuple[float, dict[str, np.ndarray], Cache]:
     """Mean cross-entropy against ``targets (b, n)`` (``-1`` = no target), its gradient, the cache.
 
@@ -214,8 +260,12 @@ def loss_and_grads(
           dW_Q = x_l^T dQ, dW_K = x_l^T dK, dW_V = x_l^T dV      (heads merged back)
           dx = dx + dQ W_Q^T + dK W_K^T + dV W_V^T              (the residual adds dx itself)
         dW_E[t] += dx at every position holding token t;  dW_pos[:n] = dx summed over the batch
+
+    With RoPE, Q and K in the cache are the rotated ones: dQ and dK above are rotated back
+    (the rotation's transpose) before the lines that use W_Q and W_K. ALiBi's bias is a
+    constant: nothing changes. Without learned positions, dW_pos stays 0.
     """
-    cache = forward(params, tokens, n_heads)
+    cache = forward(params, tokens, n_heads, positions=positions)
     loss, dlogits = _cross_entropy(cache.logits, targets)  # (b, n, vocab)
     dlogits = dlogits.astype(cache.logits.dtype, copy=False)
     grads = {name: np.zeros_like(value) for name, value in params.items()}
@@ -235,6 +285,9 @@ def loss_and_grads(
         dS = A * (dA - (dA * A).sum(axis=-1, keepdims=True))  # (b, h, n, n)
         dQ = dS @ K * scale
         dK = np.swapaxes(dS, -1, -2) @ Q * scale
+        if positions == "rope":
+            tables = _rope_tables(tokens.shape[1], d_model // n_heads, dQ.dtype)
+            dQ, dK = _rope(dQ, *tables, sign=-1.0), _rope(dK, *tables, sign=-1.0)
         dx = dx.copy()
         for name, d in (("W_Q", dQ), ("W_K", dK), ("W_V", dV)):
             d = _merge(d)  # (b, n, d_model)
@@ -245,7 +298,8 @@ def loss_and_grads(
     one_hot = np.zeros((tokens.size, params["W_E"].shape[0]), dtype=dx.dtype)
     one_hot[np.arange(tokens.size), tokens.reshape(-1)] = 1.0
     grads["W_E"] = one_hot.T @ dx.reshape(-1, d_model)
-    grads["W_pos"][: tokens.shape[1]] = dx.sum(axis=0)
+    if positions == "learned":
+        grads["W_pos"][: tokens.shape[1]] = dx.sum(axis=0)
     return loss, grads, cache
 
 
@@ -257,6 +311,7 @@ def gradient_check(
     eps: float = 1e-6,
     entries: int = 20,
     seed: int = 0,
+    positions: str = "learned",
 ) -> dict[str, float]:
     """Relative error between :func:`loss_and_grads` and central finite differences.
 
@@ -265,7 +320,7 @@ def gradient_check(
     per array ``||g - g_num|| / (||g|| + ||g_num||)`` over those entries: about 1e-8 or smaller
     when the backward pass is right (float64), of order 1 when a term is missing.
     """
-    _, grads, _ = loss_and_grads(params, tokens, targets, n_heads)
+    _, grads, _ = loss_and_grads(params, tokens, targets, n_heads, positions)
     rng = np.random.default_rng(seed)
     errors = {}
     for name in PARAM_NAMES:
@@ -276,9 +331,9 @@ def gradient_check(
             index = np.unravel_index(flat, params[name].shape)
             shifted = {key: value.copy() for key, value in params.items()}
             shifted[name][index] += eps
-            plus = loss_and_grads(shifted, tokens, targets, n_heads)[0]
+            plus = loss_and_grads(shifted, tokens, targets, n_heads, positions)[0]
             shifted[name][index] -= 2 * eps
-            minus = loss_and_grads(shifted, tokens, targets, n_heads)[0]
+            minus = loss_and_grads(shifted, tokens, targets, n_heads, positions)[0]
             numerical.append((plus - minus) / (2 * eps))
             analytic.append(grads[name][index])
         analytic, numerical = np.array(analytic), np.array(numerical)
@@ -297,14 +352,17 @@ class InductionModel:
     vocab_size, max_len, n_layers, n_heads, d_model, d_head : int
     """
 
-    def __init__(self, params: dict[str, np.ndarray], n_heads: int):
+    def __init__(self, params: dict[str, np.ndarray], n_heads: int, positions: str = "learned"):
         missing = [name for name in PARAM_NAMES if name not in params]
         if missing:
             raise ValueError(f"params is missing {missing}; it needs {list(PARAM_NAMES)}")
         self.params = {name: np.asarray(params[name], dtype=float) for name in PARAM_NAMES}
         self.n_heads = _positive_int(n_heads, "n_heads")
+        # How it knows where a token is (lesson 11). Only the learned table has a length: the
+        # other schemes read sequences of any length (what they make of them is measured).
+        self.positions = _check_positions(positions)
         self.vocab_size, self.d_model = self.params["W_E"].shape
-        self.max_len = self.params["W_pos"].shape[0]
+        self.max_len = self.params["W_pos"].shape[0] if positions == "learned" else None
         self.n_layers = self.params["W_Q"].shape[0]
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not a multiple of n_heads={n_heads}")
@@ -320,9 +378,11 @@ class InductionModel:
             )
 
     def __repr__(self) -> str:
+        where = "" if self.positions == "learned" else f", positions={self.positions!r}"
         return (
             f"InductionModel(n_layers={self.n_layers}, n_heads={self.n_heads}, "
-            f"d_model={self.d_model}, vocab_size={self.vocab_size}, max_len={self.max_len})"
+            f"d_model={self.d_model}, vocab_size={self.vocab_size}, max_len={self.max_len}"
+            f"{where})"
         )
 
     def check_tokens(self, tokens, name: str = "tokens") -> np.ndarray:
@@ -339,9 +399,10 @@ class InductionModel:
         if array.ndim not in (1, 2):
             raise ValueError(f"{name} must have shape (n,) or (batch, n), got shape {array.shape}")
         n = array.shape[-1]
-        if not 1 <= n <= self.max_len:
+        if n < 1 or (self.max_len is not None and n > self.max_len):
             raise ValueError(
                 f"{name} holds {n} positions; this model reads 1 to max_len={self.max_len}"
+                + (" (its table of learned positions has no row for more)" if n > 1 else "")
             )
         if array.size and (array.min() < 0 or array.max() >= self.vocab_size):
             raise ValueError(
@@ -371,7 +432,7 @@ class InductionModel:
         single = tokens.ndim == 1
         with _one_blas_thread():
             cache = forward(self.params, tokens[None] if single else tokens, self.n_heads,
-                            self._check_ablate(ablate))  # fmt: skip
+                            self._check_ablate(ablate), self.positions)  # fmt: skip
         return cache
 
     def forward(
@@ -437,24 +498,34 @@ class InductionModel:
         if prompt.ndim != 1:
             raise ValueError(f"prompt must be one sequence (n,), got shape {prompt.shape}")
         steps = int(steps) if not isinstance(steps, bool) else -1
-        if steps < 0 or len(prompt) + steps > self.max_len:
-            raise ValueError(
-                f"steps must be 0 .. max_len - len(prompt) = {self.max_len - len(prompt)}, "
-                f"got {steps}"
-            )
+        room = None if self.max_len is None else self.max_len - len(prompt)
+        if steps < 0 or (room is not None and steps > room):
+            raise ValueError(f"steps must be 0 .. max_len - len(prompt) = {room}, got {steps}")
         p, h, e = self.params, self.n_heads, self.d_head
         cache = {"K": [np.zeros((h, 0, e)) for _ in range(self.n_layers)],
                  "V": [np.zeros((h, 0, e)) for _ in range(self.n_layers)]}  # fmt: skip
         sequence = list(int(t) for t in prompt)
+        slopes = alibi_slopes(h)[:, None, None] if self.positions == "alibi" else None
         for position in range(len(prompt) + steps - 1):
-            x = p["W_E"][sequence[position]] + p["W_pos"][position]  # (d_model,)
+            x = p["W_E"][sequence[position]]  # (d_model,)
+            if self.positions == "learned":
+                x = x + p["W_pos"][position]
             for layer in range(self.n_layers):
                 q, k, v = (x @ p[w][layer] for w in ("W_Q", "W_K", "W_V"))  # (d_model,)
-                cache["K"][layer] = np.concatenate([cache["K"][layer], k.reshape(h, 1, e)], 1)
+                q, k = q.reshape(h, 1, e), k.reshape(h, 1, e)
+                if self.positions == "rope":
+                    # Each at its own position: the key is cached already rotated, and never
+                    # rotated again; the new query is rotated at the position it reads from.
+                    angle = position * frequencies(e)
+                    q, k = (_rope(t, np.cos(angle), np.sin(angle)) for t in (q, k))
+                cache["K"][layer] = np.concatenate([cache["K"][layer], k], 1)
                 cache["V"][layer] = np.concatenate([cache["V"][layer], v.reshape(h, 1, e)], 1)
-                z, _ = scaled_dot_product_attention(
-                    q.reshape(h, 1, e), cache["K"][layer], cache["V"][layer]
-                )  # (h, 1, d_head): the new query against every cached key, itself included
+                scores = q @ np.swapaxes(cache["K"][layer], -1, -2) / np.sqrt(e)  # (h, 1, t)
+                if slopes is not None:  # ALiBi: -m_h times how far back each cached key is
+                    scores = scores - slopes * (position - np.arange(position + 1))
+                weights = softmax(scores)
+                z = weights @ cache["V"][layer]
+                # (h, 1, d_head): the new query against every cached key, itself included
                 x = x + z.reshape(-1) @ p["W_O"][layer]
             if position >= len(prompt) - 1:
                 sequence.append(int(np.argmax(x @ p["W_U"])))

@@ -342,6 +342,7 @@ def train(
     n_eval: int = 256,
     dtype=np.float32,
     callback=None,
+    positions: str = "learned",
 ) -> tuple[InductionModel, History]:
     """Train the two-layer attention-only model on :func:`repeat_task` with Adam.
 
@@ -370,6 +371,9 @@ def train(
     callback : callable, optional
         Called as ``callback(step, history)`` after each record (a live plot, a time limit:
         return True to stop early).
+    positions : str
+        How the model knows where a token is: ``"learned"`` (the shipped model), ``"rope"``,
+        ``"alibi"`` or ``"none"`` (lesson 11).
 
     Returns
     -------
@@ -384,7 +388,7 @@ def train(
         raise ValueError("batch, eval_every and n_eval must be at least 1")
     params = init_params(vocab_size, d_model, n_heads, max_len, 2, seed=seed)
     params = {name: value.astype(dtype) for name, value in params.items()}
-    model = InductionModel(params, n_heads)
+    model = InductionModel(params, n_heads, positions)
     model.params = params  # train in place, in dtype
     eval_data = repeat_task(np.random.default_rng([seed, 1]), n_eval, max_len, vocab_size,
                             min_repeat, max_repeat, distinct, max_copies)  # fmt: skip
@@ -419,7 +423,7 @@ def train(
                 data = repeat_task(rng, batch, max_len, vocab_size, min_repeat, max_repeat,
                                    distinct, max_copies)  # fmt: skip
                 tokens, targets = data.tokens, data.targets
-            _, grads, _ = loss_and_grads(params, tokens, targets, n_heads)
+            _, grads, _ = loss_and_grads(params, tokens, targets, n_heads, positions)
             optimiser.step(params, grads)
             if step % eval_every == 0 or step == steps:
                 if record(step):

@@ -1,0 +1,80 @@
+"""Lesson 10's model with position put elsewhere (issue 35): RoPE, ALiBi, none. The backward pass
+against finite differences for each, RoPE's forward against helpers.rope.rotate, the KV-cache
+decoding against the full forward pass, and lengths past the learned table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from helpers.induction.model import (
+    POSITIONS,
+    InductionModel,
+    forward,
+    gradient_check,
+    init_params,
+)
+from helpers.rope import alibi_bias, rotate
+
+
+@pytest.fixture(scope="module")
+def small():
+    params = init_params(vocab_size=11, d_model=8, n_heads=2, max_len=7, seed=3)
+    rng = np.random.default_rng(0)
+    tokens = rng.integers(0, 11, (3, 7))
+    targets = np.full_like(tokens, -1)
+    targets[:, :-1] = tokens[:, 1:]
+    return params, tokens, targets
+
+
+@pytest.mark.parametrize("positions", POSITIONS)
+def test_the_backward_pass_is_the_gradient_for_every_scheme(small, positions):
+    params, tokens, targets = small
+    errors = gradient_check(params, tokens, targets, 2, positions=positions)
+    for name, error in errors.items():
+        if positions != "learned" and name == "W_pos":
+            continue  # unused: its gradient is 0 and so is the finite difference
+        assert error < 1e-6, (positions, name, error)
+
+
+def test_rope_rotates_the_queries_and_keys_as_the_helper_does(small):
+    params, tokens, _ = small
+    plain = forward(params, tokens, 2, positions="none")
+    rope = forward(params, tokens, 2, positions="rope")
+    # Layer 0 reads the same stream in both (no position added): its Q and K differ only by
+    # the rotation, position t by angles t * base^(-2i/d_head).
+    np.testing.assert_allclose(rope.Q[0], rotate(plain.Q[0]), atol=1e-12)
+    np.testing.assert_allclose(rope.K[0], rotate(plain.K[0]), atol=1e-12)
+
+
+def test_alibi_adds_the_papers_bias_to_the_scores(small):
+    params, tokens, _ = small
+    run = forward(params, tokens, 2, positions="alibi")
+    Q, K = run.Q[0], run.K[0]
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]) + alibi_bias(7, 2)
+    expected = np.exp(scores - scores.max(-1, keepdims=True))
+    expected /= expected.sum(-1, keepdims=True)
+    np.testing.assert_allclose(run.A[0], expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("positions", POSITIONS)
+def test_decoding_with_a_kv_cache_matches_the_full_forward_pass(small, positions):
+    params, tokens, _ = small
+    model = InductionModel(params, 2, positions)
+    prompt = tokens[0, :4]
+    sequence, _ = model.generate(prompt, 3)
+    # Greedy: each new token is the argmax of the full forward pass on what came before.
+    for t in range(4, 7):
+        logits = model.run(sequence[:t]).logits[0, -1]
+        assert sequence[t] == int(np.argmax(logits)), (positions, t)
+
+
+def test_only_the_learned_table_has_a_length(small):
+    params, _, _ = small
+    long = np.zeros(4 * 7, dtype=int)  # four times the table
+    with pytest.raises(ValueError, match="max_len=7"):
+        InductionModel(params, 2, "learned").run(long)
+    for positions in ("rope", "alibi", "none"):
+        assert InductionModel(params, 2, positions).run(long).logits.shape == (1, 28, 11)
+    with pytest.raises(ValueError, match="positions must be one of"):
+        InductionModel(params, 2, "sinusoidal")
