@@ -78,3 +78,21 @@ def test_only_the_learned_table_has_a_length(small):
         assert InductionModel(params, 2, positions).run(long).logits.shape == (1, 28, 11)
     with pytest.raises(ValueError, match="positions must be one of"):
         InductionModel(params, 2, "sinusoidal")
+
+
+@pytest.mark.parametrize("positions", POSITIONS)
+def test_the_training_record_reads_the_model_as_it_runs(small, positions):
+    """task.evaluate (the history recorded while training) runs the model with its own scheme:
+    its loss on repeats equals the one from InductionModel.run."""
+    from helpers.induction.task import evaluate, repeat_task
+
+    params, _, _ = small
+    model = InductionModel(params, 2, positions)
+    data = repeat_task(np.random.default_rng(4), 6, 7, 11, min_repeat=2, max_repeat=3,
+                       distinct=False, max_copies=2)  # fmt: skip
+    logits = model.run(data.tokens).logits
+    log_probs = logits - logits.max(-1, keepdims=True)
+    log_probs -= np.log(np.exp(log_probs).sum(-1, keepdims=True))
+    safe = np.where(data.targets >= 0, data.targets, 0)[..., None]
+    nll = -np.take_along_axis(log_probs, safe, -1)[..., 0]
+    assert evaluate(model, data)["loss_repeat"] == pytest.approx(nll[data.is_repeat].mean())

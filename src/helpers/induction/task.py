@@ -299,7 +299,7 @@ class History:
 
 def evaluate(model: InductionModel, data: Repeats) -> dict:
     """Losses on repeats and on the other tokens, and each head's two scores, on ``data``."""
-    cache = forward(model.params, data.tokens, model.n_heads)
+    cache = forward(model.params, data.tokens, model.n_heads, positions=model.positions)
     logits = cache.logits
     shifted = logits - logits.max(axis=-1, keepdims=True)
     log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
