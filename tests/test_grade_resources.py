@@ -363,3 +363,12 @@ def test_the_graders_kernel_sockets_refuse_huge_messages_and_a_huge_print_stops_
         rows = {r["student"]: r for r in csv.DictReader(f) if r["exercise"] == "scaled_scores"}
     assert rows["honest"]["status"] == "correct"
     assert rows["prints"]["status"] in ("not_yet", "timeout", "error"), rows["prints"]
+
+
+def test_control_groups_a_process_cannot_join_count_as_unavailable(monkeypatch):
+    """Where a group can be made but not joined, every kernel would fail to start: the probe
+    says the groups are unavailable instead (the grader then warns and runs without)."""
+    if _cgroup.unavailable():
+        pytest.skip(_cgroup.unavailable())
+    monkeypatch.setattr(_cgroup.Group, "join_command", lambda self: ["/bin/sh", "-c", "exit 3"])
+    assert "cannot join" in _cgroup.unavailable.__wrapped__()

@@ -26,6 +26,7 @@ import functools
 import itertools
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -81,7 +82,17 @@ def unavailable() -> str:
         group = Group(memory_bytes=2**30, processes=16)
     except OSError as failure:
         return f"no control groups for the kernels: {failure}"[:300]
-    group.remove()
+    try:
+        # A process must be able to join it too (a v2 group outside this process's subtree
+        # may refuse): else every kernel would fail to start, so say "unavailable" instead.
+        joined = subprocess.run([*group.join_command(), "/bin/true"], capture_output=True,
+                                text=True, timeout=30)  # fmt: skip
+    except (OSError, subprocess.SubprocessError) as failure:
+        joined = subprocess.CompletedProcess([], 1, "", str(failure))
+    finally:
+        group.remove()
+    if joined.returncode != 0:
+        return f"a process cannot join a control group here: {joined.stderr.strip()[:200]}"
     return ""
 
 
