@@ -67,32 +67,43 @@ def _available() -> str:
     return _bubblewrap.unavailable() or _cgroup.unavailable()
 
 
+def _grade_class(
+    root: Path, lesson: str, students: dict[str, list[str]], exercise: str, *options: str
+) -> tuple[subprocess.CompletedProcess, dict[str, dict]]:
+    """Write ``students`` (name -> cells after SETUP) as lesson ``lesson`` notebooks under
+    ``root/submissions`` (beside any already there), grade them into ``root/out`` with
+    ``options``, and return the run and each student's row for ``exercise``."""
+    for student, cells in students.items():
+        folder = root / "submissions" / student
+        folder.mkdir(parents=True)
+        nb = notebook(lesson, [SETUP, *cells])
+        (folder / f"lesson{lesson}.ipynb").write_text(class_builder.nbformat.writes(nb))
+    run = subprocess.run(
+        [sys.executable, "-m", "helpers.grade", "--submissions", str(root / "submissions"),
+         "--out", str(root / "out"), "--lessons", lesson, *options],
+        capture_output=True, text=True, timeout=600, cwd=root,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    with open(root / "out" / "grades.csv", newline="") as f:
+        rows = {r["student"]: r for r in csv.DictReader(f) if r["exercise"] == exercise}
+    return run, rows
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     if _available():
         pytest.skip(f"no sandbox with control groups here: {_available()}")
     root = tmp_path_factory.mktemp("resources")
-    for student, cells in {"honest": [SS_CORRECT, CHECK], **ATTACKS}.items():
-        folder = root / "submissions" / student
-        folder.mkdir(parents=True)
-        nb = notebook("03", [SETUP, *cells])
-        (folder / "lesson03.ipynb").write_text(class_builder.nbformat.writes(nb))
     # Red team: a lone surrogate, which JSON can spell and UTF-8 cannot hold, in a cell the
     # report quotes (it stopped the whole class's grading); and a folder name that is not UTF-8.
     nb = notebook("03", [SETUP, WRONG, CHECK, "import helpers.checks._core  # SURROGATE"])
     text = class_builder.nbformat.writes(nb).replace("SURROGATE", "\\ud800")
     for name in ("surrogate", os.fsdecode(b"not-utf8-\xff")):
-        (root / "submissions" / name).mkdir()
+        (root / "submissions" / name).mkdir(parents=True)
         (root / "submissions" / name / "lesson03.ipynb").write_text(text)
-    run = subprocess.run(
-        [sys.executable, "-m", "helpers.grade", "--submissions", str(root / "submissions"),
-         "--out", str(root / "out"), "--jobs", "2", "--cell-timeout", "60",
-         "--memory-limit", "1G", "--lessons", "03"],
-        capture_output=True, text=True, timeout=600, cwd=root,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr[-3000:]
-    with open(root / "out" / "grades.csv", newline="") as f:
-        rows = {r["student"]: r for r in csv.DictReader(f) if r["exercise"] == "scaled_scores"}
+    run, rows = _grade_class(root, "03", {"honest": [SS_CORRECT, CHECK], **ATTACKS},
+                             "scaled_scores", "--jobs", "2", "--cell-timeout", "60",
+                             "--memory-limit", "1G")  # fmt: skip
     return {"run": run, "rows": rows, "report": (root / "out" / "report.html").read_text()}
 
 
@@ -246,20 +257,7 @@ def test_lesson_07s_memory_is_measured_where_the_notebook_cannot_hide_it(tmp_pat
     check = check_cell("blockwise_attention")
     students = {"honest": [BLOCKWISE, check], "mmap": [BLOCKWISE_MMAP, check],
                 "decoy": [NAIVE, check, DECOY], "fork_compute": [FORK_COMPUTE, check]}  # fmt: skip
-    for student, cells in students.items():
-        folder = tmp_path / "submissions" / student
-        folder.mkdir(parents=True)
-        nb = notebook("07", [SETUP, *cells])
-        (folder / "lesson07.ipynb").write_text(class_builder.nbformat.writes(nb))
-    run = subprocess.run(
-        [sys.executable, "-m", "helpers.grade", "--submissions", str(tmp_path / "submissions"),
-         "--out", str(tmp_path / "out"), "--jobs", "2", "--lessons", "07"],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr[-3000:]
-    with open(tmp_path / "out" / "grades.csv", newline="") as f:
-        rows = {r["student"]: r for r in csv.DictReader(f)
-                if r["exercise"] == "blockwise_attention"}  # fmt: skip
+    _, rows = _grade_class(tmp_path, "07", students, "blockwise_attention", "--jobs", "2")
     assert rows["honest"]["status"] == "correct", rows["honest"]
     for student in ("mmap", "decoy", "fork_compute"):
         assert rows[student]["status"] == "not_yet", rows[student]
@@ -337,7 +335,7 @@ def test_the_graders_kernel_sockets_refuse_huge_messages_and_a_huge_print_stops_
     from helpers.grade import _sandbox
 
     client = _sandbox._capped_ipc_manager()().client()
-    client.start_channels()
+    client.start_channels(hb=False)  # no kernel to beat with: only the sockets are read
     try:
         for channel in (client.iopub_channel, client.shell_channel, client.stdin_channel,
                         client.control_channel):  # fmt: skip
@@ -346,21 +344,9 @@ def test_the_graders_kernel_sockets_refuse_huge_messages_and_a_huge_print_stops_
         client.stop_channels()
     assert _sandbox.MAX_MESSAGE_BYTES < 100e6
     huge = "import sys\nsys.stdout.write('x' * 300_000_000)"
-    cells = {"honest": [SS_CORRECT, CHECK], "prints": [WRONG, CHECK, huge]}
-    for student, body in cells.items():
-        folder = tmp_path / "submissions" / student
-        folder.mkdir(parents=True)
-        nb = notebook("03", [SETUP, *body])
-        (folder / "lesson03.ipynb").write_text(class_builder.nbformat.writes(nb))
-    run = subprocess.run(
-        [sys.executable, "-m", "helpers.grade", "--submissions", str(tmp_path / "submissions"),
-         "--out", str(tmp_path / "out"), "--jobs", "1", "--cell-timeout", "60",
-         "--lessons", "03"],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr[-3000:]
-    with open(tmp_path / "out" / "grades.csv", newline="") as f:
-        rows = {r["student"]: r for r in csv.DictReader(f) if r["exercise"] == "scaled_scores"}
+    students = {"honest": [SS_CORRECT, CHECK], "prints": [WRONG, CHECK, huge]}
+    _, rows = _grade_class(tmp_path, "03", students, "scaled_scores", "--jobs", "1",
+                           "--cell-timeout", "60")  # fmt: skip
     assert rows["honest"]["status"] == "correct"
     assert rows["prints"]["status"] in ("not_yet", "timeout", "error"), rows["prints"]
 

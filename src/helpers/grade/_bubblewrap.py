@@ -61,14 +61,20 @@ def unavailable() -> str:
         return f"bubblewrap runs on Linux only (this is {sys.platform})"
     if shutil.which("bwrap") is None:
         return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt install bubblewrap)"
+    return _probe([], [], "bwrap cannot start a sandbox here")
+
+
+def _probe(before: list[str], options: list[str], failed: str) -> str:
+    """Start ``/bin/true`` as a kernel would be started (``before`` the bwrap command, bwrap's
+    extra ``options``): "" if it ran, else ``failed`` and why."""
     uid = _fresh_uid() if os.geteuid() == 0 else None
-    probe = [*_bwrap(None), "--", *_user_switch(uid), "/bin/true"]
+    probe = [*before, *_bwrap(None), *options, "--", *_user_switch(uid), "/bin/true"]
     try:
         run = subprocess.run(probe, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError) as failure:
-        return f"bwrap could not start: {failure}"
+        return f"{failed}: {failure}"
     if run.returncode != 0:
-        return f"bwrap cannot start a sandbox here: {run.stderr.strip()[:300]}"
+        return f"{failed}: {run.stderr.strip()[:300]}"
     return ""
 
 
@@ -79,16 +85,8 @@ def seccomp_unavailable() -> str:
     why = unavailable() or _seccomp.unavailable()
     if why:
         return why
-    uid = _fresh_uid() if os.geteuid() == 0 else None
-    probe = [*_with_filter(), *_bwrap(None), "--seccomp", str(_FILTER_FD), "--",
-             *_user_switch(uid), "/bin/true"]  # fmt: skip
-    try:
-        run = subprocess.run(probe, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError) as failure:
-        return f"bwrap could not install the seccomp filter: {failure}"
-    if run.returncode != 0:
-        return f"bwrap could not install the seccomp filter: {run.stderr.strip()[:300]}"
-    return ""
+    return _probe(_with_filter(), ["--seccomp", str(_FILTER_FD)],
+                  "bwrap could not install the seccomp filter")  # fmt: skip
 
 
 _FILTER_FD = 9  # the descriptor bwrap reads the filter from (--seccomp 9)

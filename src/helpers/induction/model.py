@@ -28,7 +28,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from ..attention import causal_mask, softmax
-from ..rope import alibi_bias, alibi_slopes, frequencies
+from ..rope import _turn, alibi_bias, alibi_slopes, frequencies
 from ..training import _cross_entropy
 
 __all__ = [
@@ -186,9 +186,7 @@ def _rope_tables(n: int, d_head: int, dtype) -> tuple[np.ndarray, np.ndarray]:
 def _rope(X: np.ndarray, cos: np.ndarray, sin: np.ndarray, sign: float = 1.0) -> np.ndarray:
     """``X (..., n, d_head)`` rotated by the tables (``sign=-1``: back, the transpose)."""
     half = X.shape[-1] // 2
-    first, second = X[..., :half], X[..., half:]
-    return np.concatenate([first * cos - sign * second * sin,
-                           sign * first * sin + second * cos], axis=-1)  # fmt: skip
+    return np.concatenate(_turn(X[..., :half], X[..., half:], cos, sign * sin), axis=-1)
 
 
 def _position_bias(n: int, n_heads: int, positions: str, dtype) -> np.ndarray:
