@@ -110,9 +110,15 @@ print(f"log 64 (a uniform guess):          {np.log(64):.2f} nats")
 # one-token copier**, which at each repeat predicts the tokens that followed the earlier
 # occurrences of the current token, in proportion. It is told where the repeats are, which
 # the model is not: a yardstick for a model that matches one token at a time, not a bound.
-# The other columns: **first occurrences** (the next token has not occurred before: nothing
-# can predict it, so about $\log 64$ is right), and **chance recurrences** (the next token
-# occurred before, but not as part of a copy: the term means that everywhere in this lesson).
+# A second yardstick is **not told** where the repeats are: a predictor that reads up to four
+# tokens back, finds the longest run of them that occurred before, and mixes the tokens that
+# followed those earlier runs with a uniform guess, in proportions fitted (on another draw of
+# the training layout) to how often such a match continues in this data
+# (`probes.SuffixPredictor`). It must tell a copy from a chance recurrence by itself, as the
+# model must. The other columns: **first occurrences** (the next token has not occurred before:
+# nothing can predict it, so about $\log 64$ is right), and **chance recurrences** (the next
+# token occurred before, but not as part of a copy: the term means that everywhere in this
+# lesson).
 
 # %%
 V, N = model.vocab_size, model.max_len
@@ -126,34 +132,41 @@ layouts = {
     "new: 15-16 tokens twice": probes.back_to_back(fresh_rng, 512, N, V, lengths=(15, 16)),
     "new: pairs of 2-3 tokens": probes.two_segments(fresh_rng, 512, N, V, lengths=(2, 3)),
 }
-print(f"{'':29s} repeats  copier  first occurrences  chance recurrences")
+fit_on = repeat_task(np.random.default_rng(11), 1000, N, V, 5, 14, distinct=False, max_copies=2)
+not_told = probes.SuffixPredictor(fit_on.tokens, V)
+print(f"{'':29s} repeats  copier  not told  first occurrences  chance recurrences")
 measured = {}
 for name, (tokens, is_repeat) in layouts.items():
     m = measured[name] = probes.measure(model, tokens, is_repeat)
+    m["not told"] = not_told.losses(tokens)[is_repeat[:, :-1]].mean()
     print(
-        f"{name:29s} {m['repeat']:6.2f}  {m['copier']:6.2f}  {m['first_ratio']:5.2f} x log 64"
-        f"     {m['chance']:5.2f}"
+        f"{name:29s} {m['repeat']:6.2f}  {m['copier']:6.2f}  {m['not told']:7.2f}   "
+        f"{m['first_ratio']:5.2f} x log 64     {m['chance']:5.2f}"
     )
 
 # %% [markdown]
 # On first occurrences the model pays a few percent more than $\log 64$ everywhere, and that is
 # right for this data: tokens that already occurred also recur by chance, so a model should give
 # them a little more than 1/64 each, which leaves a little less for a token not seen before. On
-# the repeats it is close to the
-# copier on some layouts and well above it on others. Where does the gap come from? The loss
-# by position within a copy (on 1,000 segments repeated right after themselves) says:
+# the repeats it is close to the copier on some layouts and well above it on others; beside the
+# predictor that is not told it is better on some layouts and worse on others, and on the
+# training layout both are about a tenth of a nat above the copier (printed). Where does the gap come from? The loss by position within a
+# copy (on 1,000 segments repeated right after themselves) says:
 
 # %%
 tokens, is_repeat = probes.back_to_back(np.random.default_rng(7), 1000, N, V)
 nll = probes.position_losses(model, tokens)  # (1000, 31): the loss on token i + 1
+nll_not_told = not_told.losses(tokens)
 in_copy = np.cumsum(is_repeat, axis=1) - 1  # 0 at the copy's first token
 by_position = []
 for k in range(6):
     at = is_repeat & (in_copy == k)
-    by_position.append((nll[at[:, :-1]].mean(), probes.copier_loss(tokens, at, V)))
+    by_position.append(
+        (nll[at[:, :-1]].mean(), probes.copier_loss(tokens, at, V), nll_not_told[at[:, :-1]].mean())
+    )
     print(
         f"reading the copy's token {k}: model {by_position[-1][0]:.2f}, copier "
-        f"{by_position[-1][1]:.2f}"
+        f"{by_position[-1][1]:.2f}, not told {by_position[-1][2]:.2f}"
     )
 # One-token matches: the current token occurred before, but never after the token before it.
 copy_start, chance = 0, 0
@@ -176,13 +189,18 @@ print(
 )
 
 # %% [markdown]
-# From the copy's second token on, the model is within a tenth of a nat of the copier. The gap is at the copy's **first** token. There the current token matches an
-# earlier one, but the token before it does not; and most such one-token matches are chance
-# recurrences, which do not continue (the counts printed). The copier, told that a repeat
-# starts here, copies; the model, which is not told, hedges: the probability it gives the copied
-# token there is about the share of one-token matches that start a copy (both printed). It pays
-# for that on the layouts where copies are short, so that first tokens are a larger share of
-# the repeats. Section 6 measures what the model reads to tell the two apart.
+# From the copy's second token on, the model is within a tenth of a nat of the copier. The gap
+# is at the copy's **first** token. There the current token matches an earlier one, but the
+# token before it does not; and most such one-token matches are chance recurrences, which do
+# not continue (the counts printed). The copier, told that a repeat starts here, copies; the
+# model, which is not told, hedges: the probability it gives the copied token there is about the
+# share of one-token matches that start a copy (both printed). The predictor that is not told
+# hedges there too, and pays about as much; so no predictor that must find the copies itself
+# can reach the copier's numbers, and the copier is a yardstick, not a target. Where the model
+# falls short of the predictor that is not told is at the copy's later tokens: matching the
+# tokens before the current one too, the predictor does better there than the model (printed). The model pays for the first token most on the layouts where copies are short, so
+# that first tokens are a larger share of the repeats. Section 6 measures what the model reads
+# to tell a copy from a chance recurrence.
 #
 # **Why a causal model needs this.** Lesson 05's mask lets position $i$ read only positions
 # $0..i$: the model cannot look ahead, so to predict well it must use what it has already read.
@@ -741,8 +759,8 @@ for name, at in (("first", b2b_repeat & (place == 0)), ("later", b2b_repeat & (p
 # not: compare the last two lines printed. At the first token it even helps: without the token
 # before in the query, the model hedges less there. So the hedge of section 1 is read through
 # the queries, from the token before. This is a reading of path patches; the weights give a
-# second piece of evidence after the challenge below. A full account would also patch each pair
-# of paths and build inputs where the two tokens disagree.
+# second piece of evidence after the challenge below, and a direct test after it, on inputs where
+# the two tokens disagree. A fuller account would also patch each pair of paths.
 #
 # One term of the K-composition can be read off the weights. The key at position $j$ holds
 # token $j$'s own embedding **plus** what the previous-token head wrote there: token $j - 1$'s
@@ -857,9 +875,57 @@ for writer in range(model.n_heads):
 
 # %% [markdown]
 # The second diagonal is there, in every layer-1 head, and not with another layer-0 head on the
-# key side (printed). With the path patches, this is good evidence that the induction heads
-# match two tokens: the current one against the token before each key, and the one before it
-# against the token two before each key.
+# key side (printed). With the path patches, this points to induction heads that match two
+# tokens: the current one against the token before each key, and the one before it against the
+# token two before each key.
+#
+# **A test where the two disagree.** Both pieces of evidence are indirect. A direct one: inputs
+# that end with `b a`, where `a` occurred twice before, once after `b` (a two-token match,
+# followed by `x`) and once after another token (a one-token match, followed by `y`), in either
+# order (`probes.two_matches`). A head that matches one token has no reason to prefer either;
+# one that matches two looks at `x`. And what does the model predict? As controls, the same
+# inputs with one of the two earlier `a`s changed into another token, so that only one match
+# is left.
+
+# %%
+pairs, keys, older = probes.two_matches(np.random.default_rng(4), 512, N, V)
+rows, query = np.arange(512), N - 2  # the query: the second `a`'s position
+
+
+def at_query(tokens):
+    """Layer-1 attention from the query (512, heads, n) and the model's probabilities there."""
+    ran = model.run(tokens)
+    shifted = ran.logits[:, query] - ran.logits[:, query].max(axis=-1, keepdims=True)
+    probs = np.exp(shifted) / np.exp(shifted).sum(axis=-1, keepdims=True)
+    return ran.A[1][:, :, query], probs
+
+
+weights, probs = at_query(pairs)
+x, y = pairs[rows, keys[:, 0]], pairs[rows, keys[:, 1]]  # the tokens after each match
+print("layer-1 attention from the query, per head:")
+print(f"  on x (after the two-token match): {weights[rows, :, keys[:, 0]].mean(axis=0)}")
+print(f"  on y (after the one-token match): {weights[rows, :, keys[:, 1]].mean(axis=0)}")
+for name, group in (("all", rows), ("two-token match older", older), ("newer", ~older)):
+    print(
+        f"P(x) {probs[rows, x][group].mean():.2f}, P(y) {probs[rows, y][group].mean():.2f}"
+        f"   ({name})"
+    )
+for keep, kept, name in (("two", 0, "two-token"), ("one", 1, "one-token")):
+    alone, _, _ = probes.two_matches(np.random.default_rng(4), 512, N, V, keep=keep)
+    _, probs_alone = at_query(alone)
+    follower = pairs[rows, keys[:, kept]]
+    print(f"only the {name} match left: P(its follower) {probs_alone[rows, follower].mean():.2f}")
+print(f"(the predictor that is not told gives a two-token match's follower {not_told.share[2]:.0%})")
+
+# %% [markdown]
+# Every layer-1 head puts several times more weight on `x` than on `y`, and the model gives `x`
+# many times the probability of `y` (printed). So the match is on two tokens, in attention and in the prediction. The numbers
+# show two more things. The model is far from certain even when only the two-token match is
+# left, less than the predictor of section 1 that is not told, which gives it nearly all its
+# probability (printed): the model uses the token before less than the data would allow, which
+# is where section 1 found it behind that predictor. And it prefers the **newer** of two
+# matches: $P(x)$ is higher when the two-token match is the newer one (printed), so how far back
+# a match lies counts too.
 #
 # ## 7 · Who writes the answer: direct logit attribution
 #
@@ -954,7 +1020,9 @@ for sentence in (
 #   layer-1 induction heads add up. Path patching: the previous-token head is read mostly
 #   through the induction heads' **keys** (K-composition), some through their queries
 #   (Q-composition), not through their values; with the two-back head, the numbers fit heads
-#   that match a two-token prefix. Direct logit attribution: the layer-1 heads write the answer.
+#   that match a two-token prefix, and inputs where a one-token and a two-token match disagree
+#   confirm it: attention and prediction go to the two-token match. Direct logit attribution:
+#   the layer-1 heads write the answer.
 # - The composed circuit $W_E W^Q (W_E W^V W^O W^K)^\top$ has a strong diagonal: one term of
 #   the match, readable from the weights; the token before the query against the token two
 #   before the key has one too, the second term of a two-token match. Different seeds and data can grow different circuits;

@@ -7,11 +7,13 @@ import pytest
 
 from helpers.induction import load
 from helpers.induction.probes import (
+    SuffixPredictor,
     back_to_back,
     copier_loss,
     measure,
     position_losses,
     three_copies,
+    two_matches,
     two_segments,
 )
 
@@ -90,3 +92,120 @@ def test_measure_sorts_every_position_into_one_kind():
     assert m["repeat"] == pytest.approx(nll[is_repeat[:, :-1]].mean(), rel=1e-12)
     assert m["first_ratio"] == pytest.approx(m["first"] / np.log(64))
     assert m["copier"] == copier_loss(tokens, is_repeat, 64)
+
+
+def _suffix_features_by_hand(tokens, longest):
+    """The longest earlier match ending at each position and the share of its followers that
+    are the true next token, written out position by position (no shared code)."""
+    b, n = tokens.shape
+    k_all, hit_all = np.zeros((b, n - 1), int), np.zeros((b, n - 1))
+    for s in range(b):
+        row = list(tokens[s])
+        for i in range(n - 1):
+            best, followers = 0, []
+            for k in range(1, longest + 1):
+                if i - k + 1 < 0:
+                    break
+                ends = [
+                    j for j in range(k - 1, i) if row[j - k + 1 : j + 1] == row[i - k + 1 : i + 1]
+                ]
+                if not ends:
+                    break
+                best, followers = k, [row[j + 1] for j in ends]
+            k_all[s, i] = best
+            if best:
+                hit_all[s, i] = np.mean([f == row[i + 1] for f in followers])
+    return k_all, hit_all
+
+
+def test_the_suffix_predictor_against_a_written_out_version():
+    rng = np.random.default_rng(5)
+    fit = back_to_back(rng, 300, 24, 16, lengths=(4, 8))[
+        0
+    ]  # a small vocabulary: many chance matches
+    predictor = SuffixPredictor(fit, 16)
+    tokens = back_to_back(rng, 40, 24, 16, lengths=(4, 8))[0]
+    k, hit = _suffix_features_by_hand(tokens, 4)
+    np.testing.assert_array_equal(predictor._features(tokens)[0], k)
+    np.testing.assert_allclose(predictor._features(tokens)[1], hit)
+    expected = np.full(k.shape, np.log(16))
+    for length, share in predictor.share.items():
+        expected = np.where(k == length, -np.log(share * hit + (1 - share) / 16), expected)
+    np.testing.assert_allclose(predictor.losses(tokens), expected)
+    # each share is the maximum-likelihood mix on the fitting data (to the grid's step)
+    k_fit, hit_fit = _suffix_features_by_hand(fit, 4)
+    for length, share in predictor.share.items():
+        at = hit_fit[k_fit == length]
+        best = max(np.linspace(0.001, 0.999, 999),
+                   key=lambda p: np.log(p * at + (1 - p) / 16).sum())  # fmt: skip
+        assert share == pytest.approx(best, abs=1e-9)
+
+
+def test_the_suffix_predictor_is_not_told_where_copies_are():
+    # two sequences that differ only in what follows: its loss at the shared positions is the same
+    rng = np.random.default_rng(6)
+    predictor = SuffixPredictor(back_to_back(rng, 200, 32, 64)[0], 64)
+    a = rng.integers(0, 64, (1, 32))
+    b = a.copy()
+    b[0, -1] = (a[0, -1] + 1) % 64
+    np.testing.assert_array_equal(predictor.losses(a)[0, :-1], predictor.losses(b)[0, :-1])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_two_matches_builds_what_it_says(seed):
+    n = 32
+    tokens, keys, older = two_matches(np.random.default_rng(seed), 100, n, 64)
+    two, _, _ = two_matches(np.random.default_rng(seed), 100, n, 64, keep="two")
+    one, _, _ = two_matches(np.random.default_rng(seed), 100, n, 64, keep="one")
+    assert 20 < older.sum() < 80
+    for s in range(100):
+        row = tokens[s]
+        b, a = row[n - 3], row[n - 2]
+        match, other = keys[s] - 1  # the two earlier `a`s
+        assert a != b and sorted(np.nonzero(row == a)[0]) == sorted([match, other, n - 2])
+        assert sorted(np.nonzero(row == b)[0]) == [match - 1, n - 3]
+        assert row[other - 1] != b and row[match + 1] != row[other + 1]
+        assert older[s] == (match < other)
+        # the controls: the same sequence with one earlier `a` replaced by neither a nor b
+        for control, gone in ((two, other), (one, match)):
+            differs = np.nonzero(control[s] != row)[0]
+            assert list(differs) == [gone] and control[s, gone] not in (a, b)
+
+
+def test_two_matches_refuses_bad_arguments():
+    with pytest.raises(ValueError, match="keep"):
+        two_matches(np.random.default_rng(0), 2, 32, 64, keep="all")
+    with pytest.raises(ValueError, match="vocab_size"):
+        two_matches(np.random.default_rng(0), 2, 32, 4)
+    with pytest.raises(ValueError, match="n must be"):
+        two_matches(np.random.default_rng(0), 2, 10, 64)
+
+
+def test_the_shipped_model_matches_two_tokens_in_attention_and_prediction():
+    # lesson 10, section 6: on inputs where a one-token and a two-token match disagree
+    model, n = load(), 32
+    tokens, keys, _ = two_matches(np.random.default_rng(8), 400, n, 64)
+    ran, rows = model.run(tokens), np.arange(400)
+    weights = ran.A[1][:, :, n - 2]  # (400, heads, n)
+    on_two, on_one = weights[rows, :, keys[:, 0]].mean(0), weights[rows, :, keys[:, 1]].mean(0)
+    assert np.sum(on_two > 2 * on_one) >= 3
+    logits = ran.logits[:, n - 2]
+    probs = np.exp(logits - logits.max(-1, keepdims=True))
+    probs /= probs.sum(-1, keepdims=True)
+    p_two = probs[rows, tokens[rows, keys[:, 0]]].mean()
+    p_one = probs[rows, tokens[rows, keys[:, 1]]].mean()
+    assert p_two > 5 * p_one
+
+
+def test_the_suffix_predictor_refuses_bad_tokens():
+    predictor = SuffixPredictor(back_to_back(np.random.default_rng(0), 20, 32, 64)[0], 64)
+    for bad in (
+        np.full((2, 8), 64),
+        np.full((2, 8), -1),
+        np.zeros((2, 8)) + 0.5,
+        np.zeros((2, 1), int),
+    ):
+        with pytest.raises(ValueError, match="tokens"):
+            predictor.losses(bad)
+    with pytest.raises(ValueError, match="longest"):
+        SuffixPredictor(np.zeros((2, 8), int), 64, longest=0)

@@ -22,13 +22,28 @@ earlier occurrences of the current token: a yardstick for a head that matches on
 induction head fed by a previous-token head), not a bound (a model can also use the tokens
 before, or how far back each occurrence is). It knows which positions are repeats, which a
 model does not: at a chance recurrence it would predict a wrong token with certainty.
+
+:class:`SuffixPredictor` is a second yardstick that is *not* told where the repeats are: it
+reads up to four tokens back, finds the longest run of them that occurred before, and mixes
+the tokens that followed those earlier runs with a uniform guess, in proportions fitted on
+sequences of the same kind. It shows what the data allow a predictor that must tell copies from
+chance recurrences by itself. :func:`two_matches` builds inputs where a one-token match and a
+two-token match disagree.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["back_to_back", "two_segments", "three_copies", "copier_loss", "position_losses"]
+__all__ = [
+    "back_to_back",
+    "two_segments",
+    "three_copies",
+    "copier_loss",
+    "position_losses",
+    "SuffixPredictor",
+    "two_matches",
+]
 
 
 def _check(batch: int, n: int, vocab_size: int, shortest: int) -> None:
@@ -153,3 +168,120 @@ def measure(model, tokens: np.ndarray, is_repeat: np.ndarray) -> dict[str, float
     }
     result["first_ratio"] = result["first"] / float(np.log(vocab))
     return result
+
+
+def _match_lengths(tokens: np.ndarray, longest: int) -> np.ndarray:
+    """``(b, n, n)``: at ``[s, i, j]`` (``j < i``), how many tokens ending at ``i`` equal those
+    ending at ``j`` (``0`` if tokens ``i`` and ``j`` differ), at most ``longest``."""
+    b, n = tokens.shape
+    same = tokens[:, :, None] == tokens[:, None, :]
+    run = np.zeros((b, n, n), dtype=np.int64)
+    run[:, 0, :] = same[:, 0, :]
+    for i in range(1, n):
+        run[:, i, 1:] = np.where(same[:, i, 1:], 1 + run[:, i - 1, :-1], 0)
+        run[:, i, 0] = same[:, i, 0]
+    run = np.minimum(run, longest)
+    return np.where(np.tril(np.ones((n, n), dtype=bool), -1), run, 0)
+
+
+class SuffixPredictor:
+    """A predictor that is not told where the repeats are (a yardstick for section 1).
+
+    At position ``i`` it finds ``k``, the longest run of tokens ending at ``i`` (at most
+    ``longest``) that also ended at earlier positions ``j``, and predicts ``share[k]`` times the
+    empirical distribution of the tokens after those ``j`` plus ``1 - share[k]`` times a uniform
+    guess over ``vocab_size`` (a uniform guess where token ``i`` has not occurred before).
+    ``share[k]`` is fitted, by maximum likelihood on a grid, on ``fit_tokens`` at every position
+    (it is never told which are copies): how often a ``k``-token match continues in such data.
+    """
+
+    def __init__(self, fit_tokens: np.ndarray, vocab_size: int, longest: int = 4):
+        _check(1, 2, vocab_size, 2)
+        if isinstance(longest, bool) or not isinstance(longest, (int, np.integer)) or longest < 1:
+            raise ValueError(f"longest must be a whole number >= 1, got {longest!r}")
+        self.vocab_size, self.longest = int(vocab_size), int(longest)
+        fit_tokens = self._tokens(fit_tokens, "fit_tokens")
+        k, hit = self._features(fit_tokens)
+        grid = np.linspace(0.001, 0.999, 999)
+        self.share = {}
+        for length in range(1, self.longest + 1):
+            at = hit[k == length]
+            if at.size:
+                costs = [self._nll(p, at).mean() for p in grid]
+                self.share[length] = float(grid[int(np.argmin(costs))])
+
+    def _tokens(self, tokens, name: str) -> np.ndarray:
+        tokens = np.atleast_2d(np.asarray(tokens))
+        if tokens.ndim != 2 or tokens.shape[1] < 2 or not np.issubdtype(tokens.dtype, np.integer):
+            raise ValueError(f"{name} must be whole-number token ids (b, n) with n >= 2")
+        if tokens.size and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
+            raise ValueError(f"{name} must be token ids in 0..{self.vocab_size - 1}")
+        return tokens
+
+    def _features(self, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``k (b, n - 1)``, the longest match at each position, and ``hit (b, n - 1)``, the
+        share of its earlier matches followed by the true next token."""
+        run = _match_lengths(tokens, self.longest)[:, :-1, :-1]  # j + 1 must exist
+        k = run.max(axis=2)
+        chosen = (run == k[..., None]) & (k[..., None] > 0)
+        follows = tokens[:, None, 1:] == tokens[:, 1:, None]  # token j + 1 == token i + 1
+        count = chosen.sum(axis=2)
+        hit = np.where(count > 0, (chosen & follows).sum(axis=2) / np.maximum(count, 1), 0.0)
+        return k, hit
+
+    def _nll(self, share: float, hit: np.ndarray) -> np.ndarray:
+        return -np.log(share * hit + (1 - share) / self.vocab_size)
+
+    def losses(self, tokens: np.ndarray) -> np.ndarray:
+        """Its loss (nats) on the next token at every position of ``tokens (b, n)``:
+        ``(b, n - 1)``, as :func:`position_losses` gives the model's."""
+        k, hit = self._features(self._tokens(tokens, "tokens"))
+        out = np.full(k.shape, np.log(self.vocab_size))
+        for length, share in self.share.items():
+            out = np.where(k == length, self._nll(share, hit), out)
+        return out
+
+
+def two_matches(
+    rng: np.random.Generator, batch: int, n: int, vocab_size: int, keep: str = "both"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Inputs where a one-token match and a two-token match disagree.
+
+    Each sequence has ``b a`` at positions ``n - 3, n - 2`` (the query is ``n - 2``: the
+    last position predicts nothing in training, so its query was never trained); token ``a``
+    occurred twice before, once after ``b`` (a two-token match) and once after another token
+    (a one-token match), followed by different tokens. In half of the sequences, at random, the
+    two-token match is the older one. Returns ``tokens (batch, n)``, ``keys (batch, 2)``: the
+    positions right after the two-token match and after the one-token match (where an induction
+    head should look), and ``older (batch,)``: True where the two-token match came first. Apart
+    from these, ``a`` and ``b`` do not occur.
+
+    ``keep="two"`` or ``"one"``: the same sequences (for the same ``rng`` state), but with the
+    ``a`` of the other match replaced by another token (neither ``a`` nor ``b``), so that only
+    the two-token or only the one-token match is left: the controls.
+    """
+    _check(batch, n, vocab_size, 14)
+    if vocab_size < 8:
+        raise ValueError(f"vocab_size must be at least 8 here, got {vocab_size}")
+    if keep not in ("both", "two", "one"):
+        raise ValueError(f'keep must be "both", "two" or "one", got {keep!r}')
+    tokens = np.empty((batch, n), dtype=np.int64)
+    keys = np.empty((batch, 2), dtype=np.int64)
+    older = rng.random(batch) < 0.5
+    for s in range(batch):
+        a, b, c, x, y = rng.choice(vocab_size, 5, replace=False)
+        others = np.setdiff1d(np.arange(vocab_size), [a, b])
+        row = rng.choice(others, n)
+        first = int(rng.integers(1, n // 2 - 3))  # the older match: its "a" at `first`
+        second = int(rng.integers(first + 3, n - 4))  # the newer one, before the query's b a
+        match, other = (first, second) if older[s] else (second, first)
+        row[match - 1 : match + 2] = (b, a, x)
+        row[other - 1 : other + 2] = (c, a, y)
+        row[n - 3 : n - 1] = (b, a)
+        stand_in = rng.choice(others)  # drawn whatever `keep` is: the same sequences for all
+        if keep == "two":
+            row[other] = stand_in
+        elif keep == "one":
+            row[match] = stand_in
+        tokens[s], keys[s] = row, (match + 1, other + 1)
+    return tokens, keys, older
