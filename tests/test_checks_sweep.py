@@ -22,7 +22,7 @@ from helpers import checks
 from helpers.checks import Exercise, _core
 
 SEEDS = range(int(os.environ.get("HELPERS_SWEEP_SEEDS", "6")))
-LESSONS = [f"{n:02d}" for n in range(1, 11)]
+LESSONS = [f"{n:02d}" for n in range(1, 12)]
 EXERCISES = {e.name: e for e in checks.catalogue() if isinstance(e, Exercise)}
 
 

@@ -5,6 +5,8 @@ With no arguments it retrains the shipped model (the settings, seed and steps of
 shipped ``weights.npz``, unless ``--out`` names it) and prints its sha256, and whether that is
 the shipped hash. ``--out PATH`` writes elsewhere (its folder is made first, before the
 training); ``--steps`` and ``--seed`` train another model (its hash will differ).
+``--positions rope`` (or ``alibi``, ``none``) trains lesson 11's model with that scheme
+(``build/induction-weights-rope.npz``; shipped as ``weights-rope.npz``).
 
 ``--check`` (``make reproduce-weights``) compares the retrained run with the shipped one and
 exits 1 unless it is the same file or, with other BLAS kernels than the shipped run's, within
@@ -26,14 +28,21 @@ import numpy as np
 from .. import blas
 from .reproduce import SHIPPED_BLAS, SHIPPED_CORETYPE, compare
 from .task import SHIPPED, train
-from .weights import WEIGHTS_SHA256, load, save
+from .weights import SHIPPED_FILES, load, save, shipped_file
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m helpers.induction", description=__doc__)
     parser.add_argument("--seed", type=int, default=SHIPPED["seed"])
     parser.add_argument("--steps", type=int, default=SHIPPED["steps"])
-    parser.add_argument("--out", type=Path, default=Path("build", "induction-weights.npz"))
+    parser.add_argument(
+        "--positions",
+        choices=list(SHIPPED_FILES),
+        default="learned",
+        help="how the model gives positions: lesson 10's learned table, or lesson 11's schemes",
+    )
+    parser.add_argument("--out", type=Path, default=None, help="default: build/induction-weights"
+                        "[-POSITIONS].npz")  # fmt: skip
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument(
         "--check",
@@ -42,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--exact", action="store_true", help="exit 1 unless the shipped sha256")
     args = parser.parse_args(argv)
+    suffix = "" if args.positions == "learned" else f"-{args.positions}"
+    if args.out is None:
+        args.out = Path("build", f"induction-weights{suffix}.npz")
+    _, shipped_sha256 = shipped_file(args.positions)
     # Make the output's folder now: a missing one must not cost the minutes of training.
     try:
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -50,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     if not os.access(args.out.parent, os.W_OK):
         parser.error(f"cannot write into {args.out.parent} (--out {args.out})")
     settings = {**SHIPPED, "seed": args.seed, "steps": args.steps}
+    if args.positions != "learned":  # lesson 10's file predates the choice: its bytes stay
+        settings["positions"] = args.positions
     train_kwargs = {k: v for k, v in settings.items() if k not in ("seed", "steps")}
     start = time.perf_counter()
 
@@ -67,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     digest = save(args.out, model, history, settings)
     print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes) in "
           f"{time.perf_counter() - start:.0f} s; sha256 {digest}")  # fmt: skip
-    same = digest == WEIGHTS_SHA256
-    print("same as the shipped weights" if same else f"the shipped sha256 is {WEIGHTS_SHA256}")
+    same = digest == shipped_sha256
+    print("same as the shipped weights" if same else f"the shipped sha256 is {shipped_sha256}")
     if not (args.check or args.exact):
         return 0
     if not same:
@@ -78,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"not bit for bit (under OPENBLAS_CORETYPE={SHIPPED_CORETYPE} it would be)")
         return 0 if same else 1
     try:
-        comparison = compare(load(args.out, sha256=digest), load())
+        comparison = compare(load(args.out, sha256=digest), load(positions=args.positions))
     except ValueError as error:
         print(error)
         return 1

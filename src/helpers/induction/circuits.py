@@ -130,9 +130,10 @@ def _run(model, tokens, replace, reads) -> Run:
     embedding = params["W_E"][tokens].astype(dtype)
     if positions == "learned":
         embedding = embedding + params["W_pos"][:n]
-    bias = _position_bias(n, n_heads, positions, dtype)  # the mask, and ALiBi's penalty
+    bias = _position_bias(n, n_heads, positions, dtype, getattr(model, "window", None))
     if positions == "rope":
-        tables = _rope_tables(n, params["W_Q"].shape[-1] // n_heads, dtype)
+        scale = getattr(model, "position_scale", 1.0)
+        tables = _rope_tables(n, params["W_Q"].shape[-1] // n_heads, dtype, scale)
     # The residual stream as each read sees it: "patched" (the replacements in) for the reads
     # named, "plain" (every head's own output) for the others; one stream if they coincide.
     plain = patched = embedding

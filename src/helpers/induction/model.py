@@ -176,10 +176,10 @@ def _check_positions(positions) -> str:
     return positions
 
 
-def _rope_tables(n: int, d_head: int, dtype) -> tuple[np.ndarray, np.ndarray]:
-    """``cos, sin (n, d_head / 2)`` of RoPE's angles at positions ``0 .. n-1`` (rotate-half
-    convention, base 10000: :func:`helpers.rope.rotate`'s), in ``dtype``."""
-    angles = np.arange(n)[:, None] * frequencies(d_head)[None, :]
+def _rope_tables(n: int, d_head: int, dtype, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """``cos, sin (n, d_head / 2)`` of RoPE's angles at positions ``0 .. n-1`` times ``scale``
+    (rotate-half convention, base 10000: :func:`helpers.rope.rotate`'s), in ``dtype``."""
+    angles = (np.arange(n) * scale)[:, None] * frequencies(d_head)[None, :]
     return np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
 
 
@@ -189,12 +189,18 @@ def _rope(X: np.ndarray, cos: np.ndarray, sin: np.ndarray, sign: float = 1.0) ->
     return np.concatenate(_turn(X[..., :half], X[..., half:], cos, sign * sin), axis=-1)
 
 
-def _position_bias(n: int, n_heads: int, positions: str, dtype) -> np.ndarray:
+def _position_bias(n: int, n_heads: int, positions: str, dtype, window: int | None = None):
     """What is added to the scores before the softmax: ``-inf`` on future keys, and ALiBi's
-    ``-m_h (i - j)`` on the others for ``positions="alibi"`` (``(h, n, n)``; else ``(n, n)``)."""
+    ``-m_h (i - j)`` on the others for ``positions="alibi"`` (``(h, n, n)``; else ``(n, n)``).
+    ``window``: ``-inf`` too on the keys ``window`` or more positions back (lesson 11)."""
     if positions == "alibi":
-        return alibi_bias(n, n_heads).astype(dtype)
-    return np.where(causal_mask(n), 0.0, -np.inf).astype(dtype)
+        bias = alibi_bias(n, n_heads).astype(dtype)
+    else:
+        bias = np.where(causal_mask(n), 0.0, -np.inf).astype(dtype)
+    if window is not None:
+        far = np.arange(n)[:, None] - np.arange(n)[None, :] >= window
+        bias = np.where(far, -np.inf, bias).astype(dtype)
+    return bias
 
 
 def forward(
@@ -203,6 +209,8 @@ def forward(
     n_heads: int,
     ablate: Iterable[tuple[int, int]] = (),
     positions: str = "learned",
+    position_scale: float = 1.0,
+    window: int | None = None,
 ) -> Cache:
     """Run the model on ``tokens (b, n)`` (already checked) and keep every intermediate.
 
@@ -211,14 +219,18 @@ def forward(
     where a token is (lesson 11): ``"learned"``, a table ``W_pos`` added to the embeddings;
     ``"rope"``, queries and keys rotated by position (the cache keeps them rotated);
     ``"alibi"``, a distance penalty on the scores; ``"none"``, only the causal mask.
+    ``position_scale``: RoPE's positions are multiplied by it (position interpolation).
+    ``window``: each query reads only the keys less than ``window`` positions back.
     """
     b, n = tokens.shape
     x = params["W_E"][tokens]  # (b, n, d_model)
     if positions == "learned":
         x = x + params["W_pos"][:n]
     dtype = params["W_Q"].dtype
-    bias = _position_bias(n, n_heads, positions, dtype)
-    tables = _rope_tables(n, x.shape[-1] // n_heads, dtype) if positions == "rope" else None
+    bias = _position_bias(n, n_heads, positions, dtype, window)
+    tables = None
+    if positions == "rope":
+        tables = _rope_tables(n, x.shape[-1] // n_heads, dtype, position_scale)
     cache = Cache(tokens, [x], [], [], [], [], [], None)
     ablate = set(ablate)
     for layer in range(params["W_Q"].shape[0]):
@@ -359,6 +371,10 @@ class InductionModel:
         # How it knows where a token is (lesson 11). Only the learned table has a length: the
         # other schemes read sequences of any length (what they make of them is measured).
         self.positions = _check_positions(positions)
+        # RoPE's positions are multiplied by this (position interpolation: see interpolate).
+        self.position_scale = 1.0
+        # Keys this many positions back or more are masked (None: none; see windowed).
+        self.window = None
         self.vocab_size, self.d_model = self.params["W_E"].shape
         self.max_len = self.params["W_pos"].shape[0] if positions == "learned" else None
         self.n_layers = self.params["W_Q"].shape[0]
@@ -375,8 +391,43 @@ class InductionModel:
                 f"W_U must be {(self.d_model, self.vocab_size)}, got {self.params['W_U'].shape}"
             )
 
+    def interpolate(self, scale: float) -> InductionModel:
+        """A RoPE model that reads position ``t`` as ``t * scale`` (the same weights): position
+        interpolation (Chen et al. 2023), with ``scale`` = training length / reading length so
+        that a longer sequence's positions stay in the range seen in training."""
+        if self.positions != "rope":
+            raise ValueError(f"only a RoPE model's positions can be scaled; this one's are "
+                             f"{self.positions!r}")  # fmt: skip
+        if isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)):
+            raise ValueError(f"scale must be a number in (0, 1], got {scale!r}")
+        if not (np.isfinite(scale) and 0 < scale <= 1):
+            raise ValueError(f"scale must be a number in (0, 1] (training / reading length), "
+                             f"got {scale}")  # fmt: skip
+        return self._copy(position_scale=float(scale))
+
+    def windowed(self, window: int) -> InductionModel:
+        """The same model with each query reading only the keys less than ``window`` positions
+        back (a sliding-window mask): to test what keys further back do to it."""
+        if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
+            raise ValueError(f"window must be a whole number >= 1, got {window!r}")
+        return self._copy(window=int(window))
+
+    def _copy(self, **changes) -> InductionModel:
+        other = InductionModel(self.params, self.n_heads, self.positions)
+        other.position_scale, other.window = self.position_scale, self.window
+        for name in ("settings", "history"):
+            if hasattr(self, name):
+                setattr(other, name, getattr(self, name))
+        for name, value in changes.items():
+            setattr(other, name, value)
+        return other
+
     def __repr__(self) -> str:
         where = "" if self.positions == "learned" else f", positions={self.positions!r}"
+        if self.position_scale != 1.0:
+            where += f", position_scale={self.position_scale:g}"
+        if self.window is not None:
+            where += f", window={self.window}"
         return (
             f"InductionModel(n_layers={self.n_layers}, n_heads={self.n_heads}, "
             f"d_model={self.d_model}, vocab_size={self.vocab_size}, max_len={self.max_len}"
@@ -430,7 +481,8 @@ class InductionModel:
         single = tokens.ndim == 1
         with _one_blas_thread():
             cache = forward(self.params, tokens[None] if single else tokens, self.n_heads,
-                            self._check_ablate(ablate), self.positions)  # fmt: skip
+                            self._check_ablate(ablate), self.positions,
+                            self.position_scale, self.window)  # fmt: skip
         return cache
 
     def forward(
@@ -514,13 +566,15 @@ class InductionModel:
                 if self.positions == "rope":
                     # Each at its own position: the key is cached already rotated, and never
                     # rotated again; the new query is rotated at the position it reads from.
-                    angle = position * frequencies(e)
+                    angle = position * self.position_scale * frequencies(e)
                     q, k = (_rope(t, np.cos(angle), np.sin(angle)) for t in (q, k))
                 cache["K"][layer] = np.concatenate([cache["K"][layer], k], 1)
                 cache["V"][layer] = np.concatenate([cache["V"][layer], v.reshape(h, 1, e)], 1)
                 scores = q @ np.swapaxes(cache["K"][layer], -1, -2) / np.sqrt(e)  # (h, 1, t)
                 if slopes is not None:  # ALiBi: -m_h times how far back each cached key is
                     scores = scores - slopes * (position - np.arange(position + 1))
+                if self.window is not None:  # keys window or more positions back: unseen
+                    scores[..., : max(position - self.window + 1, 0)] = -np.inf
                 weights = softmax(scores)
                 z = weights @ cache["V"][layer]
                 # (h, 1, d_head): the new query against every cached key, itself included

@@ -21,11 +21,47 @@ import numpy as np
 from .model import PARAM_NAMES, InductionModel
 from .task import History
 
-__all__ = ["WEIGHTS_PATH", "WEIGHTS_SHA256", "WeightsError", "load", "save", "sha256_of"]
+__all__ = [
+    "WEIGHTS_PATH",
+    "WEIGHTS_SHA256",
+    "SHIPPED_FILES",
+    "WeightsError",
+    "load",
+    "save",
+    "sha256_of",
+    "shipped_file",
+]
 
 WEIGHTS_PATH = Path(__file__).with_name("weights.npz")
 # sha256 of weights.npz as `python -m helpers.induction` writes it (printed at its end).
 WEIGHTS_SHA256 = "50db83b6003fed824dff9227de8e1fcc0fb1cc5a1bdbe6f682e5d9c3acffc070"
+# Lesson 11's models: the same settings, seed and steps, another way to give positions
+# (`python -m helpers.induction --positions rope` ...): file name and sha256 per scheme.
+SHIPPED_FILES = {
+    "learned": (WEIGHTS_PATH, WEIGHTS_SHA256),
+    "rope": (
+        WEIGHTS_PATH.with_name("weights-rope.npz"),
+        "9f14039e03e8a19320055042dbc16d3d1926f219af609b4962cf5790085cda2d",
+    ),
+    "alibi": (
+        WEIGHTS_PATH.with_name("weights-alibi.npz"),
+        "dc630da53e12ad339dddf1807ed1fd88eea82b3355697a73baefb8be5534dd11",
+    ),
+    "none": (
+        WEIGHTS_PATH.with_name("weights-none.npz"),
+        "37f6abb007fc6270ebbd066e22ab3373503136f1f4b6df8551532a0445f2cba5",
+    ),
+}
+
+
+def shipped_file(positions: str = "learned") -> tuple[Path, str]:
+    """The shipped weights file of the model with ``positions`` and its sha256."""
+    if not isinstance(positions, str) or positions not in SHIPPED_FILES:
+        raise ValueError(
+            f"positions must be one of {', '.join(map(repr, SHIPPED_FILES))}, got {positions!r}"
+        )
+    return SHIPPED_FILES[positions]
+
 
 _HISTORY_FIELDS = (
     "steps",
@@ -65,8 +101,15 @@ def save(path: Path, model: InductionModel, history: History, settings: dict) ->
     return hashlib.sha256(buffer.getvalue()).hexdigest()
 
 
-def load(path: Path | None = None, sha256: str | None = None) -> InductionModel:
+def load(
+    path: Path | None = None, sha256: str | None = None, positions: str = "learned"
+) -> InductionModel:
     """Lesson 10's trained model, from the shipped ``weights.npz`` (sha256 checked first).
+
+    ``positions="rope"``, ``"alibi"`` or ``"none"``: lesson 11's models, trained the same way
+    with another way to give positions (``weights-rope.npz`` ...); ``"learned"`` (the default)
+    is lesson 10's. ``path`` and ``sha256`` name another file (the positions are then those it
+    was trained with).
 
     Returns an :class:`InductionModel` with two more attributes: ``settings`` (the dict of
     training settings, seed and steps included) and ``history`` (the :class:`History` of the
@@ -78,8 +121,9 @@ def load(path: Path | None = None, sha256: str | None = None) -> InductionModel:
         If the file is missing or its sha256 differs from ``sha256`` (default: the one the
         course ships), e.g. after the file was overwritten.
     """
-    path = WEIGHTS_PATH if path is None else Path(path)
-    expected = WEIGHTS_SHA256 if sha256 is None else sha256
+    shipped_path, shipped_sha256 = shipped_file(positions)
+    path = shipped_path if path is None else Path(path)
+    expected = shipped_sha256 if sha256 is None else sha256
     if not path.is_file():
         raise WeightsError(
             f"{path} is missing: restore it (`git checkout -- {path.name}` in its folder, or "
@@ -99,6 +143,6 @@ def load(path: Path | None = None, sha256: str | None = None) -> InductionModel:
         params = {name: arrays[name].astype(float) for name in PARAM_NAMES}
         history = History(**{name: list(arrays[f"history_{name}"]) for name in _HISTORY_FIELDS
                              if f"history_{name}" in arrays.files})  # fmt: skip
-    model = InductionModel(params, settings["n_heads"])
+    model = InductionModel(params, settings["n_heads"], settings.get("positions", "learned"))
     model.settings, model.history = settings, history
     return model
