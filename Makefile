@@ -99,8 +99,8 @@ grade: $(STAMP) ## grade a class: SUBMISSIONS=<folder of student folders> OUT=<f
 		$(if $(ROSTER),--roster "$(ROSTER)") $(if $(NO_CACHE),--no-cache) \
 		$(if $(NO_SANDBOX),--no-sandbox)
 
-reproduce-weights: full-repo $(STAMP) ## retrain lesson 10's model from its seed (~6 min); fail unless the shipped file or within its tolerance (EXACT=1: bit for bit)
-	$(PY) -m helpers.induction --quiet $(if $(EXACT),--exact,--check) --out build/reproduced-induction-weights.npz
+reproduce-weights: full-repo $(STAMP) ## retrain lesson 10's model from its seed (~6 min); fail unless the shipped file or within its tolerance (EXACT=1: bit for bit; POSITIONS=rope|alibi|none: lesson 11's)
+	$(PY) -m helpers.induction --quiet $(if $(EXACT),--exact,--check) $(if $(POSITIONS),--positions $(POSITIONS)) --out build/reproduced-induction-weights$(if $(POSITIONS),-$(POSITIONS)).npz
 
 binder-dry-run: full-repo ## what a Binder build does, without Docker: fresh env, postBuild, JupyterLab check
 	bash tools/binder_dry_run.sh

@@ -12,15 +12,16 @@
 # # 11 · Where position goes today: RoPE, ALiBi, and no positions at all
 #
 # **What you will learn**
-# - how most language models since 2021 give attention the order of the tokens: not by adding
+# - how most open-weight language models since about 2023 give attention the order of the
+#   tokens: not by adding
 #   a position vector to each embedding (lesson 01) but **inside the dot product**, by rotating
 #   queries and keys (RoPE) or by a penalty on distance (ALiBi); and that a causal model can
 #   do without any (NoPE);
 # - what each scheme does to the score matrix, measured: which scores depend on where a
 #   sentence starts and which only on how far apart two tokens are;
 # - what happens when a model reads a **longer** context than it was trained on, measured on
-#   lesson 10's model trained four ways, and what the one-line fix, position interpolation,
-#   does without fine-tuning.
+#   lesson 10's model trained four ways, and what the one-line change, position
+#   interpolation, does without fine-tuning.
 #
 # **You need**: [01 · the input Z](01_input_Z.ipynb) (sinusoidal encodings and the ★★★ shift
 # matrix), [05 · causal masking](05_causal_masking.ipynb) (`decode_step` and the KV cache) and
@@ -31,9 +32,9 @@
 # leave the embeddings alone and rotate each query and key by an angle proportional to its
 # position (Su et al. 2021, [RoFormer](https://arxiv.org/abs/2104.09864)). ALiBi (Press et al.
 # 2022, [Train Short, Test Long](https://arxiv.org/abs/2108.12409)) adds a penalty
-# proportional to distance to the scores instead. And Haviv et al. (2022) and Kazemnejad et al.
-# (2023) found that causal language models with no positional encoding at all still learn
-# order, from the mask.
+# proportional to distance to the scores instead. And Haviv et al. (2022) found that causal
+# language models with no positional encoding at all still learn order (they suggest from the
+# causal mask); Kazemnejad et al. (2023) proved that such a model can recover positions.
 
 # %%
 import ipywidgets as widgets
@@ -50,6 +51,17 @@ from helpers.rope import alibi_slopes, frequencies, rotate
 np.set_printoptions(precision=3, suppress=True)
 
 # %% [markdown]
+# **Predict first**, from the description above. Take a sentence and put three other tokens in
+# front of it, so that every word moves three positions along. With which ways of giving
+# positions do the attention *scores* between the sentence's own words (before the softmax)
+# stay exactly the same: sinusoidal encodings added to the embeddings (lesson 01), RoPE,
+# ALiBi, no positions at all? Section 3 measures it.
+
+# %%
+guess = "RoPE, ALiBi and none"  ### ANSWER
+checks.shift_prediction.check(guess)
+
+# %% [markdown]
 # ## 1 · From lesson 01's shift to RoPE
 #
 # Lesson 01's challenge built $M_k$, the matrix that moves a sinusoidal encoding $k$ positions
@@ -60,15 +72,18 @@ np.set_printoptions(precision=3, suppress=True)
 #
 # RoPE moves the rotation to where it does no harm: after the projections, onto the query and
 # the key only. The query of position $m$ is turned by the angles $m\,\theta_i$, the key of
-# position $n$ by $n\,\theta_i$. A rotation keeps lengths and a dot product of two turned vectors
-# depends only on the angle between them, so
+# position $n$ by $n\,\theta_i$, pair by pair. A rotation keeps lengths, and turning back by $m$
+# and then forward by $n$ is one turn by $n - m$ ($R_m^\top R_n = R_{n - m}$), so
 #
 # $$\mathrm{rot}_m(q) \cdot \mathrm{rot}_n(k) = q \cdot \mathrm{rot}_{n - m}(k):$$
 #
 # the score depends on the two vectors and on $m - n$, never on $m$ or $n$ alone. Which
 # dimensions form a pair is a convention. The RoFormer paper pairs $2i$ with $2i + 1$
-# ("interleaved", as lesson 01's sin/cos columns); GPT-NeoX and Llama pair dimension $i$ with
-# $i + d/2$ ("rotate half"). `helpers.rope.rotate` uses rotate-half and offers the other. The
+# ("interleaved", as lesson 01's sin/cos columns); GPT-NeoX and Hugging Face's Llama pair
+# dimension $i$ with $i + d/2$ ("rotate half"; Meta's original Llama code is interleaved, and the
+# conversion to Hugging Face's layout permutes the columns of $W^Q$ and $W^K$ to match; GPT-NeoX
+# also rotates only part of each head). `helpers.rope.rotate` uses rotate-half and offers the
+# other. The
 # claim, measured: one query and one key, placed at every pair of positions up to 64.
 
 # %%
@@ -95,10 +110,11 @@ print(f"interleaved = rotate-half with the dimensions permuted, to 1e-12: "
 #
 # **The frequencies, and what they do to far-apart tokens.** Pair 0 turns by one radian per
 # position; the last pair of a 64-dimensional head by about $10000^{-62/64} \approx 1/7500$.
-# The RoFormer paper (section 3.4.3) shows that the score of a query and a key whose
-# dimensions are all equal is bounded by a quantity that shrinks, on average, with the
-# distance: $\frac{1}{d/2}\sum_{j=1}^{d/2} |S_j|$ with $S_j = \sum_{i<j} e^{\mathrm{i}(m-n)
-# \theta_i}$. Both are plotted below for $d = 64$.
+# The RoFormer paper (section 3.4.3) bounds the score of any query and key by
+# $\max_i |h_{i+1} - h_i| \cdot \sum_{j=1}^{d/2} |S_j|$, where $h_i$ is the product of their
+# $i$-th pairs (as complex numbers) and $S_j = \sum_{i<j} e^{\mathrm{i}(m-n)\theta_i}$; the
+# part that depends on the distance, $\frac{1}{d/2}\sum_{j} |S_j|$ (the paper's "relative upper
+# bound"), shrinks on average as the distance grows. Both are plotted below for $d = 64$.
 
 # %%
 d_head = 64
@@ -164,9 +180,9 @@ checks.rope_rotate.check(rope_rotate)
 # ALiBi rotates nothing and adds nothing to the embeddings. Each head $h$ adds
 # $-m_h\,(i - j)$ to the score of query $i$ and key $j \le i$: every step back costs $m_h$. The
 # slopes are fixed, not learned: for $h$ heads, a geometric sequence that starts at
-# $2^{-8/h}$ and has that ratio (for 8 heads: $1/2, 1/4, \dots, 1/256$), and for a number of
-# heads that is not a power of two, the paper's rule: the slopes of the power of two below,
-# then every other slope of twice that power. So some heads look only nearby and others far.
+# $2^{-8/h}$ and has that ratio (for 8 heads: $1/2, 1/4, \dots, 1/256$). The paper trains only
+# powers of two; for other head counts, the rule in Press et al.'s released code: the slopes of
+# the power of two below, then every other slope of twice that power. So some heads look only nearby and others far.
 
 # %%
 for h in (4, 8, 12):
@@ -200,16 +216,10 @@ checks.alibi_bias.check(alibi_bias)
 # What each scheme does to the scores, on lesson 01's sentence: seeded embeddings $E$ and one
 # head's seeded $W^Q, W^K$ ($d_{model} = 16$), four ways. **Sinusoidal**: lesson 01's
 # $Z = E + PE$, projected. **RoPE**: $E$ projected, queries and keys rotated. **ALiBi**: $E$
-# projected, plus the bias of a head with slope $1/4$. **None**: $E$ projected, nothing else.
+# projected, scores plus the bias of a head with slope $1/4$. **None**: $E$ projected, nothing
+# else.
 # Then put $k$ other tokens in front of the sentence, and compare the scores between the
-# sentence's own six words.
-#
-# **Predict first.** With three tokens in front, with which schemes do those scores stay
-# exactly the same?
-
-# %%
-guess = "RoPE, ALiBi and none"  ### ANSWER
-checks.shift_prediction.check(guess)
+# sentence's own six words: your prediction from the start of the lesson, measured.
 
 # %%
 words = "the cat sat on the mat".split()
@@ -232,11 +242,13 @@ def sentence_scores(shift):
     raw = {
         "sinusoidal": (Zs @ W_Q) @ (Zs @ W_K).T,
         "RoPE": rotate(E @ W_Q, positions) @ rotate(E @ W_K, positions).T,
-        "ALiBi": (E @ W_Q) @ (E @ W_K).T - SLOPE * (positions[:, None] - positions[None, :]),
+        "ALiBi": (E @ W_Q) @ (E @ W_K).T,
         "none": (E @ W_Q) @ (E @ W_K).T,
     }
+    scores = {s: M / np.sqrt(D) for s, M in raw.items()}
+    scores["ALiBi"] = scores["ALiBi"] - SLOPE * (positions[:, None] - positions[None, :])
     future = ~helpers.causal_mask(n)
-    return {s: np.where(future, -np.inf, M / np.sqrt(D))[shift:, shift:] for s, M in raw.items()}
+    return {s: np.where(future, -np.inf, M)[shift:, shift:] for s, M in scores.items()}
 
 
 base = sentence_scores(0)
@@ -297,8 +309,9 @@ show(widgets.VBox([shift_slider, live.image]), live, alt=draw_shift(0))
 # "hypothesized it would allow the model to easily learn to attend by relative positions"):
 # scores that depend on how far apart two tokens are, wherever the sentence starts. The
 # attention *weights* still change a little with tokens in front: each row's softmax also
-# spreads over the new keys. And with no positions at all nothing depends on position; a
-# causal model can still tell where it is from the mask, as section 4 tests.
+# spreads over the new keys. And with no positions at all nothing in a score depends on
+# position; a causal model has only the mask to tell where it is, and section 4 measures how
+# little two attention-only layers get from it.
 #
 # ## 4 · The experiment: train four ways, read longer
 #
@@ -319,7 +332,8 @@ print(f"ALiBi's slopes for {models['alibi'].n_heads} heads: {alibi_slopes(models
 # %% [markdown]
 # Then each reads sequences of 32, 64 and 128 tokens: random tokens with a segment of 10
 # repeated right after itself, the copy placed anywhere at 32 tokens and **past position 32**
-# at 64 and 128, where no training sequence reached. The table gives the loss on the repeated
+# at 64 and 128, so that each query of the copy has more than 32 keys before it, some further
+# back than any distance seen in training. The table gives the loss on the repeated
 # tokens (the copy's tokens after its first), on first occurrences (divided by $\log 64$: 1 is
 # a uniform guess, right for tokens nothing can predict), and the best previous-token and
 # induction scores of lesson 10.
@@ -382,41 +396,86 @@ show_figure(
 # - **RoPE** learns the task as well as the learned table at 32 tokens and forms the same
 #   circuit (a previous-token head and induction heads). Past the training length its loss
 #   on the repeats rises with the length, its previous-token head holds and its induction
-#   heads weaken. The copy is as far back as in training (10 tokens), so what changed? The
-#   query now also meets keys 32 to 127 positions back, at angles it never saw. Two
-#   measurements below: how much of the layer-1 heads' attention goes to those keys, and what
-#   happens when they are hidden (a mask that lets each query read only its last 32 keys).
+#   heads weaken. The copy is as far back as in training (10 tokens), so what changed? Each
+#   query of the copy now has up to 127 keys before it instead of at most 31, some further back
+#   than any distance seen in training. Whether those far keys are *misread* (their unseen
+#   angles giving them high scores) or simply *too many* is measured below.
 # - **ALiBi** is worse at 32 tokens but degrades more slowly, and it has no previous-token head
 #   (best score about 0.2). Its route is measured below.
 # - With **no positions** the two-layer attention-only model learns the task only in part in
 #   5,000 steps (about 2 nats on the repeats at 32 tokens, no previous-token head, weak
 #   induction heads), and not at all past 32. Its first layer has nothing to tell the previous
-#   token from any other earlier one, so it cannot build a previous-token head there. Haviv et
-#   al. and Kazemnejad et al. studied deeper Transformers, with MLPs, in which later layers can
-#   work out position from what the mask lets each earlier layer see.
+#   token from any other earlier one, so it cannot build a previous-token head there.
+#   Kazemnejad et al. prove that a model without positions can recover them, in its first layer,
+#   from the causal mask and a start-of-sequence token (it counts how many tokens it sees); these
+#   sequences have no such token, and the model has no MLPs. In their decoder-only models (with
+#   MLPs, on reasoning tasks), no positions at all generalised to longer inputs better than
+#   RoPE, ALiBi and learned positions.
+#
+# **Why RoPE degrades.** For the queries of the copy at 128 tokens, in layer 1: the mean score
+# of the keys that are neither the right key nor after another occurrence of the query's
+# token, near (less than 32 back) and far (32 or more back); the weight on all far keys beside
+# the share they would get from a uniform guess; and the weight on the right key (the
+# induction score) at 32 and at 128 tokens. Then the same model with a mask that lets each
+# query read only its last 32 keys.
 
 # %%
 rope, alibi = models["rope"], models["alibi"]
+
+
+def copy_query_stats(model, data):
+    """Per layer-1 head, over the queries of the copy: the mean score of ordinary keys near
+    and far, the weight on far keys, and the share of keys that are far."""
+    ran = model.run(data.tokens)
+    n = data.tokens.shape[1]
+    scores = ran.Q[1] @ np.swapaxes(ran.K[1], -1, -2) / np.sqrt(model.d_head)  # (b, h, n, n)
+    if model.positions == "alibi":
+        scores = scores + helpers.rope.alibi_bias(n, model.n_heads)
+    back = np.subtract.outer(np.arange(n), np.arange(n))  # [i, j]: how far back key j is
+    # (b, n, n): key j comes right after an earlier occurrence of query i's token
+    after_match = np.zeros((len(data.tokens), n, n), dtype=bool)
+    after_match[:, :, 1:] = data.tokens[:, :, None] == data.tokens[:, None, :-1]
+    # ordinary keys of the copy's queries: at or before the query, neither the right key (9
+    # back in a 10-token copy) nor after another occurrence of the query's token
+    ordinary = data.is_repeat[:, :, None] & (back >= 0) & (back != 9) & ~after_match
+    near, far = ordinary & (back < 32), ordinary & (back >= 32)
+
+    def mean_over(mask):  # the mean score, per head, over the (query, key) pairs in mask
+        return np.where(mask[:, None], scores, 0.0).sum(axis=(0, 2, 3)) / mask.sum()
+
+    queries = data.is_repeat.sum()
+    weight = (ran.A[1] * (data.is_repeat[:, :, None] & (back >= 32))[:, None]).sum(axis=(0, 2, 3))
+    far_share = (back >= 32).sum(axis=1) / (np.arange(n) + 1)  # of query i's keys, if uniform
+    return mean_over(near), mean_over(far), weight / queries, far_share[data.is_repeat].mean()
+
+
 data = probes_at[128]
-far = (np.arange(128)[:, None] - np.arange(128)[None, :]) >= 32  # keys 32 or more back
 for scheme, model in (("rope", rope), ("alibi", alibi)):
-    A1 = model.run(data.tokens).A[1]  # (128, heads, 128, 128): layer 1
-    share = (A1 * far).sum(-1)[:, :, 32:].mean(axis=(0, 2))  # queries past 32
-    print(f"{scheme}: layer-1 weight on keys 32 or more back, per head: {np.round(share, 2)}")
-print(f"rope at 128 tokens, every key: repeats {table['rope', 128]['repeats']:.2f}; "
-      f"only the last 32 keys: {measure(rope.windowed(32), data)['repeats']:.2f}; "
-      f"at 32 tokens: {table['rope', 32]['repeats']:.2f}")  # fmt: skip
+    near, far, weight, share = copy_query_stats(model, data)
+    print(f"{scheme}, 128 tokens, the copy's queries, layer-1 heads:")
+    print(f"  mean score of ordinary keys, near {np.round(near, 2)}, far {np.round(far, 2)}")
+    print(f"  weight on keys 32 or more back {np.round(weight, 2)} (a uniform guess: {share:.2f})")
+for n in (32, 128):
+    right = induction.head_scores(np.stack(rope.run(probes_at[n].tokens).A, axis=1), probes_at[n])
+    print(f"rope, {n} tokens: weight on the right key, per layer-1 head {np.round(right[1][1], 2)}")
+print(f"rope, 128 tokens, every key: repeats {table['rope', 128]['repeats']:.2f}; only the last "
+      f"32 keys: {measure(rope.windowed(32), data)['repeats']:.2f}; "
+      f"(at 32 tokens: {table['rope', 32]['repeats']:.2f})")  # fmt: skip
 
 # %% [markdown]
-# At 128 tokens the RoPE model's induction heads put a large share of their weight on keys
-# further back than any they saw in training, while ALiBi's penalty keeps most of its weight
-# near (printed). Hiding those keys with a 32-key window brings most of the RoPE model's loss
-# back (printed): what hurts RoPE past its training length is the attention it gives to keys at
-# distances it never saw, not a failure at the distances it learned.
+# The far keys are not misread: an ordinary key 32 or more back scores about as an ordinary
+# near key does (printed). There are just many of them. Each takes a little weight, and
+# together they take a good part of the layer-1 heads' attention (less than a uniform guess
+# would give them, printed beside it) away from the right key, whose weight falls (printed).
+# Hiding them with a 32-key window brings most of the loss back. So what hurts RoPE past its
+# training length here is **dilution**: more keys sharing each softmax, not scores the unseen
+# angles make unusually high (the failure Chen et al. warn extrapolation can lead to). ALiBi's
+# penalty keeps its layer-1 weight near (printed), which is why it degrades more slowly.
 #
 # **ALiBi's route.** Take out each of the ALiBi model's layer-0 heads (its output set to zero)
 # and measure the loss on the repeats at 32 tokens; beside it, the head's mean weight on the
-# keys 0, 1, 2 and 3 positions back.
+# keys 0, 1, 2 and 3 positions back. Then each layer-1 head's weight on the right key, beside
+# the penalty its slope puts on that key, 9 positions back in a 10-token copy.
 
 # %%
 data32 = probes_at[32]
@@ -437,23 +496,29 @@ for head, slope in enumerate(alibi_slopes(alibi.n_heads)):
     print(f"  layer 0, head {head} (slope {slope:.4f}) out: {repeat_loss(alibi, [(0, head)]):.2f};"
           f" its weight 0, 1, 2, 3 back: {np.round(back, 2)}")  # fmt: skip
 print(f"e^(-1/4) = {np.exp(-0.25):.2f}")
+right = {s: induction.head_scores(np.stack(m.run(data32.tokens).A, axis=1), data32)[1][1]
+         for s, m in (("rope", rope), ("alibi", alibi))}  # fmt: skip
+for head, slope in enumerate(alibi_slopes(alibi.n_heads)):
+    print(f"  layer 1, head {head}: weight on the right key, ALiBi {right['alibi'][head]:.2f} "
+          f"(penalty there {9 * slope:.2f}), RoPE {right['rope'][head]:.2f}")  # fmt: skip
 
 # %% [markdown]
-# One layer-0 head carries the copying: without it the loss is worse than a uniform guess. It is
+# Without one layer-0 head the model cannot copy: the loss is worse than a uniform guess. It is
 # the head with the steepest slope, $1/4$, and its weights fall by about the same factor,
 # $e^{-1/4}$, at every step back (printed): it averages the recent tokens, the previous one only
 # a little more than the one before. With random tokens that is all a first-layer ALiBi head
 # *can* do: nothing in a token's embedding says where it is, so on average the only thing that
 # tells the previous key from the one before it is the penalty, and a slope of $1/4$ favours it
-# by a factor of $e^{1/4} \approx 1.28$ only. The induction heads match that blurred
-# picture of the past, which is why the ALiBi model copies less sharply at 32 tokens. Press et
-# al. used more heads (steeper slopes: 1/2 with 8) and deep models with MLPs, in which later
-# layers can sharpen what the first one blurs.
+# by a factor of $e^{1/4} \approx 1.28$ only. The fixed slopes cost it a second time in layer
+# 1: the heads with the steepest slopes put much less weight on the right key, 9 back, than
+# the others (printed beside their penalty there), while RoPE's four heads all find it. These
+# numbers show both costs; they do not say how much of the gap at 32 tokens each one makes.
+# Press et al. used more heads (steeper slopes: 1/2 with 8) and deep models with MLPs.
 #
 # **Position interpolation** (Chen et al. 2023, [Extending Context Window of Large Language
 # Models via Positional Interpolation](https://arxiv.org/abs/2306.15595)) squeezes the
 # positions of a longer sequence into the trained range: read $n$ tokens with every position
-# multiplied by $32/n$, so that no angle exceeds those seen in training. One line:
+# multiplied by $32/n$, so that every position stays below 32. One line:
 # `rope.interpolate(32 / n)`. Without fine-tuning:
 
 # %%
@@ -468,9 +533,11 @@ for n in (64, 128):
 # (printed). That head needs the key **one** position back, and interpolated by $32/128$, one
 # position back turns by a quarter of the angle it was trained on: a distance the model never
 # saw, for the one head that matters most. Chen et al. interpolate *and then fine-tune* ("within
-# 1000 steps", their abstract says), which lets the model learn the squeezed angles. A one-line
-# change, then, and not a fix on its own, at least for a model whose work rests on telling
-# distance 1 from distance 2.
+# 1000 steps", their abstract says). A one-line change, then, and not a fix on its own, at least
+# for a model whose work rests on telling distance 1 from distance 2. That loss of resolution
+# between near positions is what later schemes address by stretching the slow pairs and leaving
+# the fast ones, which tell near positions apart, nearly or wholly as they are ("NTK-aware"
+# scaling; YaRN, Peng et al. 2023).
 #
 # ## 5 · RoPE and the KV cache
 #
@@ -530,15 +597,17 @@ checks.rope_decode_step.check(rope_decode_step)
 #   scores between a sentence's words when tokens are put in front; an added encoding does.
 # - Lesson 10's model trained four ways, read past its 32 training positions: the **learned**
 #   table cannot; **RoPE** copies as well as the learned table at 32 tokens and degrades
-#   with length, because its heads attend to keys at distances never seen (a 32-key window
-#   restores most of it); **ALiBi** copies less sharply but degrades more slowly, through a
-#   first-layer head that can only blur the recent past; with **no positions**, two
-#   attention-only layers do not learn the task.
+#   with length: its far keys are scored like near ones, but there are many more of them, and
+#   together they dilute the weight on the right key (a 32-key window restores most of it);
+#   **ALiBi** copies less well at 32 tokens (its fixed slopes blur its first layer and keep its
+#   steepest second-layer heads from the copy) but its penalty keeps its attention near, so it
+#   degrades more slowly; with **no positions**, two attention-only layers learn the task only
+#   in part at 32 tokens, and not at all beyond.
 # - **Position interpolation** without fine-tuning breaks this model's previous-token head:
 #   squeezed positions are distances it never saw. The fix in the paper includes fine-tuning.
 # - With RoPE the **KV cache** holds rotated keys: each key is rotated once, at its position,
 #   and each new query at its own.
 #
 # **Next**: back to [00 · start here](00_start_here.ipynb) for the map of the course. The
-# numbers here come from one small model and one seed per scheme; the notes at the top of
-# `helpers/induction/lengths.py` give a second seed.
+# numbers here come from one small model per scheme (seed 0); the notes at the top of
+# `helpers/induction/lengths.py` give a second seed's, which tell the same story.

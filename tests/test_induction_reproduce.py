@@ -34,31 +34,40 @@ FIRST_STEPS = 100
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def first_steps_history() -> dict[str, list]:
-    shipped = induction.load()
+# Lesson 10's model and lesson 11's three others: the same settings and seed, other positions.
+SCHEMES = ("learned", "rope", "alibi", "none")
+
+
+def first_steps_history(positions: str = "learned") -> dict[str, list]:
+    shipped = induction.load(positions=positions)
     settings = {k: v for k, v in shipped.settings.items() if k in SETTINGS}
     assert settings == SETTINGS  # the defaults are the shipped run's settings
-    _, history = induction.train(seed=shipped.settings["seed"], steps=FIRST_STEPS)
+    assert shipped.settings.get("positions", "learned") == positions
+    _, history = induction.train(
+        seed=shipped.settings["seed"], steps=FIRST_STEPS, positions=positions
+    )
     assert history.steps == [0, 50, 100]
     return {name: np.asarray(getattr(history, name)).tolist() for name in HISTORY_FIELDS}
 
 
-def shipped_first_records() -> dict[str, np.ndarray]:
+def shipped_first_records(positions: str = "learned") -> dict[str, np.ndarray]:
     """The shipped history's records at steps 0, 50 and 100 (one load, one sha256 check)."""
-    history = induction.load().history
+    history = induction.load(positions=positions).history
     return {name: np.asarray(getattr(history, name))[:3] for name in HISTORY_FIELDS}
 
 
-def test_the_first_steps_retrace_the_shipped_history_within_the_tolerance_on_any_kernel():
+@pytest.mark.parametrize("positions", SCHEMES)
+def test_the_first_steps_retrace_the_shipped_history_within_the_tolerance_on_any_kernel(positions):
     """Under this process's kernel, whichever it is: the recorded losses and head scores."""
-    mine, shipped = first_steps_history(), shipped_first_records()
+    mine, shipped = first_steps_history(positions), shipped_first_records(positions)
     for name in HISTORY_FIELDS:
         np.testing.assert_allclose(
             mine[name], shipped[name], rtol=0, atol=FIRST_STEPS_ATOL, err_msg=name
         )
 
 
-def test_under_the_shipped_kernel_the_first_steps_are_bit_for_bit():
+@pytest.mark.parametrize("positions", SCHEMES)
+def test_under_the_shipped_kernel_the_first_steps_are_bit_for_bit(positions):
     """In a new Python with OPENBLAS_CORETYPE set to the shipped run's kernel: exactly equal."""
     if SHIPPED_CORETYPE not in blas.runnable_kernels():
         pytest.skip(f"this CPU cannot run OpenBLAS's {SHIPPED_CORETYPE} kernel (x86-64 with AVX2)")
@@ -68,7 +77,7 @@ def test_under_the_shipped_kernel_the_first_steps_are_bit_for_bit():
     assert child["kernel"] == SHIPPED_CORETYPE, child
     code = (
         "import json, tests.test_induction_reproduce as t; "
-        "print(json.dumps(t.first_steps_history()))"
+        f"print(json.dumps(t.first_steps_history({positions!r})))"
     )
     # As on a CPU of the shipped kernel's generation: NumPy's own loops too (make test's
     # Sandybridge pass turns NumPy's AVX2 loops off, which changes a loss's last bit).
@@ -76,7 +85,7 @@ def test_under_the_shipped_kernel_the_first_steps_are_bit_for_bit():
     result = subprocess.run(
         [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=True
     )
-    mine, shipped = json.loads(result.stdout), shipped_first_records()
+    mine, shipped = json.loads(result.stdout), shipped_first_records(positions)
     for name in HISTORY_FIELDS:
         np.testing.assert_array_equal(np.asarray(mine[name]), shipped[name], err_msg=name)
 

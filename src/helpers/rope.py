@@ -13,7 +13,8 @@ put position into the attention scores instead (lesson 11):
 * :func:`alibi_slopes`, :func:`alibi_bias` (ALiBi, Press et al. 2022): no rotation and no
   position vector; each head adds ``-m_h * (i - j)`` to the score of query ``i`` and key
   ``j <= i``, with a fixed slope ``m_h`` per head (a geometric sequence starting at
-  ``2 ** (-8 / h)``; the paper's rule for a number of heads that is not a power of two).
+  ``2 ** (-8 / h)``; for a number of heads that is not a power of two, the rule of Press et
+  al.'s released code: the paper trains only powers of two).
 """
 
 from __future__ import annotations

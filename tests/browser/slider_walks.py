@@ -30,6 +30,7 @@ SLIDERS = {
     "04": ["temperature"],  # the explorer's
     "07": ["sequence length"],
     "08": ["training step"],
+    "11": ["tokens in front"],
 }
 SLIDER_RATIO = 1.5  # CURRICULUM.md: a slider's redraw within 1.5 x the do-nothing round trip
 # Timed moves per lesson. Both series are a frame or two each (10-35 ms here), so single

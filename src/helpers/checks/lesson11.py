@@ -58,8 +58,8 @@ def _rope_mistakes(X, positions, what):
         ): interleaved,
         named(
             "backwards",
-            f"{what}: every pair turns the wrong way (by -angle): the second half gets "
-            "x1 sin + x2 cos and the first x1 cos - x2 sin, not the other way round.",
+            f"{what}: the sin terms have the wrong sign: you turned every pair by -angle. A "
+            "turn by a maps (x1, x2) to (x1 cos a - x2 sin a, x1 sin a + x2 cos a).",
         ): _rotate_half(X, -a),
         named(
             "exponent_i",
@@ -158,6 +158,11 @@ def _alibi_mistakes(n, slopes, what):
             f"{what}: the keys after the query (j > i) get 0, so the softmax would let the "
             "query see the future; they must be -inf.",
         ): np.where(distance >= 0, linear, 0.0),
+        named(
+            "heads_last",
+            f"{what}: the heads are on the last axis, (n, n, h); they come first: (h, n, n), "
+            "one (n, n) map per head.",
+        ): np.moveaxis(np.where(distance >= 0, linear, -np.inf), 0, -1),
         named(
             "masks_diagonal",
             f"{what}: the diagonal is -inf: a query may read its own key (distance 0, bias 0).",
@@ -265,8 +270,8 @@ def _grade_rope_decode_step(call):
         if not np.allclose(got_K[:, :t], exact[3], atol=1e-5):
             raise Mistake(f"{what}: the keys already in the cache changed. They were rotated "
                           "at their own positions when they were cached; rotating them again "
-                          "would make their scores depend on the new position, not on the "
-                          "distance.", "rerotates_cache")  # fmt: skip
+                          "would make each score depend on that key's own position, not on "
+                          "the distance to the new token.", "rerotates_cache")  # fmt: skip
         compare(got_K[:, t], K_new[:, t], {
             named("key_not_rotated", f"{what}: the new key is cached unrotated; turn it at its "
                   "position first (the cache holds rotated keys)."): exact[1],
@@ -360,9 +365,9 @@ length_prediction = Prediction(
     choices=["below 0.5", "0.5 to 2", "above 2"],
     wrong={
         "below 0.5": (
-            "RoPE's scores depend only on distance, but distance is not all the model learned: "
-            "at 128 tokens its queries meet distances, and so angles, it never saw in training, "
-            "and more keys share each softmax."
+            "A RoPE score depends only on the two tokens and their distance, but at 128 tokens "
+            "each query meets many more keys, some at distances it never saw, and together "
+            "they take weight from the right key."
         ),
         "above 2": (
             "It degrades, but does not forget how to copy: the distance the previous-token head "
@@ -372,7 +377,7 @@ length_prediction = Prediction(
     explanation=(
         "The table: the loss rises past the training length but stays well below a uniform "
         "guess; the previous-token head, which needs distance 1 only, survives; the induction "
-        "heads weaken: they spread weight onto keys further back than any they saw in "
-        "training (measured below)."
+        "heads put less weight on the right key: the many far keys, scored like ordinary near "
+        "ones, dilute it (measured below)."
     ),
 )
