@@ -61,6 +61,7 @@
 # | 08 | [training attention](08_training_attention.ipynb) | an attention layer that learns where to look |
 # | 09 | [a real model](09_real_model.ipynb) | the same attention inside a real trained Transformer, run in NumPy |
 # | 10 | [induction heads](10_induction_heads.ipynb) | what a causal model learns: a two-layer model trained in NumPy copies from context with a previous-token head and an induction head |
+# | 11 | [position today](11_position_today.ipynb) | where position goes in today's models: RoPE, ALiBi and no positions, and what happens past the training length |
 #
 # Work through them in order: each one starts with **What you will learn** and ends with a
 # **Summary** and what comes **Next**. Run the cells top to bottom (Shift+Enter runs one;
@@ -226,8 +227,9 @@ print(f"\n{n_exercises} exercises and {len(entries) - n_exercises} predictions i
 # ## Summary
 #
 # - The course is short lessons on one running sentence, from the input Z to causal masking
-#   and a little beyond, up to a real trained model and the induction heads of a causal model
-#   trained in the course; work through them in order, top to bottom.
+#   and a little beyond, up to a real trained model, the induction heads of a causal model
+#   trained in the course, and where today's models put position; work through them in order,
+#   top to bottom.
 # - If the versions printed and the text followed the slider, your set-up works.
 # - Exercises check themselves: `check`, `hint`, `solution`; stars say how hard they are
 #   (★ apply, ★★ generalise, ★★★ derive or design), and predictions ask you to guess before a

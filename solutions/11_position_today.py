@@ -446,7 +446,7 @@ def copy_query_stats(model, data):
     queries = data.is_repeat.sum()
     weight = (ran.A[1] * (data.is_repeat[:, :, None] & (back >= 32))[:, None]).sum(axis=(0, 2, 3))
     far_share = (back >= 32).sum(axis=1) / (np.arange(n) + 1)  # of query i's keys, if uniform
-    return mean_over(near), mean_over(far), weight / queries, far_share[data.is_repeat].mean()
+    return mean_over(near), mean_over(far), weight / queries, np.broadcast_to(far_share, data.is_repeat.shape)[data.is_repeat].mean()
 
 
 data = probes_at[128]

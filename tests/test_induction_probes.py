@@ -153,23 +153,27 @@ def test_the_suffix_predictor_is_not_told_where_copies_are():
 
 @pytest.mark.parametrize("seed", range(5))
 def test_two_matches_builds_what_it_says(seed):
-    n = 32
-    tokens, keys, older = two_matches(np.random.default_rng(seed), 100, n, 64)
-    two, _, _ = two_matches(np.random.default_rng(seed), 100, n, 64, keep="two")
-    one, _, _ = two_matches(np.random.default_rng(seed), 100, n, 64, keep="one")
+    n, q = 32, [20, 13, 30, 24, 17][seed]  # the default, the extremes and two more
+    tokens, keys, older = two_matches(np.random.default_rng(seed), 100, n, 64, query=q)
+    two, _, _ = two_matches(np.random.default_rng(seed), 100, n, 64, keep="two", query=q)
+    one, _, _ = two_matches(np.random.default_rng(seed), 100, n, 64, keep="one", query=q)
     assert 20 < older.sum() < 80
     for s in range(100):
         row = tokens[s]
-        b, a = row[n - 3], row[n - 2]
+        b, a = row[q - 1], row[q]
         match, other = keys[s] - 1  # the two earlier `a`s
-        assert a != b and sorted(np.nonzero(row == a)[0]) == sorted([match, other, n - 2])
-        assert sorted(np.nonzero(row == b)[0]) == [match - 1, n - 3]
+        assert a != b and sorted(np.nonzero(row == a)[0]) == sorted([match, other, q])
+        assert sorted(np.nonzero(row == b)[0]) == [match - 1, q - 1]
         assert row[other - 1] != b and row[match + 1] != row[other + 1]
         assert older[s] == (match < other)
+        # each match at least 6 before the query and 6 apart, as copies are in training
+        assert q - max(match, other) >= 6 and abs(match - other) >= 6 and min(match, other) >= 1
         # the controls: the same sequence with one earlier `a` replaced by neither a nor b
         for control, gone in ((two, other), (one, match)):
             differs = np.nonzero(control[s] != row)[0]
             assert list(differs) == [gone] and control[s, gone] not in (a, b)
+    default, _, _ = two_matches(np.random.default_rng(seed), 3, n, 64)
+    assert all((row == row[20]).sum() == 3 for row in default)  # query 20 by default
 
 
 def test_two_matches_refuses_bad_arguments():
@@ -179,22 +183,25 @@ def test_two_matches_refuses_bad_arguments():
         two_matches(np.random.default_rng(0), 2, 32, 4)
     with pytest.raises(ValueError, match="n must be"):
         two_matches(np.random.default_rng(0), 2, 10, 64)
+    for bad in (12, 31, 2.0, True):
+        with pytest.raises(ValueError, match="query"):
+            two_matches(np.random.default_rng(0), 2, 32, 64, query=bad)
 
 
 def test_the_shipped_model_matches_two_tokens_in_attention_and_prediction():
     # lesson 10, section 6: on inputs where a one-token and a two-token match disagree
-    model, n = load(), 32
-    tokens, keys, _ = two_matches(np.random.default_rng(8), 400, n, 64)
+    model, n, q = load(), 32, 20
+    tokens, keys, _ = two_matches(np.random.default_rng(8), 400, n, 64, query=q)
     ran, rows = model.run(tokens), np.arange(400)
-    weights = ran.A[1][:, :, n - 2]  # (400, heads, n)
+    weights = ran.A[1][:, :, q]  # (400, heads, n)
     on_two, on_one = weights[rows, :, keys[:, 0]].mean(0), weights[rows, :, keys[:, 1]].mean(0)
-    assert np.sum(on_two > 2 * on_one) >= 3
-    logits = ran.logits[:, n - 2]
+    assert np.all(on_two > 2 * on_one)
+    logits = ran.logits[:, q]
     probs = np.exp(logits - logits.max(-1, keepdims=True))
     probs /= probs.sum(-1, keepdims=True)
     p_two = probs[rows, tokens[rows, keys[:, 0]]].mean()
     p_one = probs[rows, tokens[rows, keys[:, 1]]].mean()
-    assert p_two > 5 * p_one
+    assert p_two > 0.6 and p_two > 10 * p_one
 
 
 def test_the_suffix_predictor_refuses_bad_tokens():

@@ -24,9 +24,9 @@ before, or how far back each occurrence is). It knows which positions are repeat
 model does not: at a chance recurrence it would predict a wrong token with certainty.
 
 :class:`SuffixPredictor` is a second yardstick that is *not* told where the repeats are: it
-reads up to four tokens back, finds the longest run of them that occurred before, and mixes
-the tokens that followed those earlier runs with a uniform guess, in proportions fitted on
-sequences of the same kind. It shows what the data allow a predictor that must tell copies from
+finds the longest run of tokens ending at the current one (up to four) that occurred before,
+and mixes the tokens that followed those earlier runs with a uniform guess, in proportions
+fitted on sequences of the same kind: a position-blind baseline that must tell copies from
 chance recurrences by itself. :func:`two_matches` builds inputs where a one-token match and a
 two-token match disagree.
 """
@@ -191,8 +191,10 @@ class SuffixPredictor:
     ``longest``) that also ended at earlier positions ``j``, and predicts ``share[k]`` times the
     empirical distribution of the tokens after those ``j`` plus ``1 - share[k]`` times a uniform
     guess over ``vocab_size`` (a uniform guess where token ``i`` has not occurred before).
-    ``share[k]`` is fitted, by maximum likelihood on a grid, on ``fit_tokens`` at every position
-    (it is never told which are copies): how often a ``k``-token match continues in such data.
+    ``share[k]`` is the mixture weight that maximises the likelihood of ``fit_tokens`` at every
+    position with a ``k``-token match (on a grid from 0.001 to 0.999; it is never told which
+    positions are copies). It ignores where a match lies and how far back, and a match of
+    ``longest`` tokens stands for any longer one: a baseline, not the best possible predictor.
     """
 
     def __init__(self, fit_tokens: np.ndarray, vocab_size: int, longest: int = 4):
@@ -243,28 +245,42 @@ class SuffixPredictor:
 
 
 def two_matches(
-    rng: np.random.Generator, batch: int, n: int, vocab_size: int, keep: str = "both"
+    rng: np.random.Generator,
+    batch: int,
+    n: int,
+    vocab_size: int,
+    keep: str = "both",
+    query: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Inputs where a one-token match and a two-token match disagree.
 
-    Each sequence has ``b a`` at positions ``n - 3, n - 2`` (the query is ``n - 2``: the
-    last position predicts nothing in training, so its query was never trained); token ``a``
-    occurred twice before, once after ``b`` (a two-token match) and once after another token
-    (a one-token match), followed by different tokens. In half of the sequences, at random, the
-    two-token match is the older one. Returns ``tokens (batch, n)``, ``keys (batch, 2)``: the
-    positions right after the two-token match and after the one-token match (where an induction
-    head should look), and ``older (batch,)``: True where the two-token match came first. Apart
-    from these, ``a`` and ``b`` do not occur.
+    Each sequence has ``b a`` at positions ``query - 1, query`` (default ``query``: ``5 n // 8``,
+    20 of 32, mid-sequence, with random tokens after it, as in training, where a copy always
+    fits in the sequence); token ``a`` occurred twice before, once after ``b`` (a two-token
+    match) and once after another token (a one-token match), followed by different tokens,
+    each at least 6 positions before the query and 6 apart (training's copies are 4 to 14
+    tokens long). In half of the sequences, at random, the two-token match is the older one.
+    Returns ``tokens (batch, n)``, ``keys (batch, 2)``: the positions right after the two-token
+    match and after the one-token match (where an induction head should look), and ``older
+    (batch,)``: True where the two-token match came first. Apart from these, ``a`` and ``b``
+    do not occur.
 
     ``keep="two"`` or ``"one"``: the same sequences (for the same ``rng`` state), but with the
     ``a`` of the other match replaced by another token (neither ``a`` nor ``b``), so that only
     the two-token or only the one-token match is left: the controls.
     """
-    _check(batch, n, vocab_size, 14)
+    _check(batch, n, vocab_size, 15)
     if vocab_size < 8:
         raise ValueError(f"vocab_size must be at least 8 here, got {vocab_size}")
     if keep not in ("both", "two", "one"):
         raise ValueError(f'keep must be "both", "two" or "one", got {keep!r}')
+    query = 5 * n // 8 if query is None else query
+    if (
+        isinstance(query, bool)
+        or not isinstance(query, (int, np.integer))
+        or not (13 <= query <= n - 2)
+    ):
+        raise ValueError(f"query must be a whole number in 13 .. n - 2 = {n - 2}, got {query!r}")
     tokens = np.empty((batch, n), dtype=np.int64)
     keys = np.empty((batch, 2), dtype=np.int64)
     older = rng.random(batch) < 0.5
@@ -272,12 +288,12 @@ def two_matches(
         a, b, c, x, y = rng.choice(vocab_size, 5, replace=False)
         others = np.setdiff1d(np.arange(vocab_size), [a, b])
         row = rng.choice(others, n)
-        first = int(rng.integers(1, n // 2 - 3))  # the older match: its "a" at `first`
-        second = int(rng.integers(first + 3, n - 4))  # the newer one, before the query's b a
+        first = int(rng.integers(1, query - 11))  # the older match: its "a" at `first`
+        second = int(rng.integers(first + 6, query - 5))  # the newer one, 6+ before the query
         match, other = (first, second) if older[s] else (second, first)
         row[match - 1 : match + 2] = (b, a, x)
         row[other - 1 : other + 2] = (c, a, y)
-        row[n - 3 : n - 1] = (b, a)
+        row[query - 1 : query + 1] = (b, a)
         stand_in = rng.choice(others)  # drawn whatever `keep` is: the same sequences for all
         if keep == "two":
             row[other] = stand_in
