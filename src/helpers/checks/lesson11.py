@@ -39,7 +39,11 @@ def _rotate_half(X, angles):
 def _reference_rope_rotate(X, positions):
     # Pair i = (dimension i, dimension i + d/2), turned by position * 10000^(-2i/d).
     X = np.asarray(X, dtype=float)
-    return _rotate_half(X, _angles(positions, X.shape[-1]))
+    d = X.shape[-1]
+    angles = np.asarray(positions, dtype=float)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+    x1, x2 = X[..., : d // 2], X[..., d // 2 :]
+    cos, sin = np.cos(angles), np.sin(angles)
+    return np.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], axis=-1)
 
 
 def _rope_mistakes(X, positions, what):
@@ -225,11 +229,19 @@ def _reference_rope_decode_step(q, k, v, K_cache, V_cache, position):
     # The new token's query and key turn at its own position; the cached keys were turned at
     # theirs when they were cached, and stay as they are.
     q, k, v = (np.asarray(a, dtype=float) for a in (q, k, v))
-    q_rot = _reference_rope_rotate(q[:, None], [position])[:, 0]  # (h, d)
-    k_rot = _reference_rope_rotate(k[:, None], [position])[:, 0]
-    K_new = np.concatenate([K_cache, k_rot[:, None]], axis=1)  # (h, t + 1, d)
+    d = q.shape[-1]
+    angles = position * 10000.0 ** (-np.arange(0, d, 2) / d)  # (d/2,): one per pair
+    cos, sin = np.cos(angles), np.sin(angles)
+
+    def turn(x):  # rotate-half RoPE at `position`, rows of (h, d)
+        x1, x2 = x[:, : d // 2], x[:, d // 2 :]
+        return np.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], axis=-1)
+
+    K_new = np.concatenate([K_cache, turn(k)[:, None]], axis=1)  # (h, t + 1, d)
     V_new = np.concatenate([V_cache, v[:, None]], axis=1)
-    weights = _softmax(np.einsum("hd,htd->ht", q_rot, K_new) / np.sqrt(q.shape[-1]))
+    scores = np.einsum("hd,htd->ht", turn(q), K_new) / np.sqrt(d)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
     return np.einsum("ht,htd->hd", weights, V_new), K_new, V_new
 
 
