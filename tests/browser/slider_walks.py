@@ -367,6 +367,7 @@ SLIDER_CELL = {
     "04": "ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=h, seed=0, query=cat)",
     "07": "h_picker.observe(film",
     "08": "live.film(step_picker",
+    "11": "live.film(shift_slider",
 }
 # Each slider's name in the lesson's code (the kernel's side is read through it).
 SLIDER_VARS = {
@@ -376,4 +377,5 @@ SLIDER_VARS = {
     "04": {"temperature": "ex.parts.temperature"},
     "07": {"sequence length": "n_picker"},
     "08": {"training step": "step_picker"},
+    "11": {"tokens in front": "shift_slider"},
 }
