@@ -109,7 +109,8 @@ print(f"interleaved = rotate-half with the dimensions permuted, to 1e-12: "
 # order.
 #
 # **The frequencies, and what they do to far-apart tokens.** Pair 0 turns by one radian per
-# position; the last pair of a 64-dimensional head by about $10000^{-62/64} \approx 1/7500$.
+# position; the last pair of a 64-dimensional head by $10000^{-62/64}$ radians, thousands of
+# times slower (the figure's left panel).
 # The RoFormer paper (section 3.4.3) bounds the score of any query and key by
 # $\max_i |h_{i+1} - h_i| \cdot \sum_{j=1}^{d/2} |S_j|$, where $h_i$ is the product of their
 # $i$-th pairs (as complex numbers) and $S_j = \sum_{i<j} e^{\mathrm{i}(m-n)\theta_i}$; the
@@ -254,7 +255,7 @@ for shift in (1, 3, 8):
 
 # %% [markdown]
 # The scores with RoPE, with ALiBi and with no positions do not move (0.00 to two decimals: the
-# differences are rounding, about $10^{-16}$); with the
+# differences are rounding); with the
 # sinusoidal encoding added to the embeddings, every score moves. Move the slider (Tab to it,
 # then the arrow keys, Page Up/Down, Home and End) to put 0 to 8 tokens in front and watch the
 # four maps; each panel's title gives the largest change from the sentence alone.
@@ -502,9 +503,10 @@ for head, slope in enumerate(alibi_slopes(alibi.n_heads)):
 # a little more than the one before. With random tokens that is all a first-layer ALiBi head
 # *can* do: nothing in a token's embedding says where it is, so on average the only thing that
 # tells the previous key from the one before it is the penalty, and a slope of $1/4$ favours it
-# by a factor of $e^{1/4} \approx 1.28$ only. The fixed slopes cost it a second time in layer
-# 1: the heads with the steepest slopes put much less weight on the right key, 9 back, than
-# the others (printed beside their penalty there), while RoPE's four heads all find it. These
+# by the factor $e^{1/4}$ only (the inverse of the 0.78 printed). The fixed slopes cost it a
+# second time in layer 1: the heads with the steepest slopes put much less weight on the right
+# key, 9 back, than the others (printed beside their penalty there), while RoPE's four heads
+# all find it. These
 # numbers show both costs; they do not say how much of the gap at 32 tokens each one makes.
 # Press et al. used more heads (steeper slopes: 1/2 with 8) and deep models with MLPs.
 #
