@@ -96,3 +96,37 @@ def test_the_training_record_reads_the_model_as_it_runs(small, positions):
     safe = np.where(data.targets >= 0, data.targets, 0)[..., None]
     nll = -np.take_along_axis(log_probs, safe, -1)[..., 0]
     assert evaluate(model, data)["loss_repeat"] == pytest.approx(nll[data.is_repeat].mean())
+
+
+def test_the_backward_pass_with_interpolated_rope_positions(small):
+    params, tokens, targets = small
+    errors = gradient_check(params, tokens, targets, 2, positions="rope", position_scale=0.37)
+    assert all(error < 1e-6 for name, error in errors.items() if name != "W_pos"), errors
+
+
+def test_fine_tuning_starts_from_the_given_model_and_reads_its_positions_scaled(small):
+    from helpers.induction.task import evaluate, repeat_task, train
+
+    params, _, _ = small
+    start = InductionModel(params, 2, "rope")
+    settings = dict(vocab_size=11, d_model=8, n_heads=2, max_len=12, batch=4, min_repeat=2,
+                    max_repeat=4, positions="rope", eval_every=1, dtype=np.float64, mix=False)  # fmt: skip
+    untouched = {k: v.copy() for k, v in start.params.items()}
+    model, history = train(0, 0, init=start, position_scale=0.5, **settings)
+    for name in untouched:  # no step: the start's weights, copied (the start is not trained)
+        np.testing.assert_array_equal(model.params[name], untouched[name])
+        assert not np.shares_memory(model.params[name], start.params[name])
+    assert model.position_scale == 0.5
+    data = repeat_task(np.random.default_rng(0), 4, 12, 11, 2, 4, False, 2)
+    record = evaluate(start.interpolate(0.5), data)["loss_repeat"]
+    assert evaluate(model, data)["loss_repeat"] == pytest.approx(record)
+    trained, _ = train(0, 3, init=start, position_scale=0.5, **settings)
+    assert not np.allclose(trained.params["W_Q"], start.params["W_Q"])
+    np.testing.assert_array_equal(start.params["W_Q"], untouched["W_Q"])
+    with pytest.raises(ValueError, match="init is"):
+        train(0, 1, init=InductionModel(params, 2, "alibi"), **settings)
+    learned = InductionModel(params, 2, "learned")
+    with pytest.raises(ValueError, match="rows"):
+        train(0, 1, init=learned, **{**settings, "positions": "learned"})
+    with pytest.raises(ValueError, match="scale"):
+        train(0, 1, init=start, position_scale=2.0, **settings)

@@ -256,6 +256,7 @@ def loss_and_grads(
     targets: np.ndarray,
     n_heads: int,
     positions: str = "learned",
+    position_scale: float = 1.0,
 ) -> tuple[float, dict[str, np.ndarray], Cache]:
     """Mean cross-entropy against ``targets (b, n)`` (``-1`` = no target), its gradient, the cache.
 
@@ -273,9 +274,11 @@ def loss_and_grads(
 
     With RoPE, Q and K in the cache are the rotated ones: dQ and dK above are rotated back
     (the rotation's transpose) before the lines that use W_Q and W_K. ALiBi's bias is a
-    constant: nothing changes. Without learned positions, dW_pos stays 0.
+    constant: nothing changes. Without learned positions, dW_pos stays 0. ``position_scale``
+    multiplies RoPE's positions, as in :func:`forward` (fine-tuning with position
+    interpolation).
     """
-    cache = forward(params, tokens, n_heads, positions=positions)
+    cache = forward(params, tokens, n_heads, positions=positions, position_scale=position_scale)
     loss, dlogits = _cross_entropy(cache.logits, targets)  # (b, n, vocab)
     dlogits = dlogits.astype(cache.logits.dtype, copy=False)
     grads = {name: np.zeros_like(value) for name, value in params.items()}
@@ -296,7 +299,7 @@ def loss_and_grads(
         dQ = dS @ K * scale
         dK = np.swapaxes(dS, -1, -2) @ Q * scale
         if positions == "rope":
-            tables = _rope_tables(tokens.shape[1], d_model // n_heads, dQ.dtype)
+            tables = _rope_tables(tokens.shape[1], d_model // n_heads, dQ.dtype, position_scale)
             dQ, dK = _rope(dQ, *tables, sign=-1.0), _rope(dK, *tables, sign=-1.0)
         dx = dx.copy()
         for name, d in (("W_Q", dQ), ("W_K", dK), ("W_V", dV)):
@@ -322,6 +325,7 @@ def gradient_check(
     entries: int = 20,
     seed: int = 0,
     positions: str = "learned",
+    position_scale: float = 1.0,
 ) -> dict[str, float]:
     """Relative error between :func:`loss_and_grads` and central finite differences.
 
@@ -330,7 +334,7 @@ def gradient_check(
     per array ``||g - g_num|| / (||g|| + ||g_num||)`` over those entries: about 1e-8 or smaller
     when the backward pass is right (float64), of order 1 when a term is missing.
     """
-    _, grads, _ = loss_and_grads(params, tokens, targets, n_heads, positions)
+    _, grads, _ = loss_and_grads(params, tokens, targets, n_heads, positions, position_scale)
     rng = np.random.default_rng(seed)
     errors = {}
     for name in PARAM_NAMES:
@@ -341,9 +345,9 @@ def gradient_check(
             index = np.unravel_index(flat, params[name].shape)
             shifted = {key: value.copy() for key, value in params.items()}
             shifted[name][index] += eps
-            plus = loss_and_grads(shifted, tokens, targets, n_heads, positions)[0]
+            plus = loss_and_grads(shifted, tokens, targets, n_heads, positions, position_scale)[0]
             shifted[name][index] -= 2 * eps
-            minus = loss_and_grads(shifted, tokens, targets, n_heads, positions)[0]
+            minus = loss_and_grads(shifted, tokens, targets, n_heads, positions, position_scale)[0]
             numerical.append((plus - minus) / (2 * eps))
             analytic.append(grads[name][index])
         analytic, numerical = np.array(analytic), np.array(numerical)

@@ -299,7 +299,8 @@ class History:
 
 def evaluate(model: InductionModel, data: Repeats) -> dict:
     """Losses on repeats and on the other tokens, and each head's two scores, on ``data``."""
-    cache = forward(model.params, data.tokens, model.n_heads, positions=model.positions)
+    cache = forward(model.params, data.tokens, model.n_heads, positions=model.positions,
+                    position_scale=getattr(model, "position_scale", 1.0))  # fmt: skip
     logits = cache.logits
     shifted = logits - logits.max(axis=-1, keepdims=True)
     log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
@@ -343,6 +344,8 @@ def train(
     dtype=np.float32,
     callback=None,
     positions: str = "learned",
+    init: InductionModel | None = None,
+    position_scale: float = 1.0,
 ) -> tuple[InductionModel, History]:
     """Train the two-layer attention-only model on :func:`repeat_task` with Adam.
 
@@ -374,6 +377,12 @@ def train(
     positions : str
         How the model knows where a token is: ``"learned"`` (the shipped model), ``"rope"``,
         ``"alibi"`` or ``"none"`` (lesson 11).
+    init : InductionModel, optional
+        Start from this model's weights instead of fresh ones (fine-tuning; its positions and
+        sizes must match the settings; ``seed`` still seeds the batches).
+    position_scale : float
+        RoPE's positions are multiplied by it while training and evaluating (fine-tuning with
+        position interpolation, Chen et al. 2023: training length / new length).
 
     Returns
     -------
@@ -386,10 +395,26 @@ def train(
             raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
     if batch < 1 or eval_every < 1 or n_eval < 1:
         raise ValueError("batch, eval_every and n_eval must be at least 1")
-    params = init_params(vocab_size, d_model, n_heads, max_len, 2, seed=seed)
-    params = {name: value.astype(dtype) for name, value in params.items()}
+    if init is None:
+        params = init_params(vocab_size, d_model, n_heads, max_len, 2, seed=seed)
+    else:
+        if init.positions != positions or (init.vocab_size, init.d_model, init.n_heads) != (
+            vocab_size, d_model, n_heads
+        ):  # fmt: skip
+            raise ValueError(
+                f"init is {init!r}; the settings ask for positions={positions!r}, vocab_size="
+                f"{vocab_size}, d_model={d_model}, n_heads={n_heads}"
+            )
+        if init.max_len is not None and max_len > init.max_len:
+            raise ValueError(f"init's table of learned positions has {init.max_len} rows; "
+                             f"max_len={max_len} needs more")  # fmt: skip
+        params = init.params
+    params = {name: value.astype(dtype) for name, value in params.items()}  # copies
     model = InductionModel(params, n_heads, positions)
     model.params = params  # train in place, in dtype
+    if position_scale != 1.0:
+        model = model.interpolate(position_scale)  # checks it; shares the params
+        model.params = params
     eval_data = repeat_task(np.random.default_rng([seed, 1]), n_eval, max_len, vocab_size,
                             min_repeat, max_repeat, distinct, max_copies)  # fmt: skip
     rng = np.random.default_rng([seed, 2])
@@ -423,7 +448,8 @@ def train(
                 data = repeat_task(rng, batch, max_len, vocab_size, min_repeat, max_repeat,
                                    distinct, max_copies)  # fmt: skip
                 tokens, targets = data.tokens, data.targets
-            _, grads, _ = loss_and_grads(params, tokens, targets, n_heads, positions)
+            _, grads, _ = loss_and_grads(params, tokens, targets, n_heads, positions,
+                                         model.position_scale)  # fmt: skip
             optimiser.step(params, grads)
             if step % eval_every == 0 or step == steps:
                 if record(step):
