@@ -16,6 +16,7 @@ and on chance recurrences; the loss by position within a copy; typed sentences s
 zero and mean ablation of every head, of pairs of layer-0 heads and of sets of layer-1 heads,
 path patching of each layer-0 head into the layer-1 queries, keys, values and the logits, and
 direct logit attribution on the repeats.
+``finetune``: lesson 11's position interpolation with fine-tuning (see :func:`finetune`).
 Not part of the tests: the research tool behind the shipped settings (issue 32).
 """
 
@@ -128,6 +129,35 @@ def take_apart(model, data) -> None:
     print("direct logit attribution:", {k: round(v, 2) for k, v in parts.items()})
 
 
+def finetune(args) -> None:
+    """Lesson 11's position interpolation with fine-tuning: the shipped RoPE model fine-tuned on
+    64-token sequences with its positions halved (Chen et al.), against the same fine-tuning
+    without interpolation; both measured at 64 tokens (and at 32, positions as trained)."""
+    from helpers.induction import InductionModel
+    from helpers.induction import load as load_shipped
+    from helpers.induction.lengths import far_repeats, measure
+
+    rope = load_shipped(positions="rope")
+    data64 = far_repeats(np.random.default_rng(64), 256, 64, VOCAB, length=10, after=32)
+    data32 = far_repeats(np.random.default_rng(32), 256, 32, VOCAB, length=10)
+
+    def show(result):
+        return (f"{result['repeats']:.2f} (previous-token {result['previous']:.2f}, induction "
+                f"{result['induction']:.2f})")  # fmt: skip
+
+    print(f"before: 64 tokens {show(measure(rope, data64))}; interpolated "
+          f"{show(measure(rope.interpolate(0.5), data64))}")  # fmt: skip
+    for scale in (0.5, 1.0):
+        model, _ = train(seed=5, steps=args.steps, positions="rope", init=rope, max_len=64,
+                         position_scale=scale, lr=1e-3, decay_start=args.steps // 2,
+                         eval_every=args.steps)  # fmt: skip
+        plain = InductionModel(model.params, model.n_heads, "rope")
+        at64 = measure(plain.interpolate(scale) if scale != 1 else plain, data64)
+        at32 = measure(plain, data32)
+        print(f"fine-tuned {args.steps} steps on 64 tokens, positions x {scale}: at 64 tokens "
+              f"{show(at64)}; at 32 tokens, positions x 1: {show(at32)}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -139,8 +169,10 @@ def main() -> None:
     t.add_argument("--out", default="build/induction-experiment.npz")
     e = sub.add_parser("evaluate")
     e.add_argument("model")
+    f = sub.add_parser("finetune")
+    f.add_argument("--steps", type=int, default=1000)
     args = parser.parse_args()
-    run_training(args) if args.command == "train" else evaluate(args)
+    {"train": run_training, "evaluate": evaluate, "finetune": finetune}[args.command](args)
 
 
 if __name__ == "__main__":
