@@ -110,7 +110,8 @@ def test_fine_tuning_starts_from_the_given_model_and_reads_its_positions_scaled(
     params, _, _ = small
     start = InductionModel(params, 2, "rope")
     settings = dict(vocab_size=11, d_model=8, n_heads=2, max_len=12, batch=4, min_repeat=2,
-                    max_repeat=4, positions="rope", eval_every=1, dtype=np.float64, mix=False)  # fmt: skip
+                    max_repeat=4, positions="rope", eval_every=1, dtype=np.float64,
+                    mix=False)  # fmt: skip
     untouched = {k: v.copy() for k, v in start.params.items()}
     model, history = train(0, 0, init=start, position_scale=0.5, **settings)
     for name in untouched:  # no step: the start's weights, copied (the start is not trained)
