@@ -36,8 +36,8 @@ def test_gradient_check_catches_a_missing_residual_term(monkeypatch):
     params, data = small_problem()
     real = induction.model.loss_and_grads
 
-    def wrong(params, tokens, targets, n_heads, positions="learned"):
-        loss, grads, cache = real(params, tokens, targets, n_heads, positions)
+    def wrong(params, tokens, targets, n_heads, positions="learned", position_scale=1.0):
+        loss, grads, cache = real(params, tokens, targets, n_heads, positions, position_scale)
         return loss, dict(grads, W_E=grads["W_E"] * 0.5), cache
 
     monkeypatch.setattr(induction.model, "loss_and_grads", wrong)
