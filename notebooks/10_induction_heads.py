@@ -116,10 +116,10 @@ print(f"log 64 (a uniform guess):          {np.log(64):.2f} nats")
 # guess, in proportions fitted on another draw of the three training layouts
 # (`probes.SuffixPredictor`). It must tell a copy from a chance recurrence by itself, as the
 # model must; unlike the model, it ignores where a match lies and how far back. A baseline, not
-# the best that can be done. The other columns: **first occurrences** (the next token has not occurred before:
-# nothing can predict it, so about $\log 64$ is right), and **chance recurrences** (the next
-# token occurred before, but not as part of a copy: the term means that everywhere in this
-# lesson).
+# the best that can be done. The other columns: **first occurrences** (the next token has not
+# occurred before: nothing can predict it, so about $\log 64$ is right), and **chance
+# recurrences** (the next token occurred before, but not as part of a copy: the term means that
+# everywhere in this lesson).
 
 # %%
 V, N = model.vocab_size, model.max_len
@@ -155,8 +155,9 @@ for name, (tokens, is_repeat) in layouts.items():
 # right for this data: tokens that already occurred also recur by chance, so a model should give
 # them a little more than 1/64 each, which leaves a little less for a token not seen before. On
 # the repeats it is close to the copier on some layouts and well above it on others; beside the
-# predictor that is not told it is better on some layouts and worse on others (printed). Where does the gap come from? The loss by position within a
-# copy (on 1,000 segments repeated right after themselves) says:
+# predictor that is not told it is better on some layouts and worse on others (printed). Where
+# does the gap come from? The loss by position within a copy (on 1,000 segments repeated right
+# after themselves) says:
 
 # %%
 tokens, is_repeat = probes.back_to_back(np.random.default_rng(7), 1000, N, V)
@@ -425,7 +426,8 @@ else:
 # **Exactly, or within a tolerance.** Each printed line ends with the largest difference between
 # your run's records and the shipped run's at the same step. It is 0 only with the same NumPy and
 # the same BLAS kernel as the shipped run (the first two lines above), on a CPU with the same
-# vector instructions that NumPy's own loops use (AVX2 for the shipped run). Floating-point addition is
+# vector instructions that NumPy's own loops use (AVX2 for the shipped run). Floating-point
+# addition is
 # not associative (the last line above), and each BLAS kernel groups, orders and rounds the terms
 # of a matrix product its own way, so the last few bits of a product differ from one kernel to
 # another: with NumPy's pip wheel, OpenBLAS's `Haswell` kernel on x86-64 CPUs with AVX2,
@@ -612,7 +614,8 @@ print(
 # cleaner answer to "what does the head contribute".
 #
 # **Predict first.** Mean-ablate the layer-0 previous-token head. The loss on the repeats,
-# about 0.3 nats with the whole model (section 1's table, first row), becomes `"below 0.5"`, `"0.5 to 2"` or
+# about 0.3 nats with the whole model (section 1's table, first row), becomes `"below 0.5"`,
+# `"0.5 to 2"` or
 # `"above 2"` nats?
 
 # %%
@@ -1047,7 +1050,8 @@ for sentence in (
 #   attribution: the layer-1 heads write the answer.
 # - The composed circuit $W_E W^Q (W_E W^V W^O W^K)^\top$ has a strong diagonal: one term of
 #   the match, readable from the weights; the token before the query against the token two
-#   before the key has one too, the second term of a two-token match. Different seeds and data can grow different circuits;
+#   before the key has one too, the second term of a two-token match. Different seeds and data can
+#   grow different circuits;
 #   the notes at the top of `helpers/induction/task.py` list the settings and seeds tried, and
 #   what each learned.
 #

@@ -183,7 +183,8 @@ checks.rope_rotate.check(rope_rotate)
 # slopes are fixed, not learned: for $h$ heads, a geometric sequence that starts at
 # $2^{-8/h}$ and has that ratio (for 8 heads: $1/2, 1/4, \dots, 1/256$). The paper trains only
 # powers of two; for other head counts, the rule in Press et al.'s released code: the slopes of
-# the power of two below, then every other slope of twice that power. So some heads look only nearby and others far.
+# the power of two below, then every other slope of twice that power. So some heads look only
+# nearby and others far.
 
 # %%
 for h in (4, 8, 12):

@@ -2,8 +2,9 @@
 sequences longer than it was trained on.
 
 :func:`far_repeats` draws random tokens (with replacement) with one segment repeated right after
-itself, the copy placed at or past a given position (past the training length, so that the
-predictable tokens lie where no training sequence reached); :func:`measure` gives a model's loss
+itself, the copy placed at or past a given position (past the training length: each query of
+the copy then has more keys before it than in training, some further back than any training
+distance); :func:`measure` gives a model's loss
 on the copy and on first occurrences, and its best previous-token and induction scores there.
 
 The shipped models (seed 0) and a second seed, each trained with ``python -m helpers.induction
