@@ -44,6 +44,7 @@ import numpy as np
 import helpers
 from helpers import checks, induction
 from helpers.induction.lengths import far_repeats, measure
+from helpers.induction.probes import next_token_losses
 from helpers.live import LiveFigure, show, slider
 from helpers.plots import plot_heatmap, show_figure
 from helpers.rope import alibi_slopes, frequencies, rotate
@@ -485,10 +486,9 @@ marked = data32.is_repeat[:, :-1]
 
 
 def repeat_loss(model, ablate=()):
-    logits = model.run(data32.tokens, ablate=ablate).logits[:, :-1]
-    logits = logits - logits.max(axis=-1, keepdims=True)
-    log_probs = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
-    return -np.take_along_axis(log_probs, data32.tokens[:, 1:, None], axis=-1)[..., 0][marked].mean()
+    """The loss on the repeats at 32 tokens with the heads in `ablate` zeroed."""
+    logits = model.run(data32.tokens, ablate=ablate).logits
+    return next_token_losses(logits, data32.tokens)[marked].mean()
 
 
 A0 = alibi.run(data32.tokens).A[0]  # (128, heads, 32, 32): layer 0

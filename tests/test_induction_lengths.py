@@ -11,6 +11,7 @@ import pytest
 
 from helpers import induction
 from helpers.induction.lengths import far_repeats, measure
+from helpers.induction.probes import next_token_losses
 from helpers.induction.weights import SHIPPED_FILES, shipped_file
 
 SCHEMES = ("learned", "rope", "alibi", "none")
@@ -98,11 +99,8 @@ def test_alibis_copying_rests_on_its_steepest_first_layer_head(models, fresh):
     marked = data.is_repeat[:, :-1]
 
     def repeat_loss(ablate):
-        logits = alibi.run(data.tokens, ablate=ablate).logits[:, :-1]
-        logits = logits - logits.max(-1, keepdims=True)
-        log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
-        nll = -np.take_along_axis(log_probs, data.tokens[:, 1:, None], -1)[..., 0]
-        return nll[marked].mean()
+        logits = alibi.run(data.tokens, ablate=ablate).logits
+        return next_token_losses(logits, data.tokens)[marked].mean()
 
     assert repeat_loss([(0, 0)]) > np.log(64)  # slope 1/4: worse than a uniform guess without it
     assert all(repeat_loss([(0, h)]) < 1.5 for h in (1, 2, 3))

@@ -214,5 +214,7 @@ def test_the_suffix_predictor_refuses_bad_tokens():
     ):
         with pytest.raises(ValueError, match="tokens"):
             predictor.losses(bad)
+    with pytest.raises(ValueError, match="vocab_size"):
+        SuffixPredictor(np.zeros((2, 8), int), 0)
     with pytest.raises(ValueError, match="longest"):
         SuffixPredictor(np.zeros((2, 8), int), 64, longest=0)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, named
+from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, named, raw_softmax
 from ._prediction import Prediction
 
 # ----------------------------------------------------------------------------------------------
@@ -220,11 +220,6 @@ alibi_bias = Exercise(
 # rope_decode_step(q, k, v, K_cache, V_cache, position): the challenge
 
 
-def _softmax(scores):
-    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 def _reference_rope_decode_step(q, k, v, K_cache, V_cache, position):
     # The new token's query and key turn at its own position; the cached keys were turned at
     # theirs when they were cached, and stay as they are.
@@ -255,7 +250,7 @@ def _decode_variant(q, k, v, K_cache, V_cache, position, *, rotate_q=True, rotat
     V_new = np.concatenate([V_cache, v[:, None]], axis=1)
     keys, values = (K_new, V_new) if self_key else (cache, V_cache)
     scores = np.einsum("hd,htd->ht", q_rot, keys) / (np.sqrt(d) if scale else 1.0)
-    return np.einsum("ht,htd->hd", _softmax(scores), values)
+    return np.einsum("ht,htd->hd", raw_softmax(scores), values)
 
 
 def _grade_rope_decode_step(call):

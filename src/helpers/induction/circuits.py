@@ -33,6 +33,7 @@ from .model import (
     _rope_tables,
     _split,
 )
+from .probes import next_token_losses
 
 __all__ = [
     "READS",
@@ -87,10 +88,7 @@ class Run:
 
     def losses(self, tokens: np.ndarray) -> np.ndarray:
         """The loss (nats) on the next token at each position, ``(b, n - 1)``."""
-        logits = self.logits[:, :-1].astype(np.float64)
-        shifted = logits - logits.max(axis=-1, keepdims=True)
-        log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-        return -np.take_along_axis(log_probs, tokens[:, 1:, None], axis=-1)[..., 0]
+        return next_token_losses(self.logits, tokens)
 
 
 def run(

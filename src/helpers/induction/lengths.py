@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .probes import next_token_losses, seen_before
 from .task import Repeats, head_scores
 
 __all__ = ["far_repeats", "measure"]
@@ -84,15 +85,8 @@ def measure(model, data: Repeats) -> dict[str, float]:
     first occurrences (the next token has not occurred before), and its best layer-0
     previous-token and best layer-1 induction scores."""
     ran = model.run(data.tokens)
-    logits = ran.logits[:, :-1].astype(np.float64)
-    logits -= logits.max(axis=-1, keepdims=True)
-    log_probs = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
-    nll = -np.take_along_axis(log_probs, data.tokens[:, 1:, None], axis=-1)[..., 0]
-    n = data.tokens.shape[1]
-    seen = np.zeros(nll.shape, dtype=bool)
-    for i in range(n - 1):  # the next token, i + 1, occurred at 0 .. i
-        seen[:, i] = (data.tokens[:, : i + 1] == data.tokens[:, i + 1 : i + 2]).any(axis=1)
-    repeat = data.is_repeat[:, :-1]
+    nll = next_token_losses(ran.logits, data.tokens)  # (b, n - 1)
+    seen, repeat = seen_before(data.tokens), data.is_repeat[:, :-1]
     previous, induction, _ = head_scores(np.stack(ran.A, axis=1), data)
     return {
         "repeats": float(nll[repeat].mean()),

@@ -41,6 +41,8 @@ __all__ = [
     "three_copies",
     "copier_loss",
     "position_losses",
+    "next_token_losses",
+    "seen_before",
     "SuffixPredictor",
     "two_matches",
 ]
@@ -135,14 +137,30 @@ def copier_loss(tokens: np.ndarray, is_repeat: np.ndarray, vocab_size: int) -> f
     return float(np.mean(losses))
 
 
+def next_token_losses(logits: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+    """The loss (nats) of ``logits (b, n, vocab)`` on the next token of ``tokens (b, n)`` at
+    each position, ``(b, n - 1)`` (in float64)."""
+    logits = logits[:, :-1].astype(np.float64)  # position i predicts token i + 1
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    return -np.take_along_axis(log_probs, tokens[:, 1:, None], axis=-1)[..., 0]
+
+
+def seen_before(tokens: np.ndarray) -> np.ndarray:
+    """``(b, n - 1)``: True at position ``i`` where the next token, ``i + 1``, occurred at
+    ``0 .. i`` (False: a first occurrence, which nothing can predict)."""
+    n = tokens.shape[1]
+    seen = np.zeros((tokens.shape[0], n - 1), dtype=bool)
+    for i in range(n - 1):
+        seen[:, i] = (tokens[:, : i + 1] == tokens[:, i + 1 : i + 2]).any(axis=1)
+    return seen
+
+
 def position_losses(model, tokens: np.ndarray) -> np.ndarray:
     """The model's loss (nats) at each position of ``tokens (b, n)`` on the next token,
     ``(b, n - 1)``."""
     tokens = np.atleast_2d(tokens)
-    logits = model.run(tokens).logits[:, :-1]  # (b, n - 1, vocab)
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-    return -np.take_along_axis(log_probs, tokens[:, 1:, None], axis=-1)[..., 0]
+    return next_token_losses(model.run(tokens).logits, tokens)
 
 
 def measure(model, tokens: np.ndarray, is_repeat: np.ndarray) -> dict[str, float]:
@@ -154,11 +172,7 @@ def measure(model, tokens: np.ndarray, is_repeat: np.ndarray) -> dict[str, float
     tokens, is_repeat = np.atleast_2d(tokens), np.atleast_2d(is_repeat)
     vocab = model.params["W_E"].shape[0]
     nll = position_losses(model, tokens)  # (b, n - 1): the loss on token i + 1
-    n = tokens.shape[1]
-    repeat = is_repeat[:, :-1]
-    seen = np.zeros((tokens.shape[0], n - 1), dtype=bool)
-    for i in range(n - 1):  # the next token, i + 1, occurred at 0 .. i
-        seen[:, i] = (tokens[:, : i + 1] == tokens[:, i + 1 : i + 2]).any(axis=1)
+    repeat, seen = is_repeat[:, :-1], seen_before(tokens)
     first, chance = ~repeat & ~seen, ~repeat & seen
     result = {
         "repeat": float(nll[repeat].mean()),
@@ -198,7 +212,12 @@ class SuffixPredictor:
     """
 
     def __init__(self, fit_tokens: np.ndarray, vocab_size: int, longest: int = 4):
-        _check(1, 2, vocab_size, 2)
+        if (
+            isinstance(vocab_size, bool)
+            or not isinstance(vocab_size, (int, np.integer))
+            or (vocab_size < 1)
+        ):
+            raise ValueError(f"vocab_size must be a whole number >= 1, got {vocab_size!r}")
         if isinstance(longest, bool) or not isinstance(longest, (int, np.integer)) or longest < 1:
             raise ValueError(f"longest must be a whole number >= 1, got {longest!r}")
         self.vocab_size, self.longest = int(vocab_size), int(longest)
