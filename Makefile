@@ -14,21 +14,29 @@ PYTHON ?= $(shell for p in python3.14 python3.13 python3.12 python3.11 python3; 
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: real-model help setup lab test test-fast test-browser notebooks check-notebooks sweep lint format handout bench bench-browser grade binder-dry-run full-repo clean
+.PHONY: real-model help setup lab test test-fast test-browser notebooks check-notebooks sweep lint format handout bench bench-browser grade gradescope binder-dry-run full-repo clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 	@echo "  variables: PORT=$(PORT) BROWSER=<name|none> LESSONS='01 02' PYTHON=<python3.11+>"
 
-setup: $(STAMP) ## create .venv and install the pinned packages and helpers
+setup: $(STAMP) ## create .venv and install the pinned packages, helpers and (in the full course) the grader
 
-$(STAMP): requirements.txt pyproject.toml jupyter/overrides.json jupyter/jupyter_server_config.json
+# The grader (grader/, the `course_grader` package) is the instructor's: the learner's copy
+# (make handout) has none, and its set-up installs helpers alone.
+GRADER_SRC := $(wildcard grader/pyproject.toml)
+
+$(STAMP): requirements.txt pyproject.toml $(GRADER_SRC) jupyter/overrides.json jupyter/jupyter_server_config.json
 	@if [ -z "$(PYTHON)" ]; then \
 		echo "error: the course needs Python 3.11 or newer; none was found on PATH."; \
 		echo "       Install one, or run: make PYTHON=/path/to/python3.11 $(MAKECMDGOALS)"; exit 1; fi
 	@test -x $(PY) || { echo "Creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@# The distribution was called `helpers` before it took the course's name: the metadata its
+	@# editable install left in src/ would still show it as installed.
+	rm -rf src/helpers.egg-info
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(if $(GRADER_SRC),$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e ./grader)
 	@# JupyterLab settings that belong to the course (jupytext .py files open as notebooks,
 	@# no news pop-up) go into the venv, never into your home directory.
 	mkdir -p $(VENV)/share/jupyter/lab/settings
@@ -90,14 +98,19 @@ bench: full-repo $(STAMP) ## run the benchmark scripts but the browser suite's (
 bench-browser: full-repo $(STAMP) ## the browser suite against the one its 240-s budget was set on (about 25 min)
 	$(PY) benchmarks/bench_browser_suite.py
 
-grade: $(STAMP) ## grade a class: SUBMISSIONS=<folder of student folders> OUT=<folder> [STUDENTS='ada bob' POINTS=<toml> ROSTER=<csv> NO_CACHE=1 NO_SANDBOX=1] (docs/INSTRUCTORS.md)
+grade: full-repo $(STAMP) ## grade a class: SUBMISSIONS=<folder of student folders> OUT=<folder> [STUDENTS='ada bob' POINTS=<toml> ROSTER=<csv> NO_CACHE=1 NO_SANDBOX=1] (docs/INSTRUCTORS.md)
 	@if [ -z "$(SUBMISSIONS)" ] || [ -z "$(OUT)" ]; then \
 		echo "usage: make grade SUBMISSIONS=<folder with one folder per student> OUT=<folder for the reports>"; \
 		echo "       [STUDENTS='ada bob'] [POINTS=points.toml] [ROSTER=roster.csv] [NO_CACHE=1] [NO_SANDBOX=1]"; exit 2; fi
-	$(PY) -m helpers.grade --submissions "$(SUBMISSIONS)" --out "$(OUT)" \
+	$(PY) -m course_grader --submissions "$(SUBMISSIONS)" --out "$(OUT)" \
 		$(if $(STUDENTS),--students "$(STUDENTS)") $(if $(POINTS),--points "$(POINTS)") \
 		$(if $(ROSTER),--roster "$(ROSTER)") $(if $(NO_CACHE),--no-cache) \
 		$(if $(NO_SANDBOX),--no-sandbox)
+
+gradescope: full-repo $(STAMP) ## build build/gradescope-autograder.zip, one lesson's Gradescope autograder: LESSON=03 [POINTS=<toml>] (docs/INSTRUCTORS.md)
+	@if [ -z "$(LESSON)" ]; then \
+		echo "usage: make gradescope LESSON=<two digits, e.g. 03> [POINTS=points.toml]"; exit 2; fi
+	$(PY) tools/make_gradescope.py --lesson "$(LESSON)" $(if $(POINTS),--points "$(POINTS)")
 
 reproduce-weights: full-repo $(STAMP) ## retrain lesson 10's model from its seed (~6 min); fail unless the shipped file or within its tolerance (EXACT=1: bit for bit; POSITIONS=rope|alibi|none: lesson 11's)
 	$(PY) -m helpers.induction --quiet $(if $(EXACT),--exact,--check) $(if $(POSITIONS),--positions $(POSITIONS)) --out build/reproduced-induction-weights$(if $(POSITIONS),-$(POSITIONS)).npz

@@ -1,7 +1,7 @@
 """Settings for every pytest run in this repository, nbval's notebook runs included.
 
 nbval's kernels listen on Unix sockets instead of TCP ports, so two pytest-xdist workers starting
-kernels at once cannot race for a port (see helpers.grade._ipc, which the grader uses too).
+kernels at once cannot race for a port (see course_grader._ipc, which the grader uses too).
 
 ``make test`` runs the tests and both copies of every lesson in ONE pytest session
 (tools/run_tests.py), so that the workers start and import once and a worker that finishes early
@@ -28,7 +28,7 @@ import nbval.kernel
 import pytest
 from nbval.plugin import IPyNbFile
 
-from helpers.grade._ipc import SUPPORTED, IpcKernelManager
+from course_grader._ipc import SUPPORTED, IpcKernelManager
 
 if SUPPORTED:
     nbval.kernel.KernelManager = IpcKernelManager

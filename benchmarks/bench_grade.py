@@ -12,7 +12,7 @@ number at once (one per core) and the same environment:
 * plain: ``nbclient`` executes each notebook (``allow_errors=True``, and the kernel killed at
   the end as the grader does, ``shutdown_kernel="immediate"``: nbclient's default, a graceful
   shutdown, costs about a second more per notebook), nothing else;
-* grade: ``helpers.grade`` end to end: find and recognise the notebooks, copy each into its own
+* grade: ``course_grader`` end to end: find and recognise the notebooks, copy each into its own
   folder, run it under the limits, read the checks' log, write grades.csv, the feedback files
   and report.html.
 
@@ -22,7 +22,7 @@ The two alternate, ``--repeats`` times each; the ratio of the medians is printed
 run into a fresh ``OUT`` (once: it is the long one), then ``--repeats`` times each a second run
 with nothing changed (target <= 5 s: every notebook from the cache) and a run after one
 student's notebook changed (target <= that notebook's own run time + 5 s), each as
-``python -m helpers.grade`` in a fresh process (imports included), medians printed.
+``python -m course_grader`` in a fresh process (imports included), medians printed.
 
 ``--keep DIR`` keeps the class and its ``OUT`` in ``DIR`` (``DIR/class``, ``DIR/out``) and, when
 they are there from an earlier ``--term`` run, reuses them instead of the full run: to measure
@@ -31,7 +31,7 @@ under ``src/helpers/`` empties the cache, so the first rerun after it runs every
 run the bench twice, or ``make grade`` once, and read the second).
 
 Python's bytecode: when the environment sets ``PYTHONDONTWRITEBYTECODE`` (these sessions' shells
-do), every ``python -m helpers.grade`` compiles the course's ~40 modules again (about 1 s here
+do), every ``python -m course_grader`` compiles the course's ~40 modules again (about 1 s here
 under load); ``--bytecode`` runs the grader (and its kernels) as Python does by default, with
 the compiled files kept (in a folder of the benchmark's, ``PYTHONPYCACHEPREFIX``, so nothing is
 written into the repository). The output says which.
@@ -62,8 +62,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from helpers import checks  # noqa: E402
 from helpers.checks import Exercise  # noqa: E402
-from helpers.grade._cli import grade  # noqa: E402
-from helpers.grade._sandbox import Limits, kernel_config, kernel_environment, run_all  # noqa: E402
+from course_grader._cli import grade  # noqa: E402
+from course_grader._sandbox import Limits, kernel_config, kernel_environment, run_all  # noqa: E402
 
 STUB = re.compile(r"^([ \t]*)# YOUR CODE HERE\n[ \t]*raise NotImplementedError\([^\n]*\)\n?", re.M)
 
@@ -138,10 +138,10 @@ def graded(folder: Path, out: Path, jobs: int, limits: Limits) -> float:
 
 
 def _cli(folder: Path, out: Path, jobs: int, env: dict | None = None) -> tuple[float, str]:
-    """One ``python -m helpers.grade`` in a fresh process: (seconds, its first line)."""
+    """One ``python -m course_grader`` in a fresh process: (seconds, its first line)."""
     start = time.perf_counter()
     run = subprocess.run(
-        [sys.executable, "-m", "helpers.grade", "--submissions", str(folder), "--out", str(out),
+        [sys.executable, "-m", "course_grader", "--submissions", str(folder), "--out", str(out),
          "--jobs", str(jobs)],
         capture_output=True, text=True, check=True, env=env,
     )  # fmt: skip

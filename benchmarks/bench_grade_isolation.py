@@ -8,7 +8,7 @@ answered right, wrong, not at all, or with an endless loop (benchmarks/bench_gra
 The older grader (``--old``, by default the last commit before issue 33: verdicts computed
 inside each student's kernel, no sandbox) runs from ``git archive`` of that commit's ``src/``;
 this one from the working tree (verdicts computed in the grader's process, each kernel in
-bubblewrap's sandbox where it can run). Each is ``python -m helpers.grade --no-cache`` in a
+bubblewrap's sandbox where it can run). Each is ``python -m course_grader --no-cache`` in a
 fresh process, in turn, ``--repeats`` times; printed: the median seconds of each, the ratio of
 the medians and of each pair (target: at most 1.3x), and whether every run's grades.csv is the
 same file byte for byte (the draws are seeded by the student's name, as before).
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_grade import make_class  # noqa: E402
 
-from helpers.grade import _bubblewrap  # noqa: E402
+from course_grader import _bubblewrap  # noqa: E402
 
 
 def _old_source(rev: str, into: Path) -> Path:
@@ -51,7 +51,7 @@ def _grade(src: Path, folder: Path, out: Path, jobs: int) -> float:
     env = dict(os.environ, PYTHONPATH=str(src))
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "helpers.grade", "--submissions", str(folder), "--out", str(out),
+        [sys.executable, "-m", "course_grader", "--submissions", str(folder), "--out", str(out),
          "--jobs", str(jobs), "--no-cache", "--quiet"],
         check=True, env=env, cwd=folder.parent, capture_output=True,
     )  # fmt: skip

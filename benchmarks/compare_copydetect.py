@@ -4,7 +4,7 @@
 ``softmax`` and ``attention`` and copies of some of them made with a copier's first edits. A
 detector is usable on it when some threshold reports every copy and no independent pair: its
 lowest copy scores above its highest independent pair. Prints both for
-``helpers.grade._similarity.similarity`` and for copydetect's name-blind winnowed k-grams at
+``course_grader._similarity.similarity`` and for copydetect's name-blind winnowed k-grams at
 several k (its similarity of a pair: the smaller of its two overlap shares).
 
 copydetect is not a dependency of the course: install it apart to run this, e.g.
@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "grade"))
 import copy_class  # noqa: E402
 
-from helpers.grade._similarity import similarity  # noqa: E402
+from course_grader._similarity import similarity  # noqa: E402
 
 
 def copydetect_score(k: int, window: int):
@@ -39,7 +39,7 @@ def copydetect_score(k: int, window: int):
 
 def main() -> None:
     warnings.filterwarnings("ignore")  # copydetect warns about short files
-    detectors = [("helpers.grade", similarity)]
+    detectors = [("course_grader", similarity)]
     detectors += [(f"copydetect k={k}", copydetect_score(k, 1)) for k in (5, 8, 12, 25)]
     for name, score in detectors:
         copies, independent = [], []

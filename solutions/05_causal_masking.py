@@ -811,3 +811,9 @@ checks.decode_step.check(decode_step)
 #
 # **Next**: [06 · cross-attention and heads](06_cross_attention_and_heads.ipynb): queries from
 # one sequence and keys/values from another, and $h$ heads side by side.
+
+# %% [markdown]
+# ---
+# *Self-attention, from Z to causal masking*, by the course's authors. Lesson text and
+# figures: [CC BY 4.0](https://creativecommons.org/licenses/by/4.0/); code:
+# [MIT](../LICENSE). Credits, and how to reuse the course: [LICENSE-CONTENT.md](../LICENSE-CONTENT.md).

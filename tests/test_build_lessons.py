@@ -68,9 +68,23 @@ def test_an_edited_source_makes_its_copies_stale(tmp_path, monkeypatch):
     monkeypatch.setattr(build_lessons, "NOTEBOOKS", tmp_path / "notebooks")
     copy = tmp_path / "solutions" / source.name
     assert build_lessons.stale_files(copy) == []
-    copy.write_text(copy.read_text() + "\n# %%\nprint('a new cell')\n")
+    body, footer, licence = copy.read_text().rpartition("# %% [markdown]\n# ---\n")
+    copy.write_text(body + "# %%\nprint('a new cell')\n\n" + footer + licence)
     problems = build_lessons.stale_files(copy)
     assert len(problems) == 3 and all("differ" in p for p in problems)
+
+
+def test_every_lesson_ends_with_its_licences_and_a_lesson_without_them_is_stale(tmp_path):
+    for source in SOURCES:
+        assert build_lessons.has_licence_footer(source.read_text()), source.name
+    for built in (*SOURCES[0].parent.glob("*.ipynb"), *build_lessons.NOTEBOOKS.glob("*.ipynb")):
+        last = nbformat.read(built, as_version=4).cells[-1]
+        assert "CC BY 4.0" in last.source and "](../LICENSE)" in last.source, built.name
+    text = SOURCES[0].read_text().rpartition("# %% [markdown]\n# ---\n")[0]
+    assert not build_lessons.has_licence_footer(text)
+    assert not build_lessons.has_licence_footer(text + "# %% [markdown]\n# [MIT](../LICENSE)\n")
+    (tmp_path / "00_x.py").write_text(text)
+    assert any("licence footer" in p for p in build_lessons.stale_files(tmp_path / "00_x.py"))
 
 
 def test_a_change_in_the_helpers_makes_the_executed_copies_stale(tmp_path, monkeypatch):

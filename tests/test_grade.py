@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "grade"))
 import class_builder  # noqa: E402
 
-from helpers.grade import COLUMNS, STATUSES  # noqa: E402
+from course_grader import COLUMNS, STATUSES  # noqa: E402
 
 LIMITS = ["--cell-timeout", "6", "--check-time-limit", "1", "--memory-limit", "2G"]
 
@@ -40,7 +40,7 @@ def graded(tmp_path_factory):
     expects = class_builder.build_class(submissions)
     before = _hashes(submissions)
     run = subprocess.run(
-        [sys.executable, "-m", "helpers.grade", "--submissions", str(submissions),
+        [sys.executable, "-m", "course_grader", "--submissions", str(submissions),
          "--out", str(out), "--jobs", "2", *LIMITS],
         capture_output=True, text=True, timeout=300, cwd=root,
     )  # fmt: skip
@@ -96,4 +96,4 @@ def test_make_grade_calls_the_grader():
         capture_output=True, text=True, cwd=ROOT, timeout=60,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
-    assert "-m helpers.grade --submissions" in run.stdout and "in dir" in run.stdout
+    assert "-m course_grader --submissions" in run.stdout and "in dir" in run.stdout

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "grade"))
 import class_builder  # noqa: E402
 from class_builder import SETUP, SS_CORRECT, SS_STUB, check_cell, notebook  # noqa: E402
 
-from helpers.grade import _bubblewrap  # noqa: E402
+from course_grader import _bubblewrap  # noqa: E402
 
 SECRET = "grader-secret-7f3a9c"
 OTHER = "another-students-answer-51e2"
@@ -85,7 +85,7 @@ VERDICT_ATTACKS = {
         "    c.Exercise._result = lambda self, passed, message, mistake=None: "
         "c.CheckResult(True, 'ok', self.name, None)\n"
         "    c.compare = lambda *a, **k: None\n"
-        "    import helpers.grade._wire as w\n"
+        "    import helpers.checks._wire as w\n"
         "    w.MAX_BYTES = 10**12\n"
         "    return np.zeros((Q.shape[0], K.shape[0]))",
         CHECK,
@@ -144,7 +144,7 @@ def _escape_attacks(root: Path, home: Path, listener_port: int) -> dict[str, lis
             WRONG,
             CHECK,
             "import os, pickle\n"
-            "import helpers.grade._runner as runner\n"
+            "import helpers.checks.grading as runner\n"
             "def serve(request_path):\n"
             "    request = pickle.load(open(request_path, 'rb'))\n"
             "    for end in ('.json', '.npz'):\n"
@@ -190,7 +190,7 @@ def _grade(root: Path, home: Path, *extra: str) -> subprocess.CompletedProcess:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
            "GRADER_TOKEN": SECRET}  # fmt: skip
     return subprocess.run(
-        [sys.executable, "-m", "helpers.grade", "--submissions", str(root / "submissions"),
+        [sys.executable, "-m", "course_grader", "--submissions", str(root / "submissions"),
          "--out", str(root / "out"), "--jobs", "2", "--cell-timeout", "20",
          "--check-time-limit", "2", "--memory-limit", "2G", "--lessons", "03", *extra],
         capture_output=True, text=True, timeout=600, cwd=root, env=env,
@@ -324,7 +324,7 @@ def test_the_verdicts_hold_without_the_sandbox(tmp_path):
 
 
 def test_a_csv_cell_is_never_a_formula():
-    from helpers.grade._writers import _inert
+    from course_grader._writers import _inert
 
     assert [_inert(c) for c in ("=HYPERLINK(1)", "+1", "-1", "@x", "ok", 2.5)] == [
         "'=HYPERLINK(1)", "'+1", "'-1", "'@x", "ok", 2.5]  # fmt: skip

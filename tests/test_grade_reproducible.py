@@ -17,7 +17,7 @@ import numpy as np
 
 from helpers import checks
 from helpers.checks import _core
-from helpers.grade import main
+from course_grader import main
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "grade"))
@@ -35,7 +35,7 @@ def scaled_scores(Q, K):
 
 
 def _grade(submissions: Path, out: Path) -> bytes:
-    """``python -m helpers.grade`` run in this process (``main``, what ``__main__`` calls):
+    """``python -m course_grader`` run in this process (``main``, what ``__main__`` calls):
     fresh kernels as ever, without a new interpreter importing the course for each run."""
     said = io.StringIO()
     with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):

@@ -1,7 +1,7 @@
 """make grade against notebooks that try to exhaust the grader's machine (issue 33): memory that
 is not the kernel's address space (files in its in-memory /tmp, a memfd), the disk, processes
 that leave the kernel's process group. Each kernel has a control group of its own
-(``helpers.grade._cgroup``: memory with its tmpfs files, processes, an equal CPU share), size
+(``course_grader._cgroup``: memory with its tmpfs files, processes, an equal CPU share), size
 limits on its tmpfs folders, and, run as root, a tmpfs for its work folder.
 
 Needs bubblewrap and the right to make control groups (root, or a delegated cgroup v2 subtree):
@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "grade"))
 import class_builder  # noqa: E402
 from class_builder import SETUP, SS_CORRECT, check_cell, notebook  # noqa: E402
 
-from helpers.grade import _bubblewrap, _cgroup  # noqa: E402
+from course_grader import _bubblewrap, _cgroup  # noqa: E402
 
 CHECK = check_cell("scaled_scores")
 WRONG = "def scaled_scores(Q, K):\n    return Q @ np.swapaxes(K, -1, -2)"  # unscaled
@@ -79,7 +79,7 @@ def _grade_class(
         nb = notebook(lesson, [SETUP, *cells])
         (folder / f"lesson{lesson}.ipynb").write_text(class_builder.nbformat.writes(nb))
     run = subprocess.run(
-        [sys.executable, "-m", "helpers.grade", "--submissions", str(root / "submissions"),
+        [sys.executable, "-m", "course_grader", "--submissions", str(root / "submissions"),
          "--out", str(root / "out"), "--lessons", lesson, *options],
         capture_output=True, text=True, timeout=600, cwd=root,
     )  # fmt: skip
@@ -302,7 +302,7 @@ print(found)
 def test_the_seccomp_filter_refuses_namespaces_tracing_and_io_uring_not_threads():
     """The kernel's system calls under the sandbox's filter, on x86-64 (the numbers above):
     what an escape needs is refused (EPERM), threads and processes still start."""
-    from helpers.grade import _seccomp
+    from course_grader import _seccomp
 
     if _bubblewrap.seccomp_unavailable() or _seccomp.program("x86_64") != _seccomp.program():
         pytest.skip(_bubblewrap.seccomp_unavailable() or "these numbers are x86-64's")
@@ -316,7 +316,7 @@ def test_the_seccomp_filter_refuses_namespaces_tracing_and_io_uring_not_threads(
 
 
 def test_the_filter_is_a_well_formed_bpf_program_for_both_processors():
-    from helpers.grade import _seccomp
+    from course_grader import _seccomp
 
     for machine in ("x86_64", "aarch64"):
         code = _seccomp.program(machine)
@@ -332,7 +332,7 @@ def test_the_graders_kernel_sockets_refuse_huge_messages_and_a_huge_print_stops_
     0.3 GB in 8 runs of 9 here, 0.55 GB once in a full test run: see issue 33's note.)"""
     import zmq
 
-    from helpers.grade import _sandbox
+    from course_grader import _sandbox
 
     client = _sandbox._capped_ipc_manager()().client()
     client.start_channels(hb=False)  # no kernel to beat with: only the sockets are read

@@ -27,7 +27,7 @@ def test_every_answer_of_the_course_is_graded_correct(tmp_path):
     for path in lessons:
         shutil.copyfile(path, folder / path.name)
     run = subprocess.run(
-        [sys.executable, "-m", "helpers.grade", "--submissions", str(tmp_path / "submissions"),
+        [sys.executable, "-m", "course_grader", "--submissions", str(tmp_path / "submissions"),
          "--out", str(tmp_path / "out"), "--jobs", "2", "--quiet"],
         capture_output=True, text=True, timeout=900, cwd=tmp_path,
     )  # fmt: skip

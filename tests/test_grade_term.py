@@ -35,19 +35,19 @@ import term_class  # noqa: E402
 
 from helpers import checks  # noqa: E402
 from helpers.checks import Exercise, Prediction  # noqa: E402
-from helpers.grade import COLUMNS, main  # noqa: E402
-from helpers.grade._grading import student_order  # noqa: E402
-from helpers.grade._points import PointsError, default_points, load_points  # noqa: E402
-from helpers.grade._progress import Progress  # noqa: E402
-from helpers.grade._roster import RosterError, read_roster  # noqa: E402
-from helpers.grade._similarity import answer_sources  # noqa: E402
+from course_grader import COLUMNS, main  # noqa: E402
+from course_grader._grading import student_order  # noqa: E402
+from course_grader._points import PointsError, default_points, load_points  # noqa: E402
+from course_grader._progress import Progress  # noqa: E402
+from course_grader._roster import RosterError, read_roster  # noqa: E402
+from course_grader._similarity import answer_sources  # noqa: E402
 
 LIMITS = ["--jobs", "2", "--cell-timeout", "30", "--check-time-limit", "2"]
 PE, SS = "positional_encoding", "scaled_scores"
 
 
 def _grade(*args: str) -> subprocess.CompletedProcess:
-    """``python -m helpers.grade`` with these arguments, run in this process (``main``, what
+    """``python -m course_grader`` with these arguments, run in this process (``main``, what
     ``__main__`` calls): the same stages and files without a new interpreter importing numpy,
     the checks and nbformat again for each of the fixture's runs (tests/test_grade.py runs the
     command itself, in a process of its own)."""
@@ -415,7 +415,7 @@ def test_make_grade_passes_students_points_roster_and_no_cache():
 
 def _one(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "helpers.grade", "--one", *map(str, args)],
+        [sys.executable, "-m", "course_grader", "--one", *map(str, args)],
         capture_output=True, text=True, timeout=120, env=env,
     )  # fmt: skip
 
@@ -444,7 +444,7 @@ def test_one_prints_json_rows_and_exits_1_when_not_all_correct(term):
 
 def test_one_exits_2_on_bad_usage(tmp_path, capsys):
     assert _one(tmp_path / "nothing.ipynb").returncode == 2  # the command's own exit status
-    # The rest in this process: main() returns what ``python -m helpers.grade`` exits with.
+    # The rest in this process: main() returns what ``python -m course_grader`` exits with.
     foreign = tmp_path / "other.ipynb"
     nbformat.write(class_builder.notebook(None, ["print('hello')"]), foreign)
     assert main(["--one", str(foreign)]) == 2

@@ -15,8 +15,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 import build_lessons  # noqa: E402
 import class_builder  # noqa: E402
 
-from helpers.grade import _grading  # noqa: E402
-from helpers.grade._cli import main  # noqa: E402
+from course_grader import _grading  # noqa: E402
+from course_grader._cli import main  # noqa: E402
 
 
 def _submission(tmp_path: Path, name: str, nb_or_text) -> _grading.Submission:
@@ -97,7 +97,10 @@ def test_a_notebook_without_the_lesson_metadata_is_stale(tmp_path, monkeypatch):
     monkeypatch.setattr(build_lessons, "SOLUTIONS", tmp_path / "solutions")
     monkeypatch.setattr(build_lessons, "NOTEBOOKS", tmp_path / "notebooks")
     source = tmp_path / "solutions" / "07_x.py"
-    source.write_text("# %% [markdown]\n# A lesson without code.\n")
+    source.write_text(
+        "# %% [markdown]\n# A lesson without code.\n\n# %% [markdown]\n# ---\n# "
+        + " ".join(f"[link]({link})" for link in build_lessons.LICENCE_LINKS) + "\n"
+    )
     learner = tmp_path / "notebooks" / "07_x.py"
     learner.write_text(build_lessons.learner_text(source.read_text()))
     nbformat.write(
@@ -160,7 +163,7 @@ def test_similarity_with_a_store_of_an_earlier_run_finds_what_a_full_pass_finds(
 
     from helpers import checks
     from helpers.checks import Exercise
-    from helpers.grade import _similarity
+    from course_grader import _similarity
 
     exercises = [e for e in checks.catalogue() if e.lesson == "01" and isinstance(e, Exercise)]
     name = exercises[0].name
@@ -225,8 +228,8 @@ def test_the_natural_order_is_total_and_ignores_case_but_not_ties():
 def test_feedback_never_carries_raw_html_from_a_students_message():
     """Red team (issue 33): an answer that raises with `<img src=...>` in its message put the
     tag into the student's feedback file, where a Markdown preview would load it."""
-    from helpers.grade._grading import Row
-    from helpers.grade._report import feedback_markdown
+    from course_grader._grading import Row
+    from course_grader._report import feedback_markdown
 
     message = "scaled_scores raised ValueError: <img src=http://x/y.png> & more"
     rows = [Row("ada", "03", "scaled_scores", "error", "", message)]

@@ -1,5 +1,5 @@
-"""What a student's kernel sends the grader (helpers.grade._wire): values only, checked on the
-way in; and the grader's own check of an answer reached through it (helpers.grade._remote)."""
+"""What a student's kernel sends the grader (course_grader._wire): values only, checked on the
+way in; and the grader's own check of an answer reached through it (course_grader._remote)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from collections import namedtuple
 import numpy as np
 import pytest
 
-from helpers.grade import _wire
+from course_grader import _wire
+from helpers.checks import _wire as kernel_wire
 
 
 def _round_trip(value):
-    text, arrays = _wire.encode(value)
+    text, arrays = kernel_wire.encode(value)
     packed = io.BytesIO()
     np.savez(packed, **arrays)
     return _wire.decode(text, packed.getvalue())
@@ -110,4 +111,4 @@ def test_sizes_are_bounded(monkeypatch):
         z.writestr("a0.npy", b"\0" * (_wire.MAX_BYTES + 1))
     with pytest.raises(_wire.WireError, match="unpack"):
         _wire.decode(json.dumps({"t": "array", "k": "a0"}), bomb.getvalue())
-    assert _wire.encode("y" * (_wire.MAX_TEXT + 10))[0].count("y") == _wire.MAX_TEXT
+    assert kernel_wire.encode("y" * (_wire.MAX_TEXT + 10))[0].count("y") == _wire.MAX_TEXT

@@ -41,6 +41,23 @@ def test_handout_has_every_learner_lesson_and_the_helpers_but_no_answers(handout
         assert needed in names
     leaked = [n for n in names if n.startswith(("solutions/", "tests/", "tools/", ".venv/"))]
     assert leaked == []
+    for licence in ("LICENSE", "LICENSE-CONTENT.md", "THIRD_PARTY_NOTICES.md", "CITATION.cff"):
+        assert licence in names
+
+
+def test_handout_holds_no_grader_code(handout):
+    """The grader (its sandbox, its similarity threshold, the edits it ignores) is the
+    instructor's: no module of it, and no source that names it, is in the learner's zip."""
+    grader_modules = {p.name for p in (ROOT / "grader" / "src" / "course_grader").glob("*.py")}
+    grader_modules -= {"__init__.py", "__main__.py", "_wire.py"}  # _wire: a name both sides use
+    with zipfile.ZipFile(handout) as archive:
+        names = [name.removeprefix(PREFIX) for name in archive.namelist()]
+        assert not [n for n in names if n.startswith("grader/") or "course_grader" in n]
+        assert not [n for n in names if Path(n).name in grader_modules]
+        sources = {n: archive.read(PREFIX + n).decode() for n in names if n.endswith(".py")}
+    # The words of the grader's own code: its similarity measure and its sandbox's filters.
+    for marker in ("alike_pairs", "SIMILAR", "seccomp", "bwrap", "def grade_one"):
+        assert not [n for n, text in sources.items() if marker in text], marker
 
 
 def test_handout_readme_says_it_is_the_learners_copy(unzipped):
@@ -57,7 +74,7 @@ def test_handout_make_lab_works_and_developer_targets_explain_themselves(unzippe
     )
     assert lab.returncode == 0, lab.stderr
     assert "jupyter lab notebooks/00_start_here.ipynb" in lab.stdout
-    for target in ("test", "notebooks", "lint"):
+    for target in ("test", "notebooks", "lint", "grade", "gradescope"):
         # -j2: the guard must still stop the set-up (a venv and a pip install) from starting.
         result = subprocess.run(
             ["make", "-j2", target], cwd=unzipped, capture_output=True, text=True, env=env

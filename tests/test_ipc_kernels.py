@@ -1,5 +1,5 @@
 """Kernels started by nbval (conftest.py) and by the grader listen on Unix sockets of their own,
-so kernels started at the same moment cannot race for a TCP port (helpers.grade._ipc)."""
+so kernels started at the same moment cannot race for a TCP port (course_grader._ipc)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from nbval.kernel import CURRENT_ENV_KERNEL_NAME, RunningKernel
 
-from helpers.grade._ipc import AsyncIpcKernelManager
+from course_grader._ipc import AsyncIpcKernelManager
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="ipc sockets need a POSIX system")
 

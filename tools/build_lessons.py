@@ -233,6 +233,16 @@ def helpers_digest() -> str:
     return digest.hexdigest()
 
 
+# Every lesson ends with a markdown cell saying its licences (README, "Licence"): these links.
+LICENCE_LINKS = ("https://creativecommons.org/licenses/by/4.0/", "../LICENSE", "../LICENSE-CONTENT.md")
+
+
+def has_licence_footer(text: str) -> bool:
+    """True when the lesson's last cell is markdown naming the text's and the code's licences."""
+    last = as_notebook(text).cells[-1]
+    return last.cell_type == "markdown" and all(f"]({link})" in last.source for link in LICENCE_LINKS)
+
+
 def _cells(nb: nbformat.NotebookNode) -> list[tuple[str, str, list[str]]]:
     return [(c.cell_type, c.source, sorted(c.metadata.get("tags", []))) for c in nb.cells]
 
@@ -241,6 +251,11 @@ def stale_files(source: Path) -> list[str]:
     """What is out of date for one lesson, as readable reasons (empty list: all fresh)."""
     problems = []
     text = source.read_text()
+    if not has_licence_footer(text):
+        problems.append(
+            f"{source.name} does not end with the licence footer (its last cell, markdown, links "
+            + ", ".join(LICENCE_LINKS) + ")"
+        )
     expected_learner = learner_text(text, source.name)
     learner_py = NOTEBOOKS / source.name
     solved_ipynb, learner_ipynb = source.with_suffix(".ipynb"), learner_py.with_suffix(".ipynb")

@@ -3,7 +3,8 @@
     python tools/make_handout.py [--out PATH]
 
 The zip holds what a learner needs to run `make lab`: the learner notebooks, the helpers
-package, the set-up files. It leaves out `solutions/`, the tests and the tools.
+package, the set-up files and the licences. It leaves out `solutions/`, the tests, the tools
+and the grader (`grader/`, the instructor's package: its checks of similarity, its sandbox).
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ INCLUDE = (
     "environment.yml",
     "postBuild",
     "jupytext.toml",
+    "LICENSE",
+    "LICENSE-CONTENT.md",
+    "THIRD_PARTY_NOTICES.md",
+    "CITATION.cff",
 )
 OUT = ROOT / "build" / "self-attention-course.zip"
 HANDOUT_NOTE = (

@@ -275,7 +275,7 @@ class Exercise(_Checked):
     def verdict(self, answer: LocalAnswer, limit: float | None = None) -> CheckResult:
         """The check of a callable answer reached through ``answer``: in this process
         (:class:`LocalAnswer`) or, when grading, in the student's kernel from the grader's own
-        process (:class:`helpers.grade._remote.RemoteAnswer`), where nothing the notebook did
+        process (:class:`course_grader._remote.RemoteAnswer`), where nothing the notebook did
         to this module can change the verdict. ``limit``: seconds for the whole check
         (default :data:`CHECK_TIME_LIMIT_SECONDS`)."""
         limit = CHECK_TIME_LIMIT_SECONDS if limit is None else limit
@@ -725,7 +725,7 @@ def _grading() -> bool:
 
 def _deferred(item: _Checked) -> CheckResult:
     """A check's result while make grade runs the notebook: no verdict here (the grader checks
-    every answer from its own process after the last cell, helpers.grade._remote), so none is
+    every answer from its own process after the last cell, course_grader._remote), so none is
     computed twice, and a log line that claims one was not written by a check."""
     return item._result(None, "make grade checks this answer after the notebook's last cell")
 

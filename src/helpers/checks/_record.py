@@ -4,10 +4,10 @@ The grader starts each student's kernel with :func:`kernel_variables`; inside it
 ``check`` notes what it was given (:data:`answers`, for the grader's own checks after the last
 cell) and appends one :class:`Record` as a JSON line (:func:`append`) to the file named by
 ``HELPERS_GRADE_LOG``, with no verdict (the grader computes those in its own process,
-:mod:`helpers.grade._remote`); after the run the grader reads them back (:func:`read`): how
+:mod:`course_grader._remote`); after the run the grader reads them back (:func:`read`): how
 many checks of each exercise ran (their draws), and any line that claims a verdict, which no
 check wrote. The checks' side (:mod:`helpers.checks._core`) and the grader's
-(:mod:`helpers.grade`) import the names from here and nowhere else. Standard library only:
+(:mod:`course_grader`) import the names from here and nowhere else. Standard library only:
 the kernel imports it with every check.
 
 The variables:
@@ -36,7 +36,7 @@ phase = "notebook"
 
 # What each check was last given in this kernel (exercise or prediction name -> the function or
 # the guess): after the notebook's cells, make grade checks these again from its own process
-# (helpers.grade._runner answers its calls). The notebook can change this dict as it likes:
+# (helpers.checks.grading answers its calls). The notebook can change this dict as it likes:
 # it only decides which of its own functions the grader calls, never a verdict.
 answers: dict = {}
 

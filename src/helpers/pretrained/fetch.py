@@ -48,10 +48,21 @@ MODEL_FILES = {
     "README.md": "7dfc82496ec33f906b5b0d6750c1e2397da6530c74d1ae3568c55bc2739125e7",
 }
 
-# The course's checkout: src/helpers/pretrained/fetch.py -> three levels up. The folder is
-# git-ignored (.cache/); HELPERS_MODEL_DIR overrides it.
-_ROOT = Path(__file__).resolve().parents[3]
-MODEL_DIR = Path(os.environ.get("HELPERS_MODEL_DIR", _ROOT / ".cache" / "all-MiniLM-L6-v2"))
+
+
+def _default_model_dir() -> Path:
+    """In the course's checkout (src/helpers/pretrained/fetch.py, three levels down), its
+    git-ignored .cache/; in an installed copy (`pip install` of the course, on Colab or a
+    JupyterHub), the user's cache folder, as site-packages may not be writable."""
+    root = Path(__file__).resolve().parents[3]
+    if (root / "pyproject.toml").is_file() and (root / "src" / "helpers").is_dir():
+        return root / ".cache" / "all-MiniLM-L6-v2"
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache) / "self-attention-course" / "all-MiniLM-L6-v2"
+
+
+# HELPERS_MODEL_DIR overrides the folder.
+MODEL_DIR = Path(os.environ.get("HELPERS_MODEL_DIR") or _default_model_dir())
 
 HOW_TO_FETCH = (
     "run `make real-model` in the course's folder (or `python -m helpers.pretrained`); "

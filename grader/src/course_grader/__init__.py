@@ -1,8 +1,8 @@
-"""Grade a whole class's notebooks in one command: ``python -m helpers.grade`` (``make grade``).
+"""Grade a whole class's notebooks in one command: ``python -m course_grader`` (``make grade``).
 
-    python -m helpers.grade --submissions SUBMISSIONS --out OUT [--roster CSV] [--points TOML]
-    python -m helpers.grade --submissions SUBMISSIONS --out OUT --students "ada bob"
-    python -m helpers.grade --one NOTEBOOK [--json]
+    python -m course_grader --submissions SUBMISSIONS --out OUT [--roster CSV] [--points TOML]
+    python -m course_grader --submissions SUBMISSIONS --out OUT --students "ada bob"
+    python -m course_grader --one NOTEBOOK [--json]
 
 ``SUBMISSIONS`` holds one folder per student, ``<student>/<any name>.ipynb`` (as nbgrader and
 LMS bulk downloads lay them out). Each notebook runs in its own fresh kernel, in its own
@@ -23,7 +23,7 @@ cache, :mod:`._cache`, and the results kept for ``--students`` regrades). ``--on
 single notebook (:mod:`._one`), for GitHub Classroom or a JupyterHub. See docs/INSTRUCTORS.md.
 
 This package's ``__init__`` imports nothing heavy: the notebook's kernel imports
-:mod:`helpers.grade._runner` from it.
+:mod:`helpers.checks.grading` from it.
 """
 
 STATUSES = ("correct", "not_yet", "not_attempted", "error", "timeout", "missing")
@@ -31,7 +31,7 @@ COLUMNS = ("student", "lesson", "exercise", "status", "mistake", "message")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command line (see ``python -m helpers.grade --help``)."""
+    """The command line (see ``python -m course_grader --help``)."""
     from ._cli import main as cli_main
 
     return cli_main(argv)

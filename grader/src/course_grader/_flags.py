@@ -20,6 +20,13 @@ def sandbox_status(limits: Limits) -> str:
             "files and network; grades are still computed by the grader itself"
         )
     why = _bubblewrap.unavailable()
+    if why and _bubblewrap.own_user_only():
+        return (
+            f"WARNING: NO SANDBOX: {why}. Run as root, the grader ran each student's kernel as a "
+            "user of its own (setpriv, no capabilities): it could not write the grader's files "
+            "or results, but it could read what any user can and use the network; see "
+            "docs/INSTRUCTORS.md, 'Grading safely'"
+        )
     if why:
         return (
             f"WARNING: NO SANDBOX: {why}. The students' notebooks ran as you, with your files "
@@ -59,7 +66,8 @@ _REFUSED = {"PermissionError", "FileNotFoundError", "OSError", "ConnectionRefuse
 # prediction's answer (it ships with the course: reading it scores the point, so it is shown).
 _INTERNALS = re.compile(
     r"\b(_core|_record|_runner|_remote|_wire|_HelperWatch|_watching|_call_learner|LocalAnswer"
-    r"|setprofile|settrace|HELPERS_GRADE_\w+|HELPERS_CHECK_\w+)\b|\.reference\b|helpers\.grade"
+    r"|setprofile|settrace|HELPERS_GRADE_\w+|HELPERS_CHECK_\w+)\b|\.reference\b"
+    r"|\bcourse_grader\b|\bchecks\.grading\b|\bgrading\.serve\b"  # the grader, its door
     r"|\bchecks\.\w+\.answer\b"  # a prediction's answer, read instead of predicted
 )
 

@@ -1,4 +1,4 @@
-"""``python -m helpers.grade --one NOTEBOOK [--json]``: grade one notebook, in the same sandbox.
+"""``python -m course_grader --one NOTEBOOK [--json]``: grade one notebook, in the same sandbox.
 
 For a course that grows beyond one machine: each student's repository grades itself on push
 (GitHub Classroom, ``classroom/``), or each learner's JupyterHub server grades its own
@@ -24,7 +24,7 @@ from ._sandbox import Limits, kernel_config, run_notebook
 
 
 def _fail(message: str) -> int:
-    print(f"python -m helpers.grade --one: {message}", file=sys.stderr)
+    print(f"python -m course_grader --one: {message}", file=sys.stderr)
     return 2
 
 

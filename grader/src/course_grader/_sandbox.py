@@ -13,7 +13,7 @@ cost the exercises after it. The limits:
 * files: the kernel's working folder is a temporary copy; the submission is only read.
 
 After the notebook's cells, the grader checks every exercise and prediction itself
-(:mod:`helpers.grade._remote`): it draws the cases and judges the outputs in its own process,
+(:mod:`course_grader._remote`): it draws the cases and judges the outputs in its own process,
 and calls the student's functions in the kernel.
 """
 
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from helpers.checks import _record
+from helpers.checks import grading
 
 from . import _bubblewrap, _cgroup, _peak, _wire
 from ._remote import Channel, grade_in_kernel
@@ -55,7 +55,7 @@ class Limits:
     notebook_seconds: float = 300.0
     check_seconds: float = 5.0  # one call of the learner's function inside a check
     memory_bytes: int | None = 4 * 2**30
-    sandbox: bool = True  # each kernel in bubblewrap where it can run (helpers.grade._bubblewrap)
+    sandbox: bool = True  # each kernel in bubblewrap where it can run (course_grader._bubblewrap)
     # Sandboxed and run as root: the kernel's work folder (its copy of the notebook, what it
     # writes there) and its folder for the grader's calls are tmpfs of this size each, so no
     # notebook fills the grader's disk.
@@ -74,7 +74,7 @@ class RunOutcome:
     """What running one notebook left behind: the checks' log and how the run ended."""
 
     log: list[dict] = field(default_factory=list)  # the notebook's own records (untrusted)
-    verdicts: list[dict] = field(default_factory=list)  # the grader's (helpers.grade._remote)
+    verdicts: list[dict] = field(default_factory=list)  # the grader's (course_grader._remote)
     errors: list[CellError] = field(default_factory=list)
     # None (ran to the end), "cell_timeout", "notebook_timeout", "died", "failed_to_start"
     stopped: str | None = None
@@ -83,6 +83,7 @@ class RunOutcome:
     output_bytes: int = 0
     seconds: float = 0.0
     sandboxed: bool = False  # the kernel ran in bubblewrap's sandbox
+    own_user: bool = False  # no sandbox, but as root the kernel ran as a user of its own
     out_of_memory: bool = False  # its control group's memory limit was reached
 
 
@@ -181,7 +182,7 @@ def kernel_environment(
            if name in _KERNEL_VARIABLES or name.startswith(_KERNEL_PREFIXES)}  # fmt: skip
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env[name] = "1"
-    return _record.kernel_variables(env, log_path, check_seconds, student)
+    return grading.kernel_variables(env, log_path, check_seconds, student)
 
 
 _KERNEL_VARIABLES = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "PYTHONPATH",
@@ -230,7 +231,7 @@ def _read_log(work_fd: int) -> list[dict]:
         text = _wire.read_file("checks.jsonl", work_fd, LOG_BYTES)[:LOG_BYTES]
     except OSError:
         return []
-    return _record.parse(text.decode("utf-8", errors="replace").splitlines())[:LOG_RECORDS]
+    return grading.parse_log(text.decode("utf-8", errors="replace").splitlines())[:LOG_RECORDS]
 
 
 class _NotebookOutOfTime(Exception):
@@ -293,6 +294,9 @@ async def run_notebook(
                 group = _cgroup.Group(limits.memory_bytes, _bubblewrap.PROCESSES + 64)
             sandbox = _bubblewrap.Sandbox(work, folder, limits.memory_bytes, group)
             outcome.sandboxed = True
+        elif limits.sandbox and _bubblewrap.own_user_only():
+            sandbox = _bubblewrap.Sandbox(work, folder, limits.memory_bytes, namespaces=False)
+            outcome.own_user = True
         client = _capped_client_class()(
             nb,
             timeout=int(limits.cell_seconds),
@@ -350,7 +354,7 @@ async def run_notebook(
                     await client.async_execute_cell(cell, index)
                 outcome.stopped_at = None
                 # The verdicts: the grader's own checks, the student's functions called in
-                # the kernel (helpers.grade._remote). The notebook's own records only say
+                # the kernel (course_grader._remote). The notebook's own records only say
                 # how many checks it made (the draws) and are compared in the report.
                 outcome.log = _read_log(work_fd)
                 outcome.stopped_at, outcome.detail = -1, "the grader's own checks"

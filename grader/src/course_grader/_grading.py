@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from helpers import checks
-from helpers.checks import Exercise
+from helpers.checks import grading
+from helpers.checks.grading import Exercise
 
 from ._sandbox import Limits, RunOutcome
 
@@ -60,7 +60,7 @@ def student_order(name: str) -> tuple:
 
 def lesson_items(lesson: str) -> list:
     """The lesson's exercises and predictions, in the order the lesson defines them."""
-    return [item for item in checks.catalogue() if item.lesson == lesson]
+    return [item for item in grading.catalogue() if item.lesson == lesson]
 
 
 def exercise_names(lesson: str) -> list[str]:
@@ -68,7 +68,7 @@ def exercise_names(lesson: str) -> list[str]:
 
 
 def known_lessons() -> list[str]:
-    return sorted({item.lesson for item in checks.catalogue()})
+    return sorted({item.lesson for item in grading.catalogue()})
 
 
 def find_submissions(root: Path) -> tuple[list[str], list[Submission], list[str]]:
@@ -121,7 +121,7 @@ def _lesson_from_names(sources: list[str]) -> str | None:
     """The lesson whose exercise names the code mentions most (``def name(``, ``checks.name``)."""
     text = "\n".join(sources)
     scores: dict[str, int] = {}
-    for item in checks.catalogue():
+    for item in grading.catalogue():
         name = re.escape(item.name)
         if re.search(rf"\bdef\s+{name}\s*\(|\bchecks\.{name}\b", text):
             scores[item.lesson] = scores.get(item.lesson, 0) + 1
@@ -293,7 +293,7 @@ def _row_for(submission: Submission, item, limits: Limits) -> tuple[str, str, st
         )
     outcome = submission.outcome
     assert outcome is not None
-    # The grader's own verdict (helpers.grade._remote), never the notebook's records.
+    # The grader's own verdict (course_grader._remote), never the notebook's records.
     verdicts = [r for r in outcome.verdicts if r.get("exercise") == name]
     record = verdicts[-1] if verdicts else None
     if record is not None and record.get("found") is not False:

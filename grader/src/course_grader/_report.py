@@ -7,7 +7,8 @@ import re
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
-from helpers.checks import Exercise
+from helpers.checks import grading
+from helpers.checks.grading import Exercise
 
 from ._grading import Row, lesson_items, student_order
 from ._points import fmt
@@ -44,9 +45,7 @@ COLOUR = {
 
 
 def _items_by_name() -> dict:
-    from helpers import checks
-
-    return {item.name: item for item in checks.catalogue()}
+    return {item.name: item for item in grading.catalogue()}
 
 
 def feedback_markdown(
@@ -100,10 +99,10 @@ def feedback_markdown(
                 item = items.get(r.exercise)
                 if isinstance(item, Exercise) and r.status != "missing":
                     level = 1 if r.status == "not_attempted" else 2
-                    level = min(level, len(item._hints))
+                    level = min(level, len(grading.hints(item)))
                     lines.append(
-                        f"  *Hint:* {item._hints[level - 1]} (more: "
-                        f"`checks.{r.exercise}.hint({min(level + 1, len(item._hints))})`)"
+                        f"  *Hint:* {grading.hints(item)[level - 1]} (more: "
+                        f"`checks.{r.exercise}.hint({min(level + 1, len(grading.hints(item)))})`)"
                     )
             lines.append("")
     if notes:

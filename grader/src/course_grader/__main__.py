@@ -1,4 +1,4 @@
-"""``python -m helpers.grade --submissions DIR --out DIR`` (or ``--one NOTEBOOK``)."""
+"""``python -m course_grader --submissions DIR --out DIR`` (or ``--one NOTEBOOK``)."""
 
 import sys
 
@@ -8,7 +8,7 @@ import sys
 # isoduration (with arrow), rfc3986/rfc3339 validators, idna, webcolors, uri_template, fqdn and
 # jsonpointer cost 0.1-0.4 s more under load. The notebook schema uses no "format" keyword, so
 # the grader's own process (only this one: not the kernels, not a caller importing
-# helpers.grade) goes without them: each is then skipped by jsonschema's own
+# course_grader) goes without them: each is then skipped by jsonschema's own
 # ``suppress(ImportError)``. A rerun after one late notebook pays nbformat's import.
 _FORMAT_CHECKERS = (
     "rfc3987_syntax",

@@ -1,11 +1,11 @@
-"""``python -m helpers.grade``: grade a class (a pipeline of stages), or one notebook (``--one``).
+"""``python -m course_grader``: grade a class (a pipeline of stages), or one notebook (``--one``).
 
 The stages, each a function below: **find** the students' folders and notebooks → **recognise**
 each notebook's lesson (or take it, with its rows, from ``OUT``'s cache) → **run** the rest in
 sandboxed kernels → **collect** each run's rows and answers → **results** for the class (the
 notebook chosen per lesson, missing rows, merged with ``OUT``'s earlier results for a regrade of
 ``--students``; points, roster and similar answers computed once) → the writers
-(:mod:`helpers.grade._writers`), each a function of those results.
+(:mod:`course_grader._writers`), each a function of those results.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def _names(text: str) -> list[str]:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m helpers.grade",
+        prog="python -m course_grader",
         description="Grade every student's notebooks: SUBMISSIONS/<student>/<any name>.ipynb. "
         "Writes OUT/grades.csv, scores.csv, lms/canvas.csv, lms/moodle.csv, similarity.csv, "
         "feedback/<student>.md and report.html. Or grade one notebook: --one NOTEBOOK.",

@@ -9,7 +9,7 @@ checks are all-or-nothing). The file passed with ``--points`` (``POINTS=`` for m
     positional_encoding = 2
     pe_far_positions = 0.5
 
-(the keys may also stand at the top level). ``python -m helpers.grade --points-table`` prints
+(the keys may also stand at the top level). ``python -m course_grader --points-table`` prints
 the default table in that form, ready to copy and edit.
 """
 
@@ -18,8 +18,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from helpers import checks
-from helpers.checks import Exercise
+from helpers.checks import grading
+from helpers.checks.grading import Exercise
 
 STARS = {1: "★", 2: "★★", 3: "★★★"}
 
@@ -32,7 +32,7 @@ def default_points() -> dict[str, float]:
     """Exercise id → points: its number of stars, or 1 for a prediction."""
     return {
         item.name: float(item.stars) if isinstance(item, Exercise) else 1.0
-        for item in checks.catalogue()
+        for item in grading.catalogue()
     }
 
 
@@ -54,7 +54,7 @@ def load_points(path: Path | None) -> dict[str, float]:
     if unknown:
         raise PointsError(
             f"{path}: no exercise named {', '.join(unknown)} in the course "
-            "(python -m helpers.grade --points-table lists them)"
+            "(python -m course_grader --points-table lists them)"
         )
     for name, value in overrides.items():
         if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
@@ -71,7 +71,7 @@ def fmt(points: float) -> str:
 def points_table_toml() -> str:
     """The default table as a TOML file an instructor can copy and edit."""
     lines = [
-        "# Points per exercise for python -m helpers.grade --points FILE (make grade POINTS=FILE).",
+        "# Points per exercise for python -m course_grader --points FILE (make grade POINTS=FILE).",
         "# Default: ★ 1, ★★ 2, ★★★ 3 points, a prediction 1. A row earns them when it is",
         "# correct. Keep only the lines you change; the others keep these values.",
         "",
@@ -79,7 +79,7 @@ def points_table_toml() -> str:
     ]
     table = default_points()
     lesson = None
-    for item in checks.catalogue():
+    for item in grading.catalogue():
         if item.lesson != lesson:
             lesson = item.lesson
             lines.append(f"# lesson {lesson}")
@@ -89,4 +89,4 @@ def points_table_toml() -> str:
 
 
 def lesson_max(lesson: str, table: dict[str, float]) -> float:
-    return sum(table[item.name] for item in checks.catalogue() if item.lesson == lesson)
+    return sum(table[item.name] for item in grading.catalogue() if item.lesson == lesson)

@@ -3,8 +3,8 @@ process, the student's functions called in the student's kernel.
 
 After a notebook's cells have run, :func:`grade_in_kernel` takes each exercise and prediction of
 its lesson in turn. For an exercise it runs the check's ``grade`` function *here*, with a
-``call`` that asks the kernel (through :mod:`helpers.grade._runner`) to call the student's
-function on the arguments and send back what it returned (:mod:`helpers.grade._wire`: plain
+``call`` that asks the kernel (through :mod:`helpers.checks.grading`) to call the student's
+function on the arguments and send back what it returned (:mod:`course_grader._wire`: plain
 values, checked on the way in). For a prediction it fetches the guess and compares it here. So
 nothing the notebook does to ``helpers`` in its kernel, to the checks' log or to the runner
 changes a verdict: at worst it changes what comes back, which the check then judges, or makes
@@ -26,8 +26,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from helpers.checks import Exercise, _core
-from helpers.checks._prediction import Prediction
+from helpers.checks import grading
+from helpers.checks.grading import Exercise, LearnerError, Mistake, Prediction
 
 from . import _wire
 
@@ -73,7 +73,7 @@ class Channel:
         with os.fdopen(fd, "wb") as f:
             pickle.dump(dict(op, reply=str(self.folder / stem)), f)
         cell, index = self._add_cell(
-            f'__import__("helpers.grade._runner", fromlist=["serve"]).serve({str(request_path)!r})'
+            f'__import__("helpers.checks.grading", fromlist=["serve"]).serve({str(request_path)!r})'
         )
         # The kernel's own limit on one call (SIGALRM) answers within call_seconds; this one
         # is for a call stuck in compiled code, or a kernel that no longer answers at all.
@@ -121,7 +121,7 @@ def _text(value: Any, limit: int = 4000) -> str:
 
 
 class RemoteAnswer:
-    """The student's function of one exercise, in the kernel (see :class:`_core.LocalAnswer`)."""
+    """The student's function of one exercise, in the kernel (the kernel's side: :func:`helpers.checks.grading.serve`)."""
 
     def __init__(self, channel: Channel, exercise: Exercise, refused, draw):
         self.channel, self.exercise, self.draw = channel, exercise, draw
@@ -137,30 +137,29 @@ class RemoteAnswer:
     def _call(self, args: tuple, measure: bool) -> tuple[Any, int | None]:
         if self.closed:
             raise _Closed
-        state = _core._current_check.get(None)
+        state = grading.current_check()
         signature = self.exercise.signature
         if state is not None and state.timed_out is not None:
-            raise _core.LearnerError(str(state.timed_out), "timeout")
+            raise LearnerError(str(state.timed_out), "timeout")
         try:
             reply = self.channel.request(
                 {"op": "call", "name": self.exercise.name, "args": args, "measure": measure}
             )
         except KernelGone as gone:
             if gone.died:
-                raise _core.LearnerError(f"{signature}: {gone}") from None
-            error = _core.LearnerError(f"{signature}: {gone}", "timeout")
+                raise LearnerError(f"{signature}: {gone}") from None
+            error = LearnerError(f"{signature}: {gone}", "timeout")
             if state is not None:
                 state.timed_out = error
             raise error from None
         except _wire.WireError as bad:
-            raise _core.LearnerError(
+            raise LearnerError(
                 f"{signature} returned something the grader cannot read ({bad})"
             ) from None
         kind = reply["kind"]
         if kind == "value":
             value = reply.get("value")
-            if _core._is_complex(value):
-                raise _core._complex_mistake(f"{signature} returned")
+            grading.refuse_complex(value, f"{signature} returned")
             # The kernel's tracemalloc peak and the grader's resident-memory peak: the larger
             # (what the kernel says can only add to what the grader saw).
             peaks = [p for p in (reply.get("peak"), reply.get("grader_peak"))
@@ -176,13 +175,13 @@ class RemoteAnswer:
             message = f"{signature}: {message}"
         mistake = reply.get("id") if reply.get("id") in _CALL_MISTAKES else "raised"
         if kind == "mistake" and mistake in ("calls_helper", "calls_reference", "complex"):
-            raise _core.Mistake(message, mistake)
+            raise Mistake(message, mistake)
         if kind == "learner":
-            error = _core.LearnerError(message, "timeout" if mistake == "timeout" else "raised")
+            error = LearnerError(message, "timeout" if mistake == "timeout" else "raised")
             if mistake == "timeout" and state is not None:
                 state.timed_out = error
             raise error
-        raise _core.LearnerError(f"the grader could not call {signature}: {message}")
+        raise LearnerError(f"the grader could not call {signature}: {message}")
 
     def caller(self):
         def call(*args):
@@ -202,12 +201,7 @@ def _check_exercise(channel: Channel, exercise: Exercise, student: str, before: 
     if not found.get("found"):
         return _record(exercise, None, "", None, found=False)
     if found.get("callable") is not True:
-        result = exercise._result(
-            False,
-            f"pass the function itself, e.g. check({exercise.name}); got "
-            f"{_text(found.get('type'), 100) or 'an object'} instead of a function",
-            "not_a_function",
-        )
+        result = grading.not_a_function(exercise, _text(found.get("type"), 100))
     else:
         refused = found.get("refused")
         refused = (
@@ -231,11 +225,7 @@ def _check_prediction(channel: Channel, prediction: Prediction) -> dict:
     if not found.get("found"):
         return _record(prediction, None, "", None, found=False)
     guess = found.get("value")
-    try:
-        result = _core._in_known_state(prediction._check, (guess,), _core.CHECK_TIME_LIMIT_SECONDS)
-    except BaseException as bug:
-        result = prediction._result(False, f"could not read your guess ({_core._type_name(bug)})",
-                                    "bad")  # fmt: skip
+    result = grading.judge_prediction(prediction, guess)
     return _record(prediction, result.passed, result.message, result.mistake)
 
 

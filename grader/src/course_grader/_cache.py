@@ -1,8 +1,8 @@
 """What a run of one notebook gave, kept in ``OUT/.grade/cache/`` so an unchanged notebook is
 not run again (``--no-cache`` forces every run).
 
-An entry is found by a key made of the notebook's sha256 and the course's helpers digest (the
-checks and the grader: any change in ``src/helpers/`` reruns everything), and also of what else
+An entry is found by a key made of the notebook's sha256 and the code digest (the checks in
+``src/helpers/`` and this grader: any change in either reruns everything), and also of what else
 the rows depend on: the student's folder name (it seeds the checks' draws), the notebook's path
 below that folder (messages name it) and the limits (messages quote them). Reusing an entry
 gives the rows the run gave, byte for byte.
@@ -18,17 +18,21 @@ from pathlib import Path
 
 from ._sandbox import Limits
 
-HELPERS = Path(__file__).resolve().parents[1]
+GRADER = Path(__file__).resolve().parent
 
 
 @functools.cache
 def helpers_digest() -> str:
-    """sha256 of ``src/helpers/``'s Python sources (path and bytes of each, in order), as
-    ``tools/build_lessons.py`` records it in each executed lesson."""
+    """sha256 of the Python sources of the ``helpers`` package (whose checks give the verdicts)
+    and of this grader, path and bytes of each, in order."""
+    import helpers
+
     digest = hashlib.sha256()
-    for path in sorted(HELPERS.rglob("*.py")):
-        digest.update(path.relative_to(HELPERS).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
+    for root in (Path(helpers.__file__).resolve().parent, GRADER):
+        digest.update(root.name.encode() + b"\0")
+        for path in sorted(root.rglob("*.py")):
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 

@@ -16,9 +16,9 @@ anywhere the grader can, open network connections. Inside :func:`command`'s sand
   user id of its own (above :data:`FIRST_UID`; ``setpriv``, which drops every capability), so
   the process limit counts that kernel's processes only; run as another user, bubblewrap
   needs user namespaces, and the limit is what that user already runs plus :data:`PROCESSES`;
-* a seccomp filter (:mod:`helpers.grade._seccomp`, x86-64 and AArch64): no new namespaces,
+* a seccomp filter (:mod:`course_grader._seccomp`, x86-64 and AArch64): no new namespaces,
   no tracing of other processes, none of the Linux kernel's riskier interfaces;
-* where the grader may make control groups (:mod:`helpers.grade._cgroup`), one per kernel:
+* where the grader may make control groups (:mod:`course_grader._cgroup`), one per kernel:
   its memory with the tmpfs files it writes, its processes and an equal share of the CPU;
   the private ``/tmp`` and HOME at most :data:`TMPFS_BYTES` each; run as root, its work folder
   is a tmpfs of its own too (``Limits.files_bytes``), so no notebook fills the grader's disk.
@@ -62,6 +62,15 @@ def unavailable() -> str:
     if shutil.which("bwrap") is None:
         return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt install bubblewrap)"
     return _probe([], [], "bwrap cannot start a sandbox here")
+
+
+def own_user_only() -> bool:
+    """Where bubblewrap cannot run but the grader is root (a Docker container without the
+    rights to make namespaces, as on Gradescope): each kernel still runs as a user id of its
+    own (``setpriv``, every capability dropped), so it cannot write the grader's files, its
+    results or another kernel's, nor signal the grader; but it sees the file system as any user
+    does and has the network. Better than running the student's code as root; not a sandbox."""
+    return bool(unavailable()) and os.geteuid() == 0 and shutil.which("setpriv") is not None
 
 
 def _probe(before: list[str], options: list[str], failed: str) -> str:
@@ -186,9 +195,12 @@ def _tasks_of_this_user() -> int:
 class Sandbox:
     """One kernel's sandbox: ``work`` (its only writable folder), ``cwd`` inside it."""
 
-    def __init__(self, work: Path, cwd: Path, memory_bytes: int | None, group=None):
+    def __init__(self, work: Path, cwd: Path, memory_bytes: int | None, group=None,
+                 namespaces: bool = True):  # fmt: skip
+        # namespaces=False: no bubblewrap, only the user of its own (:func:`own_user_only`).
         self.work, self.cwd, self.memory_bytes = work, cwd, memory_bytes
-        self.group = group  # a helpers.grade._cgroup.Group, or None where there is none
+        self.namespaces = namespaces
+        self.group = group  # a course_grader._cgroup.Group, or None where there is none
         # Run as root: a user id of this kernel's own (the process limit counts only its own
         # processes), apart from other graders' running at the same time (their process ids
         # differ) and from this grader's kernels running at once (fewer than 128).
@@ -202,7 +214,11 @@ class Sandbox:
         if self.uid is None:
             return
         os.chmod(self.work, 0o711)
+        if not self.namespaces:  # no private HOME and /tmp from bubblewrap: its own, here
+            for name in ("home", "tmp"):
+                (self.work / name).mkdir(exist_ok=True)
         mine = [*self.cwd.rglob("*"), self.cwd, self.work / "sockets"]
+        mine += [self.work / name for name in ("home", "tmp")]
         mine += [self.work / name for name in ("checks.jsonl", "kernel.json")]
         for path in mine:
             if path.exists():
@@ -220,6 +236,10 @@ class Sandbox:
         keep_parent = ["/bin/sh", "-c", '"$@"', "kernel"]
         # The control group first: everything after it, bwrap included, is counted there.
         join = self.group.join_command() if self.group is not None else []
+        if not self.namespaces:
+            private = [f"HOME={self.work / 'home'}", f"TMPDIR={self.work / 'tmp'}"]
+            return [*join, *limits, "--", "env", *private, *_user_switch(self.uid),
+                    *kernel_cmd]  # fmt: skip
         # The seccomp filter, where bwrap can install it: the last step before the kernel.
         filtered = not seccomp_unavailable()
         opened = _with_filter() if filtered else []

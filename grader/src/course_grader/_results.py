@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from helpers.checks import Exercise
+from helpers.checks.grading import Exercise
 
 from ._files import write_if_changed
 from ._grading import Row, lesson_items
@@ -95,7 +95,7 @@ def compute_totals(results: ClassResults) -> Totals:
 def finish(results: ClassResults, similarity_store: dict | None = None) -> ClassResults:
     """Totals, roster matches and similar answers: derived from the per-student results
     (``similarity_store``: what an earlier run in ``OUT`` worked out about the answers, see
-    :func:`helpers.grade._similarity.alike_pairs`)."""
+    :func:`course_grader._similarity.alike_pairs`)."""
     from ._similarity import alike_pairs
 
     results.totals = compute_totals(results)
