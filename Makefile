@@ -107,7 +107,7 @@ grade: full-repo $(STAMP) ## grade a class: SUBMISSIONS=<folder of student folde
 		$(if $(ROSTER),--roster "$(ROSTER)") $(if $(NO_CACHE),--no-cache) \
 		$(if $(NO_SANDBOX),--no-sandbox)
 
-gradescope: full-repo $(STAMP) ## build build/gradescope-autograder.zip, one lesson's Gradescope autograder: LESSON=03 [POINTS=<toml>] (docs/INSTRUCTORS.md)
+gradescope: full-repo $(STAMP) ## build build/gradescope-autograder-LESSON.zip, one lesson's Gradescope autograder: LESSON=03 [POINTS=<toml>] (docs/INSTRUCTORS.md)
 	@if [ -z "$(LESSON)" ]; then \
 		echo "usage: make gradescope LESSON=<two digits, e.g. 03> [POINTS=points.toml]"; exit 2; fi
 	$(PY) tools/make_gradescope.py --lesson "$(LESSON)" $(if $(POINTS),--points "$(POINTS)")

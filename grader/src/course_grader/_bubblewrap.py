@@ -34,6 +34,7 @@ import functools
 import itertools
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -70,7 +71,23 @@ def own_user_only() -> bool:
     own (``setpriv``, every capability dropped), so it cannot write the grader's files, its
     results or another kernel's, nor signal the grader; but it sees the file system as any user
     does and has the network. Better than running the student's code as root; not a sandbox."""
-    return bool(unavailable()) and os.geteuid() == 0 and shutil.which("setpriv") is not None
+    return (bool(unavailable()) and os.geteuid() == 0 and shutil.which("setpriv") is not None
+            and not closed_to_other_users())  # fmt: skip
+
+
+@functools.cache
+def closed_to_other_users() -> str:
+    """The first folder or file of the Python that runs the kernels (and of ``helpers``) that
+    another user cannot reach ("" if none): a kernel of its own user could not start there."""
+    import helpers
+
+    for target in (sys.executable, sys.prefix, os.path.dirname(helpers.__file__)):
+        path = Path(os.path.realpath(target))
+        for place in [*reversed(path.parents), path]:
+            mode = place.stat().st_mode
+            if not mode & stat.S_IXOTH or (place == path and not mode & stat.S_IROTH):
+                return str(place)
+    return ""
 
 
 def _probe(before: list[str], options: list[str], failed: str) -> str:

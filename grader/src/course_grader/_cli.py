@@ -133,6 +133,20 @@ def parser() -> argparse.ArgumentParser:
         help="run the students' kernels outside bubblewrap's sandbox (only for notebooks you "
         "trust: they can then read and write what you can)",
     )
+    p.add_argument(
+        "--gradescope",
+        type=Path,
+        metavar="ROOT",
+        help="grade the one submission of Gradescope's layout under ROOT (/autograder) into "
+        "ROOT/results/results.json (make gradescope builds the autograder that runs this)",
+    )
+    p.add_argument("--lesson", help="with --gradescope: the assignment's lesson (two digits)")
+    p.add_argument(
+        "--visibility",
+        choices=("visible", "hidden", "after_due_date", "after_published"),
+        default="visible",
+        help="with --gradescope: when students see the results (default: visible)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     return p
 
@@ -450,6 +464,17 @@ def main(argv: list[str] | None = None) -> int:
         memory_bytes=args.memory_limit,
         sandbox=not args.no_sandbox,
     )
+    if args.gradescope is not None:
+        if args.one or args.submissions or args.out or args.students or args.roster:
+            p.error("--gradescope grades Gradescope's one submission: no --one, --submissions, "
+                    "--out, --students, --roster")  # fmt: skip
+        if not args.lesson:
+            p.error("--gradescope needs --lesson (the assignment's lesson, e.g. 03)")
+        from ._gradescope import main as gradescope_main
+
+        return gradescope_main(args.gradescope, args.lesson, limits, args.points, args.visibility)
+    if args.lesson:
+        p.error("--lesson goes with --gradescope (to grade some lessons of a class: --lessons)")
     if args.one is not None:
         if args.submissions or args.out or args.students or args.roster:
             p.error("--one grades one notebook: no --submissions, --out, --students, --roster")

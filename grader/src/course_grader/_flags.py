@@ -5,6 +5,7 @@ tried that deserves a look (:func:`flags_for`). Used by the class run (:mod:`._c
 
 from __future__ import annotations
 
+import os
 import re
 
 from . import _bubblewrap, _cgroup
@@ -26,6 +27,11 @@ def sandbox_status(limits: Limits) -> str:
             "user of its own (setpriv, no capabilities): it could not write the grader's files "
             "or results, but it could read what any user can and use the network; see "
             "docs/INSTRUCTORS.md, 'Grading safely'"
+        )
+    if why and os.geteuid() == 0 and _bubblewrap.closed_to_other_users():
+        why += (
+            f"; and the kernels could not run as users of their own, as {_bubblewrap.closed_to_other_users()} "
+            "is closed to other users (install the course where any user can read it)"
         )
     if why:
         return (

@@ -28,23 +28,21 @@ def _fail(message: str) -> int:
     return 2
 
 
-def grade_one(
-    path: Path,
-    limits: Limits,
-    student: str | None = None,
-    points_file: Path | None = None,
-    as_json: bool = False,
-    github: bool = False,
-    quiet: bool = False,
-) -> int:
+class NotGradable(Exception):
+    """The file cannot be graded as a lesson (not there, not a notebook, no lesson of the
+    course recognised in it): the message says which."""
 
+
+def result_of(
+    path: Path, limits: Limits, student: str | None = None, table: dict | None = None
+) -> dict:
+    """Grade the notebook at ``path``: a dict of its lesson, each exercise's status, mistake,
+    message and points, the sandbox's status line and the flags for the instructor. Raises
+    :class:`NotGradable` when it is not a notebook of a lesson with exercises."""
     path = Path(path)
     if not path.is_file():
-        return _fail(f"no such file: {path}")
-    try:
-        table = load_points(points_file)
-    except PointsError as problem:
-        return _fail(str(problem))
+        raise NotGradable(f"no such file: {path}")
+    table = load_points(None) if table is None else table
     student = student or path.resolve().parent.name
     submission = Submission(student, path.resolve(), path.name)
     recognise(submission)
@@ -55,7 +53,7 @@ def grade_one(
             else "no lesson of the course recognised in it"
             + (f" ({submission.unreadable})" if submission.unreadable else "")
         )
-        return _fail(f"{path}: {why}")
+        raise NotGradable(f"{path}: {why}")
     if submission.nb is not None:
         submission.outcome = asyncio.run(
             run_notebook(
@@ -79,7 +77,7 @@ def grade_one(
         }
         for r in rows
     ]
-    result = {
+    return {
         "notebook": str(path),
         "student": student,
         "lesson": submission.lesson,
@@ -89,13 +87,28 @@ def grade_one(
         "sandbox": sandbox_status(limits),
         "flags": flags_for(submission) if submission.outcome is not None else [],
     }
-    all_correct = all(r.status == "correct" for r in rows)
+
+
+def grade_one(
+    path: Path,
+    limits: Limits,
+    student: str | None = None,
+    points_file: Path | None = None,
+    as_json: bool = False,
+    github: bool = False,
+    quiet: bool = False,
+) -> int:
+    try:
+        result = result_of(path, limits, student, load_points(points_file))
+    except (PointsError, NotGradable) as problem:
+        return _fail(str(problem))
+    all_correct = all(e["status"] == "correct" for e in result["exercises"])
     if as_json:
         print(json.dumps(result, ensure_ascii=False, indent=1))
     elif not quiet:
         print(result["sandbox"])
-        print(f"{path} (lesson {submission.lesson}, graded as {student}):")
-        for e in exercises:
+        print(f"{path} (lesson {result['lesson']}, graded as {result['student']}):")
+        for e in result["exercises"]:
             mistake = f" ({e['mistake']})" if e["mistake"] else ""
             print(
                 f"  {SYMBOL[e['status']]} {e['exercise']}: {LABEL[e['status']]}{mistake}, "

@@ -185,9 +185,12 @@ def kernel_environment(
     return grading.kernel_variables(env, log_path, check_seconds, student)
 
 
+# HELPERS_MODEL_DIR: where lesson 09's model files are (the Gradescope autograder keeps them
+# beside its venv).
 _KERNEL_VARIABLES = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "PYTHONPATH",
                      "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX",
-                     "PYTHONWARNINGS", "MPLBACKEND", "VIRTUAL_ENV"}  # fmt: skip
+                     "PYTHONWARNINGS", "MPLBACKEND", "VIRTUAL_ENV",
+                     "HELPERS_MODEL_DIR"}  # fmt: skip
 # LC_*: the locale; OPENBLAS_ and NPY_: NumPy's kernels (the tests run under others).
 _KERNEL_PREFIXES = ("LC_", "OPENBLAS_", "NPY_", "OMP_", "MKL_")
 

@@ -1,0 +1,402 @@
+"""`make gradescope`: the autograder zip, set up and run as Gradescope would, in a simulated
+/autograder (issue 43).
+
+The zip is built, unzipped into ``<tmp>/autograder/source``, and its ``setup.sh`` run for real
+(a fresh venv, the course and its grader installed by pip from the zip; no apt-get: this machine
+has its packages). Then its ``run_autograder`` grades one submission at a time, each in a fresh
+``submission/`` folder, as Gradescope's harness lays it out: lesson 03 answered (every test
+passed), answered wrongly (scaled_scores unscaled), untouched (the learner's copy), hostile
+(a wrong answer that forges results.json, now and from a process left behind), and what is not
+a notebook of the lesson (nothing, an empty file, a PDF, a broken notebook, two notebooks,
+lesson 04's). Every results.json is checked against Gradescope's specification
+(https://gradescope-autograders.readthedocs.io/en/latest/specs/, and the fields Gradescope's
+own ``gradescope-utils`` JSONTestRunner writes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import make_gradescope  # noqa: E402
+
+from course_grader import _gradescope  # noqa: E402
+from course_grader._points import default_points  # noqa: E402
+
+LESSON = "03"
+RIGHT = ROOT / "solutions" / "03_scores_and_scaling.ipynb"
+UNTOUCHED = ROOT / "notebooks" / "03_scores_and_scaling.ipynb"
+EXERCISES = ["scaled_scores", "unscaled_variance_at_64", "unscaled_softmax_trend",
+             "scale_for_entropy"]  # fmt: skip
+STUB = '    # YOUR CODE HERE\n    raise NotImplementedError("replace this line with your answer")'
+FORGED = {"score": 1000, "output": "forged", "tests": []}
+
+# --- Gradescope's results.json, as its specification gives it ---
+TOP_FIELDS = {"score", "execution_time", "output", "output_format", "test_output_format",
+              "test_name_format", "visibility", "stdout_visibility", "extra_data", "tests",
+              "leaderboard"}  # fmt: skip
+TEST_FIELDS = {"score", "max_score", "status", "name", "name_format", "number", "output",
+               "output_format", "tags", "visibility", "extra_data"}  # fmt: skip
+VISIBILITIES = {"hidden", "after_due_date", "after_published", "visible"}
+
+
+def spec_problems(doc) -> list[str]:
+    """What in ``doc`` Gradescope's results.json format does not allow (empty: nothing)."""
+    problems = []
+    if not isinstance(doc, dict):
+        return ["not a JSON object"]
+    problems += [f"unknown field {k!r}" for k in sorted(set(doc) - TOP_FIELDS)]
+    tests = doc.get("tests")
+    if not isinstance(tests, list):
+        problems.append("no list of tests")
+        tests = []
+    if "score" not in doc and not all("score" in t for t in tests if isinstance(t, dict)):
+        problems.append("a score is needed, on the submission or on every test")
+    for key in ("score", "execution_time"):
+        if key in doc and (isinstance(doc[key], bool) or not isinstance(doc[key], int | float)):
+            problems.append(f"{key} is not a number")
+    for key in ("visibility", "stdout_visibility"):
+        if key in doc and doc[key] not in VISIBILITIES:
+            problems.append(f"{key} {doc[key]!r} is not one of {sorted(VISIBILITIES)}")
+    if "output" in doc and not isinstance(doc["output"], str):
+        problems.append("output is not text")
+    for i, test in enumerate(tests):
+        if not isinstance(test, dict):
+            problems.append(f"test {i} is not an object")
+            continue
+        problems += [f"test {i}: unknown field {k!r}" for k in sorted(set(test) - TEST_FIELDS)]
+        if not isinstance(test.get("name"), str) or not test["name"]:
+            problems.append(f"test {i} has no name")
+        for key in ("score", "max_score"):
+            value = test.get(key)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                problems.append(f"test {i}: {key} is not a number >= 0")
+        if test.get("status") not in (None, "passed", "failed"):
+            problems.append(f"test {i}: status {test.get('status')!r}")
+        if test.get("visibility", "visible") not in VISIBILITIES:
+            problems.append(f"test {i}: visibility {test.get('visibility')!r}")
+        if not isinstance(test.get("output", ""), str):
+            problems.append(f"test {i}: output is not text")
+        if not isinstance(test.get("number", ""), str):
+            problems.append(f"test {i}: number is not text")
+    if tests and "score" in doc:
+        total = sum(t.get("score", 0) for t in tests if isinstance(t, dict))
+        if abs(total - doc["score"]) > 1e-9:
+            problems.append(f"score {doc['score']} is not the tests' sum {total}")
+    return problems
+
+
+def test_the_spec_check_refuses_what_gradescope_refuses():
+    good = {"score": 1.0, "tests": [{"name": "a", "score": 1.0, "max_score": 1.0}]}
+    assert spec_problems(good) == []
+    bad = [
+        [],
+        {"tests": [{"name": "a"}]},
+        {"score": "1", "tests": []},
+        {"score": 1.0, "tests": [{"name": "a", "score": 1.0, "max_score": 1.0,
+                                  "status": "pass"}]},  # fmt: skip
+        {"score": 0, "visibility": "students", "tests": []},
+        {"score": 2.0, "tests": [{"name": "a", "score": 1.0, "max_score": 1.0}]},
+        {"score": 0, "tests": [{"name": "", "score": 0, "max_score": 1}]},
+        {"score": 0, "grade": 1, "tests": []},
+    ]
+    assert all(spec_problems(doc) for doc in bad)
+
+
+# --- The zip ---
+@pytest.fixture(scope="module")
+def autograder_zip(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("zip") / "autograder.zip"
+    make_gradescope.build(LESSON, None, "visible", out)
+    return out
+
+
+def test_the_zip_has_gradescope_s_two_scripts_at_its_root_and_no_answers(autograder_zip):
+    with zipfile.ZipFile(autograder_zip) as archive:
+        infos = {i.filename: i for i in archive.infolist()}
+        run = archive.read("run_autograder").decode()
+    for script in ("setup.sh", "run_autograder"):
+        assert stat.S_IMODE(infos[script].external_attr >> 16) == 0o755
+    assert "course/src/helpers/checks/grading.py" in infos
+    assert "grader/src/course_grader/_gradescope.py" in infos
+    assert "course/LICENSE" in infos and "constraints.txt" in infos
+    assert not [n for n in infos if n.startswith(("course/solutions", "course/notebooks",
+                                                  "course/tests", "solutions/", "tests/"))]  # fmt: skip
+    assert not [n for n in infos if n.endswith(".ipynb")]
+    assert f'--lesson "{LESSON}"' in run and "@" not in run.replace("$@", "")
+
+
+def test_a_lesson_without_exercises_or_a_bad_points_file_stops_the_build(tmp_path):
+    with pytest.raises(SystemExit, match="the lessons with exercises are"):
+        make_gradescope.build("00", None, "visible", tmp_path / "a.zip")
+    (tmp_path / "points.toml").write_text("no_such_exercise = 3\n")
+    with pytest.raises(SystemExit, match="no exercise named no_such_exercise"):
+        make_gradescope.build(LESSON, tmp_path / "points.toml", "visible", tmp_path / "b.zip")
+    assert not (tmp_path / "a.zip").exists() and not (tmp_path / "b.zip").exists()
+
+
+# --- Set up and run as Gradescope does ---
+@pytest.fixture(scope="module")
+def autograder(autograder_zip):
+    # Open to every user, as Gradescope's /autograder and setup.sh's venv in /opt are: where
+    # bubblewrap cannot run, each kernel runs as a user of its own, which must reach its Python
+    # (and would reach the results folder, were it writable by others).
+    base = Path(tempfile.mkdtemp(prefix="gradescope-", dir="/tmp"))
+    base.chmod(0o755)
+    root, venv = base / "autograder", base / "venv"
+    (root / "source").mkdir(parents=True)
+    with zipfile.ZipFile(autograder_zip) as archive:
+        archive.extractall(root / "source")
+    for script in ("setup.sh", "run_autograder"):
+        (root / "source" / script).chmod(0o755)
+    # Gradescope copies run_autograder to /autograder and runs it there.
+    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
+    env = _env(root, venv)
+    setup = subprocess.run(["bash", str(root / "source" / "setup.sh")], cwd=root, env=env,
+                           capture_output=True, text=True, timeout=1800)  # fmt: skip
+    assert setup.returncode == 0, setup.stdout[-3000:] + setup.stderr[-3000:]
+    yield {"root": root, "venv": venv, "env": env}
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def _env(root: Path, venv: Path) -> dict:
+    keep = ("PATH", "LANG", "HOME", "TMPDIR", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")
+    env = {k: v for k, v in os.environ.items() if k in keep}
+    return {**env, "AUTOGRADER_ROOT": str(root), "COURSE_VENV": str(venv), "AUTOGRADER_APT": "0"}
+
+
+def _submit(autograder: dict, files: dict[str, bytes]) -> tuple[dict, subprocess.CompletedProcess]:
+    root = autograder["root"]
+    for folder in ("submission", "results"):
+        shutil.rmtree(root / folder, ignore_errors=True)
+        (root / folder).mkdir()
+    for name, data in files.items():
+        (root / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "submission" / name).write_bytes(data)
+    (root / "submission_metadata.json").write_text(
+        json.dumps({"users": [{"id": 4711, "email": "ada@example.org", "name": "Ada"}]})
+    )
+    run = subprocess.run([str(root / "run_autograder")], cwd=root, env=autograder["env"],
+                         capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    doc = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+    assert spec_problems(doc) == [], (spec_problems(doc), doc)
+    return doc, run
+
+
+def _scores(doc: dict) -> dict[str, float]:
+    return {t["name"]: t["score"] for t in doc["tests"]}
+
+
+def _wrong_notebook() -> bytes:
+    nb = nbformat.read(UNTOUCHED, as_version=4)
+    (cell,) = [c for c in nb.cells if "def scaled_scores(Q, K):" in c.source]
+    assert STUB in cell.source
+    cell.source = cell.source.replace(STUB, "    return Q @ np.swapaxes(K, -1, -2)")
+    return nbformat.writes(nb).encode()
+
+
+def test_a_right_submission_scores_every_point(autograder):
+    doc, run = _submit(autograder, {"03_scores_and_scaling.ipynb": RIGHT.read_bytes()})
+    points = default_points()
+    assert [t["name"] for t in doc["tests"]] == EXERCISES
+    assert all(t["status"] == "passed" for t in doc["tests"])
+    assert doc["score"] == sum(points[name] for name in EXERCISES)
+    assert _scores(doc) == {name: points[name] for name in EXERCISES}
+    # What only the instructor should see: the printout (hidden), the sandbox's status.
+    assert doc["stdout_visibility"] == "hidden"
+    assert doc["extra_data"]["sandbox"].startswith(("Sandbox: bubblewrap", "WARNING: NO SANDBOX"))
+    assert doc["extra_data"]["sandbox"] in run.stdout
+
+
+def test_a_wrong_submission_loses_that_exercise_and_is_told_its_mistake(autograder):
+    doc, _ = _submit(autograder, {"lesson.ipynb": _wrong_notebook()})
+    by_name = {t["name"]: t for t in doc["tests"]}
+    wrong = by_name["scaled_scores"]
+    assert wrong["score"] == 0 and wrong["status"] == "failed"
+    assert "(mistake: scaled_scores.unscaled)" in wrong["output"], wrong["output"]
+    # The other exercises were not answered in the learner's copy: not attempted, 0 points.
+    assert doc["score"] == 0 and all(t["status"] == "failed" for t in doc["tests"])
+
+
+def test_an_untouched_submission_scores_nothing_and_says_not_attempted(autograder):
+    doc, _ = _submit(autograder, {"03_scores_and_scaling.ipynb": UNTOUCHED.read_bytes()})
+    assert doc["score"] == 0 and [t["name"] for t in doc["tests"]] == EXERCISES
+    assert all(t["output"].startswith("not attempted") for t in doc["tests"]), doc["tests"]
+
+
+def test_a_hostile_submission_cannot_forge_its_results(autograder):
+    """A wrong answer whose notebook writes a full score into results.json (the file
+    Gradescope reads) and a file beside it, and leaves a process behind that waits for the
+    grader's results.json and then overwrites it."""
+    root = autograder["root"]
+    results = root / "results" / "results.json"
+    marker = root / "results" / "planted.txt"
+    later = (
+        "import os, time\n"
+        f"path, forged = {str(results)!r}, {json.dumps(FORGED)!r}\n"
+        "for _ in range(600):\n"
+        "    time.sleep(0.05)\n"
+        "    try:\n"
+        "        if os.path.exists(path) and 'forged' not in open(path).read():\n"
+        "            time.sleep(0.5)\n"
+        "            open(path, 'w').write(forged)\n"
+        "            break\n"
+        "    except OSError:\n"
+        "        break\n"
+    )
+    forge = (
+        "import json, subprocess, sys\n"
+        f"forged = {json.dumps(FORGED)!r}\n"
+        f"for path in ({str(results)!r}, {str(marker)!r}):\n"
+        "    try:\n"
+        "        open(path, 'w').write(forged)\n"
+        "    except OSError as refused:\n"
+        "        print('refused', refused)\n"
+        f"subprocess.Popen([sys.executable, '-c', {later!r}], start_new_session=True,\n"
+        "                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "print(json.dumps({'score': 1000}))"
+    )
+    nb = nbformat.reads(_wrong_notebook().decode(), as_version=4)
+    nb.cells.insert(1, nbformat.v4.new_code_cell(forge))
+    doc, run = _submit(autograder, {"lesson.ipynb": nbformat.writes(nb).encode()})
+    time.sleep(5)  # the left-behind process has had its chance
+    after = json.loads(results.read_text(encoding="utf-8"))
+    assert after == doc and doc["score"] == 0 and "forged" not in json.dumps(doc), (
+        doc["extra_data"]["sandbox"]
+    )
+    assert not marker.exists(), doc["extra_data"]["sandbox"]
+    assert _scores(doc)["scaled_scores"] == 0
+
+
+@pytest.mark.parametrize(
+    "files, says",
+    [
+        ({}, "no Jupyter notebook (.ipynb) in the submission"),
+        ({"answers.pdf": b"%PDF-1.4 not a notebook"}, "it holds answers.pdf"),
+        ({"03_scores_and_scaling.ipynb": b""}, "is empty (0 bytes)"),
+        ({"03_scores_and_scaling.ipynb": b'{"cells": [oops'}, "no lesson of the course"),
+        ({"a.ipynb": UNTOUCHED.read_bytes(), "b/b.ipynb": UNTOUCHED.read_bytes()},
+         "holds 2 notebooks"),
+        ({"04.ipynb": (ROOT / "notebooks" / "04_softmax_and_attention.ipynb").read_bytes()},
+         "is the notebook of lesson 04; this assignment grades lesson 03"),
+    ],
+    ids=["nothing", "a-pdf", "empty", "broken", "two-notebooks", "another-lesson"],
+)
+def test_what_cannot_be_graded_scores_zero_and_says_what_to_upload(autograder, files, says):
+    doc, _ = _submit(autograder, files)
+    assert doc["score"] == 0 and says in doc["output"], doc["output"]
+    assert [t["name"] for t in doc["tests"]] == EXERCISES  # the assignment's total stays
+    assert all(t["score"] == 0 and t["status"] == "failed" for t in doc["tests"])
+
+
+def test_two_notebooks_of_which_one_is_the_lesson_s_grade_that_one(autograder):
+    other = (ROOT / "notebooks" / "04_softmax_and_attention.ipynb").read_bytes()
+    doc, _ = _submit(autograder, {"mine.ipynb": RIGHT.read_bytes(), "old.ipynb": other})
+    assert all(t["status"] == "passed" for t in doc["tests"])
+
+
+def test_an_autograder_whose_setup_failed_still_writes_results(autograder, tmp_path):
+    env = dict(autograder["env"], COURSE_VENV=str(tmp_path / "no-venv"))
+    root = autograder["root"]
+    run = subprocess.run([str(root / "run_autograder")], cwd=root, env=env,
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    doc = json.loads((root / "results" / "results.json").read_text())
+    assert run.returncode == 0 and spec_problems(doc) == []
+    assert doc["score"] == 0 and "setup.sh failed" in doc["output"]
+
+
+def test_a_grader_crash_still_writes_results(tmp_path, monkeypatch):
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "a.ipynb").write_bytes(RIGHT.read_bytes())
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("the grader broke")
+
+    monkeypatch.setattr(_gradescope, "grade_submission", crash)
+    from course_grader._sandbox import Limits
+
+    assert _gradescope.main(tmp_path, LESSON, Limits(), None, "visible") == 0
+    doc = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert spec_problems(doc) == [] and doc["score"] == 0
+    assert "not your notebook's fault" in doc["output"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="a kernel of its own user needs root and setpriv")  # fmt: skip
+def test_without_bubblewrap_the_kernel_runs_as_a_user_of_its_own(autograder):
+    """Gradescope's container may refuse bubblewrap's namespaces: the kernel then runs as a user
+    id of its own, which cannot write the results (a folder any user may enter, only root may
+    write); the same notebook graded with --no-sandbox (as root) writes there: the control."""
+    root = autograder["root"]
+    for folder in ("submission", "results"):
+        shutil.rmtree(root / folder, ignore_errors=True)
+        (root / folder).mkdir(mode=0o755)
+    planted = root / "results" / "mine.txt"
+    cell = f"import os\nopen({str(planted)!r}, 'w').write(str(os.getuid()))"
+    nb = nbformat.reads(_wrong_notebook().decode(), as_version=4)
+    nb.cells.insert(1, nbformat.v4.new_code_cell(cell))
+    (root / "submission" / "a.ipynb").write_text(nbformat.writes(nb))
+    python = autograder["venv"] / "bin" / "python"
+
+    def grade(*extra: str) -> dict:
+        code = (
+            "import sys; from course_grader import _bubblewrap as b\n"
+            "b.unavailable = lambda: 'bubblewrap set aside by the test'\n"
+            "from course_grader import main\n"
+            f"sys.exit(main(['--gradescope', {str(root)!r}, '--lesson', '03', *{extra}]))"
+        )
+        run = subprocess.run([str(python), "-c", code], capture_output=True, text=True,
+                             timeout=600, env=autograder["env"])  # fmt: skip
+        assert run.returncode == 0, run.stderr[-3000:]
+        return json.loads((root / "results" / "results.json").read_text())
+
+    doc = grade()
+    assert spec_problems(doc) == [] and "a user of its own" in doc["extra_data"]["sandbox"]
+    assert not planted.exists()
+    assert _scores(doc) == dict.fromkeys(EXERCISES, 0.0)
+    assert "scaled_scores.unscaled" in doc["tests"][0]["output"]
+    doc = grade("--no-sandbox")
+    assert planted.read_text() == "0"
+    assert "scaled_scores.unscaled" in doc["tests"][0]["output"]
+
+
+def test_where_nothing_keeps_a_notebook_from_its_results_the_grader_refuses(tmp_path):
+    """No bubblewrap and no user of its own (not root, or a Python other users cannot run): a
+    kernel as the grader's user could write results.json, so nothing is graded, and the
+    student is told it is not their notebook's fault."""
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "a.ipynb").write_bytes(RIGHT.read_bytes())
+    code = (
+        "import sys; from course_grader import _bubblewrap as b\n"
+        "b.unavailable = lambda: 'bubblewrap set aside by the test'\n"
+        "b.own_user_only = lambda: False\n"
+        "from course_grader import main\n"
+        f"sys.exit(main(['--gradescope', {str(tmp_path)!r}, '--lesson', '03']))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)  # fmt: skip
+    doc = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert run.returncode == 0 and spec_problems(doc) == [] and doc["score"] == 0
+    assert "cannot keep a notebook away from its results" in doc["output"]
+    assert "not grading: WARNING: NO SANDBOX" in run.stderr
+
+
+def test_make_gradescope_needs_a_lesson():
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    run = subprocess.run(["make", "gradescope"], cwd=ROOT, capture_output=True, text=True,
+                         env=env)  # fmt: skip
+    assert run.returncode != 0 and "usage: make gradescope LESSON=" in run.stdout
