@@ -237,3 +237,9 @@ print(f"\n{n_exercises} exercises and {len(entries) - n_exercises} predictions i
 #
 # **Next**: [01 · input Z](01_input_Z.ipynb): how a sentence becomes the matrix Z that
 # attention starts from.
+
+# %% [markdown]
+# ---
+# *Self-attention, from Z to causal masking*, by the course's authors. Lesson text and
+# figures: [CC BY 4.0](https://creativecommons.org/licenses/by/4.0/); code:
+# [MIT](../LICENSE). Credits, and how to reuse the course: [LICENSE-CONTENT.md](../LICENSE-CONTENT.md).

@@ -415,3 +415,9 @@ checks.pe_shift_matrix.check(pe_shift_matrix)
 #
 # **Next**: [02 · queries, keys, values](02_queries_keys_values.ipynb): three projections of
 # the same Z, and why they are not the embeddings.
+
+# %% [markdown]
+# ---
+# *Self-attention, from Z to causal masking*, by the course's authors. Lesson text and
+# figures: [CC BY 4.0](https://creativecommons.org/licenses/by/4.0/); code:
+# [MIT](../LICENSE). Credits, and how to reuse the course: [LICENSE-CONTENT.md](../LICENSE-CONTENT.md).

@@ -575,3 +575,9 @@ print(f"b_K + 1 instead of b_K: scores move by up to {moved:.3f}; weights unchan
 #
 # **Next**: [03 · scores and scaling](03_scores_and_scaling.ipynb): every query scores every
 # key, $QK^\top$, and why the paper divides by $\sqrt{d_k}$.
+
+# %% [markdown]
+# ---
+# *Self-attention, from Z to causal masking*, by the course's authors. Lesson text and
+# figures: [CC BY 4.0](https://creativecommons.org/licenses/by/4.0/); code:
+# [MIT](../LICENSE). Credits, and how to reuse the course: [LICENSE-CONTENT.md](../LICENSE-CONTENT.md).

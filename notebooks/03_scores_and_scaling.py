@@ -521,3 +521,9 @@ for d in (16, 64, 256):
 #
 # **Next**: [04 · softmax and attention](04_softmax_and_attention.ipynb): turn each row of
 # scores into weights that sum to 1, and mix the values with them.
+
+# %% [markdown]
+# ---
+# *Self-attention, from Z to causal masking*, by the course's authors. Lesson text and
+# figures: [CC BY 4.0](https://creativecommons.org/licenses/by/4.0/); code:
+# [MIT](../LICENSE). Credits, and how to reuse the course: [LICENSE-CONTENT.md](../LICENSE-CONTENT.md).

@@ -526,3 +526,9 @@ checks.zero_temperature_attention.check(zero_temperature_attention)
 #
 # **Next**: [05 · causal masking](05_causal_masking.ipynb): stop each token from attending to
 # the tokens after it, with $-\infty$ before the softmax.
+
+# %% [markdown]
+# ---
+# *Self-attention, from Z to causal masking*, by the course's authors. Lesson text and
+# figures: [CC BY 4.0](https://creativecommons.org/licenses/by/4.0/); code:
+# [MIT](../LICENSE). Credits, and how to reuse the course: [LICENSE-CONTENT.md](../LICENSE-CONTENT.md).

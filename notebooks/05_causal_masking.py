@@ -677,9 +677,9 @@ for fill in (-np.inf, -1e9):
     print(f"keys 0 and 2 allowed, fill {fill:g}: weights {np.round(w, 3)}")
 f16_max = np.finfo(np.float16).max  # the largest float16
 print(f"float16: largest {int(f16_max)} = e^{np.log(f16_max):.2f}")
-with np.errstate(over="ignore"):
-    print("float16: -1e9 becomes", np.float16(-1e9), "| exp(11.0) =", np.exp(np.float16(11.0)),
-          "| exp(11.2) =", np.exp(np.float16(11.2)))
+with np.errstate(over="ignore"):  # printed as Python floats: NumPy's float16 repr varies by version
+    print(f"float16: -1e9 becomes {float(np.float16(-1e9))} | exp(11.0) = "
+          f"{float(np.exp(np.float16(11.0))):.0f} | exp(11.2) = {float(np.exp(np.float16(11.2)))}")
 
 # %% [markdown]
 # When the row keeps a real key, both fills give the blocked keys weight exactly 0:
@@ -767,3 +767,9 @@ checks.decode_step.check(decode_step)
 #
 # **Next**: [06 · cross-attention and heads](06_cross_attention_and_heads.ipynb): queries from
 # one sequence and keys/values from another, and $h$ heads side by side.
+
+# %% [markdown]
+# ---
+# *Self-attention, from Z to causal masking*, by the course's authors. Lesson text and
+# figures: [CC BY 4.0](https://creativecommons.org/licenses/by/4.0/); code:
+# [MIT](../LICENSE). Credits, and how to reuse the course: [LICENSE-CONTENT.md](../LICENSE-CONTENT.md).

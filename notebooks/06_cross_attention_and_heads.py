@@ -529,3 +529,9 @@ print(f"a 2048-token context, the paper's 6 layers, float32: {mha_floats * 2048 
 #
 # **Next**: [07 · the cost of attention](07_cost_of_attention.ipynb): the $n \times n$ matrix,
 # measured.
+
+# %% [markdown]
+# ---
+# *Self-attention, from Z to causal masking*, by the course's authors. Lesson text and
+# figures: [CC BY 4.0](https://creativecommons.org/licenses/by/4.0/); code:
+# [MIT](../LICENSE). Credits, and how to reuse the course: [LICENSE-CONTENT.md](../LICENSE-CONTENT.md).

@@ -690,3 +690,9 @@ checks.causal_blockwise_attention.check(causal_blockwise_attention)
 #
 # **Next**: [08 · training attention](08_training_attention.ipynb): so far every weight was
 # seeded; now we train an attention layer and watch the pattern form.
+
+# %% [markdown]
+# ---
+# *Self-attention, from Z to causal masking*, by the course's authors. Lesson text and
+# figures: [CC BY 4.0](https://creativecommons.org/licenses/by/4.0/); code:
+# [MIT](../LICENSE). Credits, and how to reuse the course: [LICENSE-CONTENT.md](../LICENSE-CONTENT.md).

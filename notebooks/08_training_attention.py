@@ -423,3 +423,9 @@ checks.attention_backward.check(attention_backward)
 # **Next**: [09 · a real Transformer](09_real_model.ipynb). Real models stack many such layers,
 # each with several heads, and learn the embeddings too; some of their heads learn exactly this
 # "previous token" pattern. The map of the course is in [00 · start here](00_start_here.ipynb).
+
+# %% [markdown]
+# ---
+# *Self-attention, from Z to causal masking*, by the course's authors. Lesson text and
+# figures: [CC BY 4.0](https://creativecommons.org/licenses/by/4.0/); code:
+# [MIT](../LICENSE). Credits, and how to reuse the course: [LICENSE-CONTENT.md](../LICENSE-CONTENT.md).

@@ -670,3 +670,9 @@ print(f"a head spreading evenly over the same sentences: {even_distance:.2f} tok
 # course; or back to [00 · start here](00_start_here.ipynb) for the map of the course. The model
 # is sentence-transformers' all-MiniLM-L6-v2 (Apache-2.0), used here unchanged; its card is in
 # the course's `.cache/all-MiniLM-L6-v2/README.md` after `make setup`.
+
+# %% [markdown]
+# ---
+# *Self-attention, from Z to causal masking*, by the course's authors. Lesson text and
+# figures: [CC BY 4.0](https://creativecommons.org/licenses/by/4.0/); code:
+# [MIT](../LICENSE). Credits, and how to reuse the course: [LICENSE-CONTENT.md](../LICENSE-CONTENT.md).

@@ -1058,3 +1058,9 @@ for sentence in (
 # **Next**: back to [00 · start here](00_start_here.ipynb) for the map of the course. Olsson et
 # al.'s paper goes on to larger models, where induction heads also complete "fairly abstract
 # and fuzzy" versions of a pattern, not only exact copies.
+
+# %% [markdown]
+# ---
+# *Self-attention, from Z to causal masking*, by the course's authors. Lesson text and
+# figures: [CC BY 4.0](https://creativecommons.org/licenses/by/4.0/); code:
+# [MIT](../LICENSE). Credits, and how to reuse the course: [LICENSE-CONTENT.md](../LICENSE-CONTENT.md).

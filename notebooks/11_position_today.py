@@ -606,3 +606,9 @@ checks.rope_decode_step.check(rope_decode_step)
 # **Next**: back to [00 · start here](00_start_here.ipynb) for the map of the course. The
 # numbers here come from one small model per scheme (seed 0); the notes at the top of
 # `helpers/induction/lengths.py` give a second seed's, which tell the same story.
+
+# %% [markdown]
+# ---
+# *Self-attention, from Z to causal masking*, by the course's authors. Lesson text and
+# figures: [CC BY 4.0](https://creativecommons.org/licenses/by/4.0/); code:
+# [MIT](../LICENSE). Credits, and how to reuse the course: [LICENSE-CONTENT.md](../LICENSE-CONTENT.md).

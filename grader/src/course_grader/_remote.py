@@ -191,7 +191,7 @@ class RemoteAnswer:
         return call
 
 
-def _record(item, passed, message: str, mistake: str | None, found: bool = True) -> dict:
+def _verdict(item, passed, message: str, mistake: str | None, found: bool = True) -> dict:
     return {"exercise": item.name, "lesson": item.lesson, "passed": passed, "mistake": mistake,
             "message": message, "phase": "grader", "found": found}  # fmt: skip
 
@@ -199,7 +199,7 @@ def _record(item, passed, message: str, mistake: str | None, found: bool = True)
 def _check_exercise(channel: Channel, exercise: Exercise, student: str, before: int) -> dict:
     found = channel.request({"op": "find", "name": exercise.name})
     if not found.get("found"):
-        return _record(exercise, None, "", None, found=False)
+        return _verdict(exercise, None, "", None, found=False)
     if found.get("callable") is not True:
         result = grading.not_a_function(exercise, _text(found.get("type"), 100))
     else:
@@ -217,16 +217,16 @@ def _check_exercise(channel: Channel, exercise: Exercise, student: str, before: 
             result = exercise.verdict(answer, 4 * channel.call_seconds + 5)
         finally:
             answer.closed = True
-    return _record(exercise, result.passed, result.message, result.mistake)
+    return _verdict(exercise, result.passed, result.message, result.mistake)
 
 
 def _check_prediction(channel: Channel, prediction: Prediction) -> dict:
     found = channel.request({"op": "find", "name": prediction.name, "prediction": True})
     if not found.get("found"):
-        return _record(prediction, None, "", None, found=False)
+        return _verdict(prediction, None, "", None, found=False)
     guess = found.get("value")
     result = grading.judge_prediction(prediction, guess)
-    return _record(prediction, result.passed, result.message, result.mistake)
+    return _verdict(prediction, result.passed, result.message, result.mistake)
 
 
 def grade_in_kernel(channel: Channel, items: list, student: str, log: list[dict]) -> list[dict]:
@@ -243,10 +243,10 @@ def grade_in_kernel(channel: Channel, items: list, student: str, log: list[dict]
                 verdicts.append(_check_prediction(channel, item))
         except KernelGone as gone:  # not this answer's fault: the kernel went earlier
             status = "error" if gone.died else "timeout"
-            verdicts.append(dict(_record(item, False, f"not checked: {gone}", None), status=status))
+            verdicts.append(dict(_verdict(item, False, f"not checked: {gone}", None), status=status))
         except _wire.WireError as bad:
             verdicts.append(
-                _record(
+                _verdict(
                     item,
                     False,
                     f"the notebook's kernel sent back something the grader cannot read ({bad})",

@@ -428,9 +428,10 @@ def course_answers(lesson: str, exercise) -> list[tuple[str, ...]]:
 def _solutions(lesson: str) -> list[dict[str, str]]:
     """In a clone of the repository, each ``solutions/NN_*.py`` of the lesson's answers to
     every exercise of the course (read and parsed once per lesson, not once per exercise)."""
-    from helpers import checks
+    from helpers.checks import grading
 
-    names = [item.name for item in checks.catalogue() if item.lesson == lesson]
+    names = [item.name for item in grading.catalogue() if item.lesson == lesson]
+    # grader/src/course_grader/_similarity.py: the repository is three folders up
     root = Path(__file__).resolve().parents[3] / "solutions"
     found = []
     for path in sorted(root.glob(f"{lesson}_*.py")):
