@@ -81,12 +81,12 @@ check-notebooks: full-repo $(STAMP) ## fail if a generated lesson file is stale
 	$(PY) tools/build_lessons.py --check
 
 lint: full-repo $(STAMP) ## ruff check and format check
-	$(VENV)/bin/ruff check src tests tools benchmarks solutions/*.py
-	$(VENV)/bin/ruff format --check src tests tools benchmarks
+	$(VENV)/bin/ruff check src grader tests tools benchmarks solutions/*.py
+	$(VENV)/bin/ruff format --check src grader tests tools benchmarks
 
 format: full-repo $(STAMP) ## apply ruff's formatting and safe fixes
-	$(VENV)/bin/ruff check --fix src tests tools benchmarks
-	$(VENV)/bin/ruff format src tests tools benchmarks
+	$(VENV)/bin/ruff check --fix src grader tests tools benchmarks
+	$(VENV)/bin/ruff format src grader tests tools benchmarks
 
 handout: full-repo ## zip the learner's copy (no solutions) into build/self-attention-course.zip
 	python3 tools/make_handout.py

@@ -26,9 +26,8 @@ from pathlib import Path
 
 import nbval.kernel
 import pytest
-from nbval.plugin import IPyNbFile
-
 from course_grader._ipc import SUPPORTED, IpcKernelManager
+from nbval.plugin import IPyNbFile
 
 if SUPPORTED:
     nbval.kernel.KernelManager = IpcKernelManager
@@ -38,6 +37,8 @@ ROOT = Path(__file__).resolve().parent
 # The longest units, longest first (from --durations on the 2-core machine); a unit missing here
 # starts after these, in collection order.
 LONG_POLES = (
+    "tests/test_pip_install.py",  # two fresh venvs, every lesson in each
+    "tests/test_gradescope.py",  # its setup.sh's venv, then a dozen submissions
     "tests/test_checks_sweep.py",
     "tests/test_induction_reproduce.py",  # 100 training steps on one BLAS thread
     "tests/test_grade_term.py",

@@ -60,10 +60,11 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from helpers import checks  # noqa: E402
-from helpers.checks import Exercise  # noqa: E402
 from course_grader._cli import grade  # noqa: E402
 from course_grader._sandbox import Limits, kernel_config, kernel_environment, run_all  # noqa: E402
+
+from helpers import checks  # noqa: E402
+from helpers.checks import Exercise  # noqa: E402
 
 STUB = re.compile(r"^([ \t]*)# YOUR CODE HERE\n[ \t]*raise NotImplementedError\([^\n]*\)\n?", re.M)
 

@@ -31,7 +31,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_grade import make_class  # noqa: E402
-
 from course_grader import _bubblewrap  # noqa: E402
 
 

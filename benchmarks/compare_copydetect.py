@@ -22,7 +22,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "grade"))
 import copy_class  # noqa: E402
-
 from course_grader._similarity import similarity  # noqa: E402
 
 

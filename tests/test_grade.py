@@ -19,7 +19,6 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "grade"))
 import class_builder  # noqa: E402
-
 from course_grader import COLUMNS, STATUSES  # noqa: E402
 
 LIMITS = ["--cell-timeout", "6", "--check-time-limit", "1", "--memory-limit", "2G"]

@@ -27,7 +27,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "grade"))
 import class_builder  # noqa: E402
 from class_builder import SETUP, SS_CORRECT, SS_STUB, check_cell, notebook  # noqa: E402
-
 from course_grader import _bubblewrap  # noqa: E402
 
 SECRET = "grader-secret-7f3a9c"

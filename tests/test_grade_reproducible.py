@@ -14,10 +14,10 @@ from pathlib import Path
 
 import nbformat
 import numpy as np
+from course_grader import main
 
 from helpers import checks
 from helpers.checks import _core
-from course_grader import main
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "grade"))

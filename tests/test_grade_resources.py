@@ -24,7 +24,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "grade"))
 import class_builder  # noqa: E402
 from class_builder import SETUP, SS_CORRECT, check_cell, notebook  # noqa: E402
-
 from course_grader import _bubblewrap, _cgroup  # noqa: E402
 
 CHECK = check_cell("scaled_scores")
@@ -331,7 +330,6 @@ def test_the_graders_kernel_sockets_refuse_huge_messages_and_a_huge_print_stops_
     class with such a notebook is graded as usual. (The grader's peak memory with it: below
     0.3 GB in 8 runs of 9 here, 0.55 GB once in a full test run: see issue 33's note.)"""
     import zmq
-
     from course_grader import _sandbox
 
     client = _sandbox._capped_ipc_manager()().client()

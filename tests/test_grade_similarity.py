@@ -12,10 +12,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fixtures" / "grade"))
 import copy_class  # noqa: E402
-
-from helpers import checks  # noqa: E402
 from course_grader import _similarity  # noqa: E402
 from course_grader._similarity import THRESHOLD, alike_pairs, blind, similarity  # noqa: E402
+
+from helpers import checks  # noqa: E402
 
 EXERCISES = [checks.softmax, checks.attention]
 

@@ -32,15 +32,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "grade"))
 import class_builder  # noqa: E402
 import term_class  # noqa: E402
-
-from helpers import checks  # noqa: E402
-from helpers.checks import Exercise, Prediction  # noqa: E402
 from course_grader import COLUMNS, main  # noqa: E402
 from course_grader._grading import student_order  # noqa: E402
 from course_grader._points import PointsError, default_points, load_points  # noqa: E402
 from course_grader._progress import Progress  # noqa: E402
 from course_grader._roster import RosterError, read_roster  # noqa: E402
 from course_grader._similarity import answer_sources  # noqa: E402
+
+from helpers import checks  # noqa: E402
+from helpers.checks import Exercise, Prediction  # noqa: E402
 
 LIMITS = ["--jobs", "2", "--cell-timeout", "30", "--check-time-limit", "2"]
 PE, SS = "positional_encoding", "scaled_scores"

@@ -14,7 +14,6 @@ sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "grade"))
 sys.path.insert(0, str(ROOT / "tools"))
 import build_lessons  # noqa: E402
 import class_builder  # noqa: E402
-
 from course_grader import _grading  # noqa: E402
 from course_grader._cli import main  # noqa: E402
 
@@ -99,7 +98,8 @@ def test_a_notebook_without_the_lesson_metadata_is_stale(tmp_path, monkeypatch):
     source = tmp_path / "solutions" / "07_x.py"
     source.write_text(
         "# %% [markdown]\n# A lesson without code.\n\n# %% [markdown]\n# ---\n# "
-        + " ".join(f"[link]({link})" for link in build_lessons.LICENCE_LINKS) + "\n"
+        + " ".join(f"[link]({link})" for link in build_lessons.LICENCE_LINKS)
+        + "\n"
     )
     learner = tmp_path / "notebooks" / "07_x.py"
     learner.write_text(build_lessons.learner_text(source.read_text()))
@@ -161,9 +161,10 @@ def _answer(exercise: str, variant: int, extra: int) -> str:
 def test_similarity_with_a_store_of_an_earlier_run_finds_what_a_full_pass_finds():
     import json
 
+    from course_grader import _similarity
+
     from helpers import checks
     from helpers.checks import Exercise
-    from course_grader import _similarity
 
     exercises = [e for e in checks.catalogue() if e.lesson == "01" and isinstance(e, Exercise)]
     name = exercises[0].name

@@ -11,8 +11,8 @@ from collections import namedtuple
 
 import numpy as np
 import pytest
-
 from course_grader import _wire
+
 from helpers.checks import _wire as kernel_wire
 
 

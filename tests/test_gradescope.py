@@ -32,7 +32,6 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import make_gradescope  # noqa: E402
-
 from course_grader import _gradescope  # noqa: E402
 from course_grader._points import default_points  # noqa: E402
 
@@ -106,8 +105,10 @@ def test_the_spec_check_refuses_what_gradescope_refuses():
         [],
         {"tests": [{"name": "a"}]},
         {"score": "1", "tests": []},
-        {"score": 1.0, "tests": [{"name": "a", "score": 1.0, "max_score": 1.0,
-                                  "status": "pass"}]},  # fmt: skip
+        {
+            "score": 1.0,
+            "tests": [{"name": "a", "score": 1.0, "max_score": 1.0, "status": "pass"}],
+        },  # fmt: skip
         {"score": 0, "visibility": "students", "tests": []},
         {"score": 2.0, "tests": [{"name": "a", "score": 1.0, "max_score": 1.0}]},
         {"score": 0, "tests": [{"name": "", "score": 0, "max_score": 1}]},
@@ -133,8 +134,8 @@ def test_the_zip_has_gradescope_s_two_scripts_at_its_root_and_no_answers(autogra
     assert "course/src/helpers/checks/grading.py" in infos
     assert "grader/src/course_grader/_gradescope.py" in infos
     assert "course/LICENSE" in infos and "constraints.txt" in infos
-    assert not [n for n in infos if n.startswith(("course/solutions", "course/notebooks",
-                                                  "course/tests", "solutions/", "tests/"))]  # fmt: skip
+    answers = ("course/solutions", "course/notebooks", "course/tests", "solutions/", "tests/")
+    assert not [n for n in infos if n.startswith(answers)]
     assert not [n for n in infos if n.endswith(".ipynb")]
     assert f'--lesson "{LESSON}"' in run and "@" not in run.replace("$@", "")
 
@@ -275,9 +276,9 @@ def test_a_hostile_submission_cannot_forge_its_results(autograder):
     doc, run = _submit(autograder, {"lesson.ipynb": nbformat.writes(nb).encode()})
     time.sleep(5)  # the left-behind process has had its chance
     after = json.loads(results.read_text(encoding="utf-8"))
-    assert after == doc and doc["score"] == 0 and "forged" not in json.dumps(doc), (
-        doc["extra_data"]["sandbox"]
-    )
+    assert after == doc and doc["score"] == 0 and "forged" not in json.dumps(doc), doc[
+        "extra_data"
+    ]["sandbox"]
     assert not marker.exists(), doc["extra_data"]["sandbox"]
     assert _scores(doc)["scaled_scores"] == 0
 
@@ -289,10 +290,14 @@ def test_a_hostile_submission_cannot_forge_its_results(autograder):
         ({"answers.pdf": b"%PDF-1.4 not a notebook"}, "it holds answers.pdf"),
         ({"03_scores_and_scaling.ipynb": b""}, "is empty (0 bytes)"),
         ({"03_scores_and_scaling.ipynb": b'{"cells": [oops'}, "no lesson of the course"),
-        ({"a.ipynb": UNTOUCHED.read_bytes(), "b/b.ipynb": UNTOUCHED.read_bytes()},
-         "holds 2 notebooks"),
-        ({"04.ipynb": (ROOT / "notebooks" / "04_softmax_and_attention.ipynb").read_bytes()},
-         "is the notebook of lesson 04; this assignment grades lesson 03"),
+        (
+            {"a.ipynb": UNTOUCHED.read_bytes(), "b/b.ipynb": UNTOUCHED.read_bytes()},
+            "holds 2 notebooks",
+        ),
+        (
+            {"04.ipynb": (ROOT / "notebooks" / "04_softmax_and_attention.ipynb").read_bytes()},
+            "is the notebook of lesson 04; this assignment grades lesson 03",
+        ),
     ],
     ids=["nothing", "a-pdf", "empty", "broken", "two-notebooks", "another-lesson"],
 )

@@ -9,9 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
-from nbval.kernel import CURRENT_ENV_KERNEL_NAME, RunningKernel
-
 from course_grader._ipc import AsyncIpcKernelManager
+from nbval.kernel import CURRENT_ENV_KERNEL_NAME, RunningKernel
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="ipc sockets need a POSIX system")
 

@@ -234,13 +234,18 @@ def helpers_digest() -> str:
 
 
 # Every lesson ends with a markdown cell saying its licences (README, "Licence"): these links.
-LICENCE_LINKS = ("https://creativecommons.org/licenses/by/4.0/", "../LICENSE", "../LICENSE-CONTENT.md")
+LICENCE_LINKS = (
+    "https://creativecommons.org/licenses/by/4.0/",
+    "../LICENSE",
+    "../LICENSE-CONTENT.md",
+)
 
 
 def has_licence_footer(text: str) -> bool:
     """True when the lesson's last cell is markdown naming the text's and the code's licences."""
     last = as_notebook(text).cells[-1]
-    return last.cell_type == "markdown" and all(f"]({link})" in last.source for link in LICENCE_LINKS)
+    links = all(f"]({link})" in last.source for link in LICENCE_LINKS)
+    return last.cell_type == "markdown" and links
 
 
 def _cells(nb: nbformat.NotebookNode) -> list[tuple[str, str, list[str]]]:
@@ -254,7 +259,8 @@ def stale_files(source: Path) -> list[str]:
     if not has_licence_footer(text):
         problems.append(
             f"{source.name} does not end with the licence footer (its last cell, markdown, links "
-            + ", ".join(LICENCE_LINKS) + ")"
+            + ", ".join(LICENCE_LINKS)
+            + ")"
         )
     expected_learner = learner_text(text, source.name)
     learner_py = NOTEBOOKS / source.name

@@ -42,7 +42,9 @@ def tracked() -> list[str]:
 
 
 def _chosen(files: list[str], wanted: tuple[str, ...]) -> list[str]:
-    return [f for f in files if f in wanted or f.startswith(tuple(w for w in wanted if w[-1] == "/"))]
+    return [
+        f for f in files if f in wanted or f.startswith(tuple(w for w in wanted if w[-1] == "/"))
+    ]
 
 
 def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:
@@ -106,15 +108,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lesson", required=True, help="the assignment's lesson: two digits")
     parser.add_argument("--points", type=Path, help="points per exercise (TOML; make grade's)")
     parser.add_argument("--visibility", default="visible", help=", ".join(VISIBILITIES))
-    parser.add_argument("--out", type=Path, help="the zip (default build/gradescope-autograder-LESSON.zip)")
+    parser.add_argument(
+        "--out", type=Path, help="the zip (default build/gradescope-autograder-LESSON.zip)"
+    )
     args = parser.parse_args(argv)
     lesson = args.lesson.zfill(2) if args.lesson.isdigit() else args.lesson
     out = args.out or ROOT / "build" / f"gradescope-autograder-{lesson}.zip"
     built = build(lesson, args.points, args.visibility, out.resolve())
     with zipfile.ZipFile(built) as archive:
         count = len(archive.namelist())
-    print(f"wrote {built}: {count} files, {built.stat().st_size // 1024} KiB; upload it as the "
-          f"autograder of the lesson {lesson} assignment (docs/INSTRUCTORS.md, 'Gradescope')")  # fmt: skip
+    print(
+        f"wrote {built}: {count} files, {built.stat().st_size // 1024} KiB; upload it as the "
+        f"autograder of the lesson {lesson} assignment (docs/INSTRUCTORS.md, 'Gradescope')"
+    )
     return 0
 
 

@@ -30,8 +30,9 @@ def sandbox_status(limits: Limits) -> str:
         )
     if why and os.geteuid() == 0 and _bubblewrap.closed_to_other_users():
         why += (
-            f"; and the kernels could not run as users of their own, as {_bubblewrap.closed_to_other_users()} "
-            "is closed to other users (install the course where any user can read it)"
+            "; and the kernels could not run as users of their own, as "
+            f"{_bubblewrap.closed_to_other_users()} is closed to other users (install the course "
+            "where any user can read it)"
         )
     if why:
         return (

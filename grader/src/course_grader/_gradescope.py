@@ -174,8 +174,10 @@ def grade_submission(root: Path, lesson: str, limits: Limits, points_file: Path 
         # could forge its score. Refused, unless the instructor asks (run_autograder's
         # --no-sandbox).
         print(f"not grading: {sandbox_status(limits)}", file=sys.stderr)
-        return failed("the autograder cannot keep a notebook away from its results here (no "
-                      "sandbox); tell your instructor (it is not your notebook's fault)")  # fmt: skip
+        return failed(
+            "the autograder cannot keep a notebook away from its results here (no sandbox); "
+            "tell your instructor (it is not your notebook's fault)"
+        )
 
     path, problem = find_notebook(root / "submission", lesson)
     if path is None:

@@ -121,7 +121,8 @@ def _text(value: Any, limit: int = 4000) -> str:
 
 
 class RemoteAnswer:
-    """The student's function of one exercise, in the kernel (the kernel's side: :func:`helpers.checks.grading.serve`)."""
+    """The student's function of one exercise, in the kernel (the kernel's side of each call:
+    :func:`helpers.checks.grading.serve`)."""
 
     def __init__(self, channel: Channel, exercise: Exercise, refused, draw):
         self.channel, self.exercise, self.draw = channel, exercise, draw
@@ -243,7 +244,8 @@ def grade_in_kernel(channel: Channel, items: list, student: str, log: list[dict]
                 verdicts.append(_check_prediction(channel, item))
         except KernelGone as gone:  # not this answer's fault: the kernel went earlier
             status = "error" if gone.died else "timeout"
-            verdicts.append(dict(_verdict(item, False, f"not checked: {gone}", None), status=status))
+            verdict = _verdict(item, False, f"not checked: {gone}", None)
+            verdicts.append(dict(verdict, status=status))
         except _wire.WireError as bad:
             verdicts.append(
                 _verdict(

@@ -174,7 +174,8 @@ def kernel_environment(
 ) -> dict[str, str]:
     """The kernel's environment: the caller's, one BLAS thread (one kernel per core), and the
     checks' log file, time limit and student when grading (the student seeds the checks'
-    draws, so the same notebook always gets the same grade); see :func:`helpers.checks.grading.kernel_variables`."""
+    draws, so the same notebook always gets the same grade); see
+    :func:`helpers.checks.grading.kernel_variables`."""
     # Only what a kernel needs from the grader's environment: the grader's own variables (a
     # token, a password) would otherwise be readable by the student's code and could be sent
     # back inside a message into grades.csv.

@@ -20,11 +20,13 @@ import zipfile
 from typing import Any
 
 import numpy as np
+
 from helpers.checks import grading
 
 # The format's limits, as the kernel's side writes them (one definition, in the learner's package)
-MAX_BYTES, MAX_JSON, MAX_ITEMS = grading.WIRE_MAX_BYTES, grading.WIRE_MAX_JSON, grading.WIRE_MAX_ITEMS
-MAX_ARRAYS, MAX_DEPTH, MAX_TEXT = grading.WIRE_MAX_ARRAYS, grading.WIRE_MAX_DEPTH, grading.WIRE_MAX_TEXT
+MAX_BYTES, MAX_JSON = grading.WIRE_MAX_BYTES, grading.WIRE_MAX_JSON
+MAX_ITEMS, MAX_ARRAYS = grading.WIRE_MAX_ITEMS, grading.WIRE_MAX_ARRAYS
+MAX_DEPTH, MAX_TEXT = grading.WIRE_MAX_DEPTH, grading.WIRE_MAX_TEXT
 _DTYPE_KINDS = grading.WIRE_DTYPE_KINDS
 
 

@@ -49,7 +49,6 @@ MODEL_FILES = {
 }
 
 
-
 def _default_model_dir() -> Path:
     """In the course's checkout (src/helpers/pretrained/fetch.py, three levels down), its
     git-ignored .cache/; in an installed copy (`pip install` of the course, on Colab or a
