@@ -74,7 +74,9 @@ def test_an_edited_source_makes_its_copies_stale(tmp_path, monkeypatch):
     assert len(problems) == 3 and all("differ" in p for p in problems)
 
 
-def test_every_lesson_ends_with_its_licences_and_a_lesson_without_them_is_stale(tmp_path):
+def test_every_lesson_ends_with_its_licences_and_a_lesson_without_them_is_stale(
+    tmp_path, monkeypatch
+):
     for source in SOURCES:
         assert build_lessons.has_licence_footer(source.read_text()), source.name
     for built in (*SOURCES[0].parent.glob("*.ipynb"), *build_lessons.NOTEBOOKS.glob("*.ipynb")):
@@ -83,8 +85,12 @@ def test_every_lesson_ends_with_its_licences_and_a_lesson_without_them_is_stale(
     text = SOURCES[0].read_text().rpartition("# %% [markdown]\n# ---\n")[0]
     assert not build_lessons.has_licence_footer(text)
     assert not build_lessons.has_licence_footer(text + "# %% [markdown]\n# [MIT](../LICENSE)\n")
-    (tmp_path / "00_x.py").write_text(text)
-    assert any("licence footer" in p for p in build_lessons.stale_files(tmp_path / "00_x.py"))
+    monkeypatch.setattr(build_lessons, "ROOT", tmp_path)
+    monkeypatch.setattr(build_lessons, "NOTEBOOKS", tmp_path / "notebooks")
+    (tmp_path / "solutions").mkdir()
+    (tmp_path / "solutions" / "00_x.py").write_text(text)
+    problems = build_lessons.stale_files(tmp_path / "solutions" / "00_x.py")
+    assert any("does not end with the licence footer" in p for p in problems), problems
 
 
 def test_a_change_in_the_helpers_makes_the_executed_copies_stale(tmp_path, monkeypatch):
