@@ -113,6 +113,15 @@ def test_each_distribution_declares_what_it_imports_with_a_lower_bound(pyproject
         assert Version(pins[name]) >= Version(bound.group(1)), f"{name}: pin below the bound"
 
 
+def test_the_grader_s_distribution_carries_the_licence_and_pins_the_course_it_grades_with():
+    assert (ROOT / "grader" / "LICENSE").read_text() == (ROOT / "LICENSE").read_text()
+    course = _project(ROOT / "pyproject.toml")["version"]
+    assert (
+        f"self-attention-course=={course}"
+        in _project(ROOT / "grader" / "pyproject.toml")["dependencies"]
+    )
+
+
 def test_the_learner_s_distribution_carries_its_data_and_only_helpers():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert config["packages"]["find"]["include"] == ["helpers*"]

@@ -338,6 +338,9 @@ def test_a_grader_crash_still_writes_results(tmp_path, monkeypatch):
     doc = json.loads((tmp_path / "results" / "results.json").read_text())
     assert spec_problems(doc) == [] and doc["score"] == 0
     assert "not your notebook's fault" in doc["output"]
+    # Each of the lesson's tests still shows what it is worth (the assignment's total stays).
+    assert [t["name"] for t in doc["tests"]] == EXERCISES
+    assert sum(t["max_score"] for t in doc["tests"]) == sum(default_points()[n] for n in EXERCISES)
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "grader" / "gradescope"
 COURSE_FILES = ("pyproject.toml", "README.md", "LICENSE", "LICENSE-CONTENT.md",
                 "THIRD_PARTY_NOTICES.md", "src/helpers/")  # fmt: skip
-GRADER_FILES = ("grader/pyproject.toml", "grader/src/course_grader/")
+GRADER_FILES = ("grader/pyproject.toml", "grader/LICENSE", "grader/src/course_grader/")
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
 
@@ -59,6 +59,14 @@ def lessons_with_exercises() -> list[str]:
     from helpers.checks import grading
 
     return sorted({item.lesson for item in grading.catalogue()})
+
+
+def maximum(lesson: str, points: Path | None) -> str:
+    """The lesson's maximum score under ``points`` (the default table without it)."""
+    sys.path.insert(0, str(ROOT / "grader" / "src"))
+    from course_grader._points import fmt, lesson_max, load_points
+
+    return fmt(lesson_max(lesson, load_points(points)))
 
 
 def build(lesson: str, points: Path | None, visibility: str, out: Path) -> Path:
@@ -119,7 +127,9 @@ def main(argv: list[str] | None = None) -> int:
         count = len(archive.namelist())
     print(
         f"wrote {built}: {count} files, {built.stat().st_size // 1024} KiB; upload it as the "
-        f"autograder of the lesson {lesson} assignment (docs/INSTRUCTORS.md, 'Gradescope')"
+        f"autograder of the lesson {lesson} assignment (docs/INSTRUCTORS.md, 'Gradescope')\n"
+        f"set the assignment's Autograder points to {maximum(lesson, args.points)}: lesson "
+        f"{lesson}'s maximum"
     )
     return 0
 

@@ -34,6 +34,8 @@ command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
 if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 
 if ! "$PY" -m venv "$VENV"; then apt_install "$(basename "$PY")-venv"; "$PY" -m venv "$VENV"; fi
+# Ubuntu's venv brings an old pip (22.04: 22.0): the newest first, for the packages' builds.
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir -U pip
 # The course and its grader, at the versions the course is tested with (constraints.txt:
 # requirements.txt's pins), into the venv: outside /autograder, which the kernels need not see.
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir \

@@ -171,8 +171,8 @@ def grade_submission(root: Path, lesson: str, limits: Limits, points_file: Path 
 
     if limits.sandbox and _bubblewrap.unavailable() and not _bubblewrap.own_user_only():
         # The kernel would run as the grader's own user, which writes results.json: a notebook
-        # could forge its score. Refused, unless the instructor asks (run_autograder's
-        # --no-sandbox).
+        # could forge its score. Refused. (--no-sandbox, added to run_autograder by hand,
+        # would grade anyway, with the student's kernel as root: never on Gradescope.)
         print(f"not grading: {sandbox_status(limits)}", file=sys.stderr)
         return failed(
             "the autograder cannot keep a notebook away from its results here (no sandbox); "
@@ -202,6 +202,21 @@ def grade_submission(root: Path, lesson: str, limits: Limits, points_file: Path 
     return results_for(result, visibility, time.monotonic() - start)
 
 
+def _table_for_failures(lesson: str, points_file: Path | None) -> dict | None:
+    """The points table for a results.json after a failure: the instructor's, else the
+    default, so each of the lesson's tests still shows its maximum; None if neither loads or
+    the lesson is unknown (the results then hold no tests)."""
+    from ._grading import known_lessons
+
+    for source in (points_file, None):
+        try:
+            if lesson in known_lessons():
+                return load_points(source)
+        except Exception:
+            continue
+    return None
+
+
 def main(root: Path, lesson: str, limits: Limits, points_file: Path | None,
          visibility: str) -> int:  # fmt: skip
     """Write ``root/results/results.json``, whatever happens while grading; print the run
@@ -213,11 +228,13 @@ def main(root: Path, lesson: str, limits: Limits, points_file: Path | None,
     except (SystemExit, PointsError) as mistake:  # the autograder's set-up, not the student's
         print(f"the autograder is misconfigured: {mistake}", file=sys.stderr)
         results = not_graded(lesson, "the autograder is misconfigured; tell your instructor",
-                             None, visibility, time.monotonic() - start)  # fmt: skip
+                             _table_for_failures(lesson, points_file), visibility,
+                             time.monotonic() - start)  # fmt: skip
     except BaseException as failure:  # never leave Gradescope without results
         print(f"the grader failed: {type(failure).__name__}: {failure}", file=sys.stderr)
         results = not_graded(lesson, "the grader failed on this submission; tell your "
-                             "instructor (it is not your notebook's fault)", None, visibility,
+                             "instructor (it is not your notebook's fault)",
+                             _table_for_failures(lesson, points_file), visibility,
                              time.monotonic() - start)  # fmt: skip
     out.parent.mkdir(parents=True, exist_ok=True)
     temporary = out.with_name(f".results-{os.getpid()}.json")
