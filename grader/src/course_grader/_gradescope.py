@@ -190,6 +190,10 @@ def grade_submission(root: Path, lesson: str, limits: Limits, points_file: Path 
         return failed(f"{name} is larger than {MAX_NOTEBOOK_BYTES // 2**20} MB, more than any "
                       "lesson's notebook: clear its outputs (Edit → Clear Outputs of All Cells), "
                       "save it and upload it again")  # fmt: skip
+    marked = _marked_lesson(path)  # another lesson's notebook: said before it runs
+    if marked is not None and marked != lesson:
+        return failed(f"{name} is the notebook of lesson {marked}; this assignment grades "
+                      f"lesson {lesson}")  # fmt: skip
     try:
         result = result_of(path, limits, _student(root), table)
     except NotGradable as why:
