@@ -13,6 +13,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import check_pip_install  # noqa: E402
+from test_binder import normalise, requirement_pins  # noqa: E402
+
 HELPERS = ROOT / "src" / "helpers"
 GRADER = ROOT / "grader" / "src" / "course_grader"
 
@@ -52,8 +56,7 @@ def test_the_learner_s_package_holds_no_grader_code():
         modules = [m for _, m in _imports(path)]
         assert not [m for m in modules if m.startswith("course_grader")], path
     names = {p.stem for p in HELPERS.rglob("*.py")}
-    grader_only = {p.stem for p in GRADER.glob("*.py")} - {"__init__", "__main__", "_wire"}
-    assert names & grader_only == set()
+    assert names & check_pip_install.grader_only_modules() == set()
     assert not (HELPERS / "grade").exists()
 
 
@@ -70,7 +73,7 @@ def _project(path: Path) -> dict:
 
 
 def _name(requirement: str) -> str:
-    return re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+    return normalise(re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0])
 
 
 def _top_level_imports(folder: Path) -> set[str]:
@@ -95,13 +98,9 @@ DISTRIBUTION = {"PIL": "pillow", "IPython": "ipython", "zmq": "pyzmq"}
 )
 def test_each_distribution_declares_what_it_imports_with_a_lower_bound(pyproject, package):
     declared = {_name(r): r for r in _project(pyproject)["dependencies"]}
-    needed = {DISTRIBUTION.get(m, m).lower().replace("_", "-") for m in _top_level_imports(package)}
+    needed = {normalise(DISTRIBUTION.get(m, m)) for m in _top_level_imports(package)}
     assert needed - set(declared) == set(), "imported but not declared"
-    pins = {}
-    for line in (ROOT / "requirements.txt").read_text().splitlines():
-        match = re.match(r"^([A-Za-z0-9_.-]+)==(\S+)", line)
-        if match:
-            pins[match.group(1).lower().replace("_", "-")] = match.group(2)
+    pins = requirement_pins((ROOT / "requirements.txt").read_text().splitlines())
     from packaging.version import Version
 
     for name, requirement in declared.items():

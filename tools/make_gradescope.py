@@ -27,6 +27,9 @@ import sys
 import zipfile
 from pathlib import Path
 
+from course_grader._grading import known_lessons
+from course_grader._points import PointsError, fmt, lesson_max, load_points
+
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "grader" / "gradescope"
 COURSE_FILES = ("pyproject.toml", "README.md", "LICENSE", "LICENSE-CONTENT.md",
@@ -54,32 +57,19 @@ def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = Fa
     archive.writestr(info, data)
 
 
-def lessons_with_exercises() -> list[str]:
-    sys.path.insert(0, str(ROOT / "src"))
-    from helpers.checks import grading
-
-    return sorted({item.lesson for item in grading.catalogue()})
-
-
 def maximum(lesson: str, points: Path | None) -> str:
     """The lesson's maximum score under ``points`` (the default table without it)."""
-    sys.path.insert(0, str(ROOT / "grader" / "src"))
-    from course_grader._points import fmt, lesson_max, load_points
-
     return fmt(lesson_max(lesson, load_points(points)))
 
 
 def build(lesson: str, points: Path | None, visibility: str, out: Path) -> Path:
-    known = lessons_with_exercises()
+    known = known_lessons()
     if lesson not in known:
         raise SystemExit(f"--lesson {lesson!r}: the lessons with exercises are {', '.join(known)}")
     if visibility not in VISIBILITIES:
         raise SystemExit(f"--visibility {visibility!r}: one of {', '.join(VISIBILITIES)}")
     if points is not None:
         # The same check the grader makes, now rather than on the first student's submission.
-        sys.path.insert(0, str(ROOT / "grader" / "src"))
-        from course_grader._points import PointsError, load_points
-
         try:
             load_points(points)
         except PointsError as problem:

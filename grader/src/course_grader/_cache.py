@@ -22,7 +22,7 @@ GRADER = Path(__file__).resolve().parent
 
 
 @functools.cache
-def helpers_digest() -> str:
+def code_digest() -> str:
     """sha256 of the Python sources of the ``helpers`` package (whose checks give the verdicts)
     and of this grader, path and bytes of each, in order."""
     import helpers
@@ -41,7 +41,7 @@ def file_sha256(path: Path) -> str:
 
 
 def key(notebook_sha256: str, student: str, name: str, limits: Limits) -> str:
-    parts = [notebook_sha256, helpers_digest(), student, name, json.dumps(asdict(limits))]
+    parts = [notebook_sha256, code_digest(), student, name, json.dumps(asdict(limits))]
     return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
 
 

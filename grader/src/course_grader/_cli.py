@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from ._cache import Cache, file_sha256, helpers_digest, key
+from ._cache import Cache, code_digest, file_sha256, key
 from ._flags import flags_for, sandbox_status
 from ._grading import (
     Row,
@@ -420,7 +420,7 @@ def grade(
         without_folder=without_folder,
     )
     # What an earlier run worked out about the answers (--no-cache: worked out again).
-    store = load_store(out, helpers_digest()) if use_cache else {"digest": helpers_digest()}
+    store = load_store(out, code_digest()) if use_cache else {"digest": code_digest()}
     finish(results, store)
     memory = f"{limits.memory_bytes / 2**30:g} GiB" if limits.memory_bytes else "none"
     ran = f"{len(to_run)} notebook(s) run, {cache.hits} unchanged taken from the cache"
