@@ -37,6 +37,8 @@ import tempfile
 import tomllib
 from pathlib import Path
 
+from make_handout import tracked
+
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_DIR = ROOT / ".cache" / "all-MiniLM-L6-v2"
 TEST_TOOLS = ("nbval", "pytest")  # pinned as requirements.txt pins them
@@ -81,9 +83,7 @@ def run(cmd: list, **kwargs) -> subprocess.CompletedProcess:
 
 
 def copy_of_checkout(into: Path) -> Path:
-    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
-                             check=True).stdout.decode().split("\0")  # fmt: skip
-    for name in filter(None, tracked):
+    for name in tracked():
         if (ROOT / name).is_file():
             (into / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, into / name)
@@ -114,6 +114,8 @@ def install(folder: Path, course: Path, resolution: str) -> Path:
 CHECK_INSTALL = r"""
 import importlib.util, json, sys
 from pathlib import Path
+
+from make_handout import tracked
 import helpers, helpers.live, helpers.checks, helpers.induction
 from importlib import metadata
 package = Path(helpers.__file__).parent

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import argparse
 import io
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 from course_grader._grading import known_lessons
 from course_grader._points import PointsError, fmt, lesson_max, load_points
+from make_handout import tracked
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "grader" / "gradescope"
@@ -36,12 +36,6 @@ COURSE_FILES = ("pyproject.toml", "README.md", "LICENSE", "LICENSE-CONTENT.md",
                 "THIRD_PARTY_NOTICES.md", "src/helpers/")  # fmt: skip
 GRADER_FILES = ("grader/pyproject.toml", "grader/LICENSE", "grader/src/course_grader/")
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
-
-
-def tracked() -> list[str]:
-    """The files git tracks (no caches, no .venv, no model files)."""
-    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
-    return [name for name in out.stdout.decode().split("\0") if name]
 
 
 def _chosen(files: list[str], wanted: tuple[str, ...]) -> list[str]:

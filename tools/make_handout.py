@@ -41,6 +41,13 @@ HANDOUT_NOTE = (
 )
 
 
+def tracked() -> list[str]:
+    """The files git tracks, so caches, a local .venv and the model files never end up in a
+    zip or a copy (make gradescope and tools/check_pip_install.py take the same list)."""
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
+    return [name for name in out.stdout.decode().split("\0") if name]
+
+
 def readme() -> str:
     return (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -49,11 +56,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT, help=f"the zip to write (default {OUT})")
     out = parser.parse_args().out.resolve()
-    # Files git tracks, so caches and a local .venv never end up in the zip.
-    tracked = subprocess.run(
-        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.split()
-    files = [f for f in tracked if f.startswith(INCLUDE) or f in INCLUDE]
+    files = [f for f in tracked() if f.startswith(INCLUDE) or f in INCLUDE]
     if not any(f.startswith("notebooks/") for f in files):
         sys.exit("no learner notebooks found: run `make notebooks` first")
     out.parent.mkdir(parents=True, exist_ok=True)
