@@ -114,8 +114,6 @@ def install(folder: Path, course: Path, resolution: str) -> Path:
 CHECK_INSTALL = r"""
 import importlib.util, json, sys
 from pathlib import Path
-
-from make_handout import tracked
 import helpers, helpers.live, helpers.checks, helpers.induction
 from importlib import metadata
 package = Path(helpers.__file__).parent
