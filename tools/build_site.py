@@ -1,0 +1,223 @@
+"""Build the course's website: every lesson readable in a browser, its widgets live, no kernel.
+
+    python tools/build_site.py              # build/site/ (open build/site/index.html)
+    python tools/build_site.py --src-only   # only the Sphinx source, build/site-src/
+
+Each page is an executed lesson (``solutions/NN_topic.ipynb``: outputs and widget state saved
+by tools/build_lessons.py) with its answers left out: a code cell whose source differs from
+the learner's copy (``notebooks/NN_topic.ipynb``) is an exercise's answer or a prediction, and
+the page shows the learner's cell instead, without outputs, followed by how to try it (Binder,
+``make lab``). Every page also gets its launch links under its title.
+
+The widgets are drawn in the page from their saved state by the Jupyter widgets' HTML manager;
+what runs in the browser (a token click in the explorer, a slider's film) works there as in
+JupyterLab, and what needs Python says so. Every script, style and font the pages load is a file
+of the site (tools/site_assets.py): it can be served from anywhere, offline. The Sphinx
+configuration is ``site/conf.py``.
+
+``COURSE_REPOSITORY=owner/name`` names the GitHub repository the launch links open (the Pages
+workflow sets it); otherwise it is read from ``git remote get-url origin``, else left as the
+placeholder OWNER/REPO that the README's Binder links use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import urllib.parse
+
+import nbformat
+from myst_parser.mdit_to_docutils.base import default_slugify
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import site_assets  # noqa: E402  (a tool beside this one)
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS, NOTEBOOKS = ROOT / "solutions", ROOT / "notebooks"
+CONFIG = ROOT / "site"
+SOURCE, OUTPUT = ROOT / "build" / "site-src", ROOT / "build" / "site"
+PLACEHOLDER = "OWNER/REPO"
+# anywidget's AMD module (its classic-notebook extension), which the HTML manager loads.
+ANYWIDGET_MODULE = Path(sys.prefix) / "share" / "jupyter" / "nbextensions" / "anywidget" / "index.js"
+# The files of the repository a page's licence footer links to, relatively (../LICENSE).
+_RELATIVE_LINK = re.compile(r"\]\(\.\./([^)\s]+)\)")
+# A link to a heading of another lesson, as JupyterLab names headings ("#Path-length,-counted");
+# MyST names them by its slug of the heading's words ("#path-length-counted").
+_HEADING_LINK = re.compile(r"\]\(([\w.-]+\.ipynb)#([^)\s]+)\)")
+
+
+def _myst_anchor(match: re.Match) -> str:
+    words = urllib.parse.unquote(match.group(2)).replace("-", " ")
+    return f"]({match.group(1)}#{default_slugify(words)})"
+
+
+def repository() -> str:
+    """``owner/name`` of the course's GitHub repository, or the placeholder."""
+    named = os.environ.get("COURSE_REPOSITORY", "").strip()
+    if named:
+        if not re.fullmatch(r"[\w.-]+/[\w.-]+", named):
+            sys.exit(f"COURSE_REPOSITORY must be owner/name, got {named!r}")
+        return named
+    try:
+        url = subprocess.run(
+            ["git", "remote", "get-url", "origin"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+    except OSError:
+        url = ""
+    found = re.search(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$", url)
+    return found.group(1) if found else PLACEHOLDER
+
+
+def binder_url(repo: str, notebook: str) -> str:
+    return f"https://mybinder.org/v2/gh/{repo}/HEAD?urlpath=lab/tree/notebooks/{notebook}"
+
+
+def launch_cell(repo: str, notebook: str) -> nbformat.NotebookNode:
+    text = (
+        f"**Run this lesson** and do its exercises: [on Binder]({binder_url(repo, notebook)}) "
+        "(in your browser, nothing to install; it takes a minute or two to start), or on your "
+        f"own machine with `make lab` ([how to set up](https://github.com/{repo}#readme)). "
+        "This page shows the lesson as it runs, without the exercises' answers; its widgets "
+        "work here, but what needs Python (your own sentence, a new head count) needs the lesson "
+        "running."
+    )
+    return nbformat.v4.new_markdown_cell(text, metadata={"site": "launch"})
+
+
+def try_it_cell(repo: str, notebook: str) -> nbformat.NotebookNode:
+    text = (
+        "```{tip}\n"
+        "Your answer goes in the cell above, and the course checks it when you run it: "
+        f"[open this lesson on Binder]({binder_url(repo, notebook)}) or run `make lab`. "
+        "The answer is not on this page.\n"
+        "```"
+    )
+    return nbformat.v4.new_markdown_cell(text, metadata={"site": "try-it"})
+
+
+def page(solution: Path, learner: Path, repo: str) -> nbformat.NotebookNode:
+    """The lesson's page: the executed lesson, its answer cells the learner's, links added."""
+    solved = nbformat.read(solution, as_version=4)
+    stubs = nbformat.read(learner, as_version=4)
+    if len(solved.cells) != len(stubs.cells):
+        raise SystemExit(
+            f"{learner.name} has {len(stubs.cells)} cells and {solution.name} "
+            f"{len(solved.cells)}: run `make notebooks` to rebuild them from one source"
+        )
+    nb = copy.deepcopy(solved)
+    cells = []
+    for i, (cell, stub) in enumerate(zip(solved.cells, stubs.cells)):
+        if cell.cell_type != stub.cell_type:
+            raise SystemExit(f"{solution.name}: cell {i} is {cell.cell_type} in one copy only")
+        if cell.source != stub.source:
+            if cell.cell_type != "code":
+                raise SystemExit(f"{solution.name}: markdown cell {i} differs from the learner's")
+            answerless = copy.deepcopy(stub)
+            answerless.outputs, answerless.execution_count = [], None
+            cells += [answerless, try_it_cell(repo, learner.name)]
+        else:
+            if cell.cell_type == "markdown":
+                cell = copy.deepcopy(cell)
+                cell.source = _HEADING_LINK.sub(_myst_anchor, _RELATIVE_LINK.sub(
+                    rf"](https://github.com/{repo}/blob/HEAD/\1)", cell.source
+                ))
+            cells.append(cell)
+        if i == 0:
+            cells.append(launch_cell(repo, learner.name))
+    nb.cells = cells
+    return nb
+
+
+def lessons() -> list[tuple[Path, Path]]:
+    pairs = []
+    for solution in sorted(SOLUTIONS.glob("[0-9][0-9]_*.ipynb")):
+        learner = NOTEBOOKS / solution.name
+        if not learner.is_file():
+            raise SystemExit(f"{learner.relative_to(ROOT)} is missing: run `make notebooks`")
+        pairs.append((solution, learner))
+    if not pairs:
+        raise SystemExit("no executed lesson in solutions/: run `make notebooks`")
+    return pairs
+
+
+def index_page(pairs: list[tuple[Path, Path]], repo: str) -> str:
+    toc = "\n".join(solution.stem for solution, _ in pairs)
+    return f"""# Self-attention, from Z to causal masking
+
+An open, tested, interactive course on self-attention, the core of the Transformer. Twelve
+lessons take you from the input $Z$ = token embeddings + positional encodings, through the
+query, key and value projections, the scaled scores and the softmax, to the attention output
+and causal masking, and beyond: cross- and multi-head attention, the cost of attention and
+FlashAttention's online softmax, an attention layer you train, a real pretrained Transformer
+run in NumPy, induction heads, and where position goes in today's models.
+
+Every lesson is here to read, with its figures and its widgets: click a token in the attention
+explorer, move a slider. To do the exercises, which check themselves and name your mistake,
+run the lessons: [on Binder]({binder_url(repo, "00_start_here.ipynb")}), or on your own
+machine (`make lab`; see the [README](https://github.com/{repo}#readme)).
+
+Start with [lesson 00](00_start_here.ipynb).
+
+```{{toctree}}
+:maxdepth: 1
+:caption: Lessons
+
+{toc}
+```
+
+Text and figures: [CC BY 4.0](https://creativecommons.org/licenses/by/4.0/); code:
+[MIT](https://github.com/{repo}/blob/HEAD/LICENSE). The browser code this site ships:
+[its licences](_static/vendor/THIRD_PARTY.txt).
+"""
+
+
+def write_source(repo: str) -> None:
+    if SOURCE.exists():
+        shutil.rmtree(SOURCE)
+    shutil.copytree(CONFIG, SOURCE)
+    pairs = lessons()
+    for solution, learner in pairs:
+        nbformat.write(page(solution, learner, repo), SOURCE / solution.name)
+    (SOURCE / "index.md").write_text(index_page(pairs, repo))
+    vendor = SOURCE / "_static" / "vendor"
+    try:
+        site_assets.install(vendor)
+    except RuntimeError as error:
+        raise SystemExit(f"error: {error}") from error
+    (vendor / "THIRD_PARTY.txt").write_text(site_assets.notice())
+    if not ANYWIDGET_MODULE.is_file():
+        raise SystemExit(f"{ANYWIDGET_MODULE} is missing: run `make setup` (anywidget ships it)")
+    shutil.copy(ANYWIDGET_MODULE, vendor / "widgets" / "anywidget.js")
+
+
+def build() -> None:
+    if OUTPUT.exists():
+        shutil.rmtree(OUTPUT)
+    # -W: a warning (a broken link, a missing picture) fails the build; -n: nitpicky references.
+    command = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q"]
+    result = subprocess.run([*command, str(SOURCE), str(OUTPUT)], cwd=ROOT)
+    if result.returncode:
+        raise SystemExit(f"sphinx-build failed (exit {result.returncode}); see above")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--src-only", action="store_true", help="write build/site-src/ only")
+    args = parser.parse_args(argv)
+    repo = repository()
+    write_source(repo)
+    if not args.src_only:
+        build()
+        print(f"website: {OUTPUT.relative_to(ROOT)}/index.html (launch links: {repo})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
