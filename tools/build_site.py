@@ -3,11 +3,13 @@
     python tools/build_site.py              # build/site/ (open build/site/index.html)
     python tools/build_site.py --src-only   # only the Sphinx source, build/site-src/
 
-Each page is an executed lesson (``solutions/NN_topic.ipynb``: outputs and widget state saved
-by tools/build_lessons.py) with its answers left out: a code cell whose source differs from
-the learner's copy (``notebooks/NN_topic.ipynb``) is an exercise's answer or a prediction, and
-the page shows the learner's cell instead, without outputs, followed by how to try it (Binder,
-``make lab``). Every page also gets its launch links under its title.
+Each page is a lesson (``solutions/NN_topic.py``) executed here, as tools/build_lessons.py
+executes it, but keeping what the repository's copy leaves out: the pictures each slider holds
+for the browser (its film), so that a slider moves its figure in the page with no kernel (about
+a minute for the twelve). Its answers are left out: a code cell whose source differs from the
+learner's copy is an exercise's answer or a prediction, and the page shows the learner's cell
+instead, without outputs, followed by how to try it (Binder, ``make lab``). Every page also
+gets its launch links under its title.
 
 The widgets are drawn in the page from their saved state by the Jupyter widgets' HTML manager;
 what runs in the browser (a token click in the explorer, a slider's film) works there as in
@@ -37,10 +39,11 @@ import nbformat
 from myst_parser.mdit_to_docutils.base import default_slugify
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import site_assets  # noqa: E402  (a tool beside this one)
+import build_lessons  # noqa: E402  (tools beside this one)
+import site_assets  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-SOLUTIONS, NOTEBOOKS = ROOT / "solutions", ROOT / "notebooks"
+SOLUTIONS = ROOT / "solutions"
 CONFIG = ROOT / "site"
 SOURCE, OUTPUT = ROOT / "build" / "site-src", ROOT / "build" / "site"
 PLACEHOLDER = "OWNER/REPO"
@@ -102,26 +105,36 @@ def try_it_cell(repo: str, notebook: str) -> nbformat.NotebookNode:
     return nbformat.v4.new_markdown_cell(text, metadata={"site": "try-it"})
 
 
-def page(solution: Path, learner: Path, repo: str) -> nbformat.NotebookNode:
+def executed(source: Path) -> nbformat.NotebookNode:
+    """The lesson run in a fresh kernel, its sliders' films kept (build_lessons drops them)."""
+    lesson = source.name[:2]
+    nb = build_lessons.execute(build_lessons.solved_notebook(source.read_text(), lesson), SOLUTIONS)
+    return build_lessons.stable_widget_ids(nb, lesson)
+
+
+def learners(source: Path) -> nbformat.NotebookNode:
+    """The learner's notebook of the lesson, as tools/build_lessons.py makes it."""
+    text = build_lessons.learner_text(source.read_text(), source.name)
+    return build_lessons.as_notebook(text, source.name[:2])
+
+
+def page(solved: nbformat.NotebookNode, stubs: nbformat.NotebookNode, name: str, repo: str):
     """The lesson's page: the executed lesson, its answer cells the learner's, links added."""
-    solved = nbformat.read(solution, as_version=4)
-    stubs = nbformat.read(learner, as_version=4)
+    notebook = f"{name}.ipynb"
     if len(solved.cells) != len(stubs.cells):
-        raise SystemExit(
-            f"{learner.name} has {len(stubs.cells)} cells and {solution.name} "
-            f"{len(solved.cells)}: run `make notebooks` to rebuild them from one source"
-        )
+        raise SystemExit(f"{name}: the learner's copy has {len(stubs.cells)} cells, not "
+                         f"{len(solved.cells)}")
     nb = copy.deepcopy(solved)
     cells = []
     for i, (cell, stub) in enumerate(zip(solved.cells, stubs.cells)):
         if cell.cell_type != stub.cell_type:
-            raise SystemExit(f"{solution.name}: cell {i} is {cell.cell_type} in one copy only")
+            raise SystemExit(f"{name}: cell {i} is {cell.cell_type} in one copy only")
         if cell.source != stub.source:
             if cell.cell_type != "code":
-                raise SystemExit(f"{solution.name}: markdown cell {i} differs from the learner's")
+                raise SystemExit(f"{name}: markdown cell {i} differs from the learner's")
             answerless = copy.deepcopy(stub)
             answerless.outputs, answerless.execution_count = [], None
-            cells += [answerless, try_it_cell(repo, learner.name)]
+            cells += [answerless, try_it_cell(repo, notebook)]
         else:
             if cell.cell_type == "markdown":
                 cell = copy.deepcopy(cell)
@@ -130,25 +143,13 @@ def page(solution: Path, learner: Path, repo: str) -> nbformat.NotebookNode:
                 ))
             cells.append(cell)
         if i == 0:
-            cells.append(launch_cell(repo, learner.name))
+            cells.append(launch_cell(repo, notebook))
     nb.cells = cells
     return nb
 
 
-def lessons() -> list[tuple[Path, Path]]:
-    pairs = []
-    for solution in sorted(SOLUTIONS.glob("[0-9][0-9]_*.ipynb")):
-        learner = NOTEBOOKS / solution.name
-        if not learner.is_file():
-            raise SystemExit(f"{learner.relative_to(ROOT)} is missing: run `make notebooks`")
-        pairs.append((solution, learner))
-    if not pairs:
-        raise SystemExit("no executed lesson in solutions/: run `make notebooks`")
-    return pairs
-
-
-def index_page(pairs: list[tuple[Path, Path]], repo: str) -> str:
-    toc = "\n".join(solution.stem for solution, _ in pairs)
+def index_page(sources: list[Path], repo: str) -> str:
+    toc = "\n".join(source.stem for source in sources)
     return f"""# Self-attention, from Z to causal masking
 
 An open, tested, interactive course on self-attention, the core of the Transformer. Twelve
@@ -182,10 +183,12 @@ def write_source(repo: str) -> None:
     if SOURCE.exists():
         shutil.rmtree(SOURCE)
     shutil.copytree(CONFIG, SOURCE)
-    pairs = lessons()
-    for solution, learner in pairs:
-        nbformat.write(page(solution, learner, repo), SOURCE / solution.name)
-    (SOURCE / "index.md").write_text(index_page(pairs, repo))
+    sources = build_lessons.lesson_sources()
+    for source in sources:
+        lesson = page(executed(source), learners(source), source.stem, repo)
+        nbformat.write(lesson, SOURCE / f"{source.stem}.ipynb")
+        print(f"page {source.stem}", flush=True)
+    (SOURCE / "index.md").write_text(index_page(sources, repo))
     vendor = SOURCE / "_static" / "vendor"
     try:
         site_assets.install(vendor)
