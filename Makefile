@@ -14,7 +14,7 @@ PYTHON ?= $(shell for p in python3.14 python3.13 python3.12 python3.11 python3; 
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: real-model help setup lab test test-fast test-browser notebooks check-notebooks sweep lint format handout bench bench-browser grade gradescope binder-dry-run full-repo clean
+.PHONY: real-model help setup lab test test-fast test-browser notebooks check-notebooks sweep lint format handout bench bench-browser grade gradescope binder-dry-run site full-repo clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -90,6 +90,9 @@ format: full-repo $(STAMP) ## apply ruff's formatting and safe fixes
 
 handout: full-repo ## zip the learner's copy (no solutions) into build/self-attention-course.zip
 	python3 tools/make_handout.py
+
+site: full-repo $(STAMP) ## build the course's website into build/site/ (lessons run afresh, answers left out; open build/site/index.html)
+	$(PY) tools/build_site.py
 
 bench: full-repo $(STAMP) ## run the benchmark scripts but the browser suite's (timings vary: not part of make test)
 	@for b in $(filter-out benchmarks/bench_browser_suite.py,$(wildcard benchmarks/bench_*.py)); do \

@@ -11,7 +11,8 @@ import os
 project = "Self-attention, from Z to causal masking"
 author = "the course's authors"
 copyright = "the course's authors. Text and figures CC BY 4.0, code MIT"
-extensions = ["myst_nb"]
+# githubpages: writes .nojekyll, so that GitHub Pages serves the _static/ folder as it is.
+extensions = ["myst_nb", "sphinx.ext.githubpages"]
 root_doc = "index"
 exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 
@@ -45,6 +46,9 @@ mathjax_path = "vendor/mathjax/tex-mml-chtml.js"
 mathjax_config_path = "mathjax-config.js"
 
 html_theme = "sphinx_book_theme"
+templates_path = ["_templates"]
+# The theme's sidebar, with the course's name in a landmark (_templates/course-title.html).
+html_sidebars = {"**": ["course-title.html", "search-button-field.html", "sbt-sidebar-nav.html"]}
 html_title = project
 html_static_path = ["_static"]
 html_css_files = ["course-site.css"]

@@ -31,9 +31,8 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
-
 import urllib.parse
+from pathlib import Path
 
 import nbformat
 from myst_parser.mdit_to_docutils.base import default_slugify
@@ -48,7 +47,9 @@ CONFIG = ROOT / "site"
 SOURCE, OUTPUT = ROOT / "build" / "site-src", ROOT / "build" / "site"
 PLACEHOLDER = "OWNER/REPO"
 # anywidget's AMD module (its classic-notebook extension), which the HTML manager loads.
-ANYWIDGET_MODULE = Path(sys.prefix) / "share" / "jupyter" / "nbextensions" / "anywidget" / "index.js"
+ANYWIDGET_MODULE = (
+    Path(sys.prefix) / "share" / "jupyter" / "nbextensions" / "anywidget" / "index.js"
+)
 # The files of the repository a page's licence footer links to, relatively (../LICENSE).
 _RELATIVE_LINK = re.compile(r"\]\(\.\./([^)\s]+)\)")
 # A link to a heading of another lesson, as JupyterLab names headings ("#Path-length,-counted");
@@ -118,12 +119,44 @@ def learners(source: Path) -> nbformat.NotebookNode:
     return build_lessons.as_notebook(text, source.name[:2])
 
 
+# Controls that work in the page: a slider holding its film, and the explorer's head, layer and
+# temperature (it draws their maps itself, helpers/explorer_front/map_preview.js). Any other
+# control only tells the kernel, which the page does not have: it is shown disabled.
+IN_PAGE_CLASSES = {"explorer-head", "explorer-layer", "explorer-temperature"}
+NEEDS_KERNEL = "needs the lesson running (Binder, or make lab)"
+
+
+def holds_film(model: dict) -> bool:
+    state = model.get("state", {})
+    return bool(state.get("pictures")) or any(
+        b["path"][:1] == ["pictures"] for b in model.get("buffers", [])
+    )
+
+
+def disable_kernel_controls(nb: nbformat.NotebookNode) -> list[str]:
+    """Disable, in the saved widget state, each control the page cannot run; return their names."""
+    store = nb.metadata.get("widgets", {}).get(build_lessons.WIDGET_STATE, {})
+    disabled = []
+    for model in store.get("state", {}).values():
+        state = model.get("state", {})
+        if "disabled" not in state or IN_PAGE_CLASSES & set(state.get("_dom_classes", [])):
+            continue
+        if holds_film(model):
+            continue
+        state["disabled"] = True
+        tip = state.get("tooltip") or state.get("description") or ""
+        state["tooltip"] = f"{tip} ({NEEDS_KERNEL})".strip()
+        disabled.append(state.get("description") or model["model_name"])
+    return disabled
+
+
 def page(solved: nbformat.NotebookNode, stubs: nbformat.NotebookNode, name: str, repo: str):
     """The lesson's page: the executed lesson, its answer cells the learner's, links added."""
     notebook = f"{name}.ipynb"
     if len(solved.cells) != len(stubs.cells):
-        raise SystemExit(f"{name}: the learner's copy has {len(stubs.cells)} cells, not "
-                         f"{len(solved.cells)}")
+        raise SystemExit(
+            f"{name}: the learner's copy has {len(stubs.cells)} cells, not {len(solved.cells)}"
+        )
     nb = copy.deepcopy(solved)
     cells = []
     for i, (cell, stub) in enumerate(zip(solved.cells, stubs.cells)):
@@ -138,13 +171,15 @@ def page(solved: nbformat.NotebookNode, stubs: nbformat.NotebookNode, name: str,
         else:
             if cell.cell_type == "markdown":
                 cell = copy.deepcopy(cell)
-                cell.source = _HEADING_LINK.sub(_myst_anchor, _RELATIVE_LINK.sub(
-                    rf"](https://github.com/{repo}/blob/HEAD/\1)", cell.source
-                ))
+                cell.source = _HEADING_LINK.sub(
+                    _myst_anchor,
+                    _RELATIVE_LINK.sub(rf"](https://github.com/{repo}/blob/HEAD/\1)", cell.source),
+                )
             cells.append(cell)
         if i == 0:
             cells.append(launch_cell(repo, notebook))
     nb.cells = cells
+    disable_kernel_controls(nb)
     return nb
 
 
@@ -218,7 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     write_source(repo)
     if not args.src_only:
         build()
-        print(f"website: {OUTPUT.relative_to(ROOT)}/index.html (launch links: {repo})")
+        print(f"website: {OUTPUT.relative_to(ROOT)}/ (launch links: {repo}). To read it here:")
+        print(f"  python3 -m http.server --bind 127.0.0.1 -d {OUTPUT.relative_to(ROOT)} 8000")
+        print("  then open http://127.0.0.1:8000/ (any static web server serves it as it is)")
     return 0
 
 

@@ -78,8 +78,16 @@ PACKAGES = (
         "Apache-2.0",
         # The combined component, its fonts, and what its menu loads on demand (the
         # accessibility extensions: speech, the expression explorer; "Show Math As").
-        ("es5/tex-mml-chtml.js", "es5/output/chtml/fonts/woff-v2/*", "es5/a11y/*", "es5/sre/*",
-         "es5/sre/mathmaps/*", "es5/ui/*", "es5/input/mml/*", "LICENSE"),
+        (
+            "es5/tex-mml-chtml.js",
+            "es5/output/chtml/fonts/woff-v2/*",
+            "es5/a11y/*",
+            "es5/sre/*",
+            "es5/sre/mathmaps/*",
+            "es5/ui/*",
+            "es5/input/mml/*",
+            "LICENSE",
+        ),
         "mathjax",
     ),
 )
@@ -132,8 +140,9 @@ def install(dest: Path) -> list[Path]:
                 if inside == "LICENSE":  # beside the files, under the package's name
                     relative = f"LICENSE.{package.name.rsplit('/', 1)[-1]}.txt"
                 else:
-                    relative = inside.split("/", 1)[1] if inside.startswith(("dist/", "es5/")) \
-                        else inside
+                    relative = (
+                        inside.split("/", 1)[1] if inside.startswith(("dist/", "es5/")) else inside
+                    )
                 target = dest / package.into / relative
                 if ".." in Path(relative).parts:
                     raise RuntimeError(f"{package.name}: refusing the path {member.name}")
@@ -157,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(f"{len(files)} files from {len(PACKAGES)} npm packages into {args.dest}")
     return 0
+
+
 def notice() -> str:
     """What the site ships of others', for its THIRD_PARTY.txt."""
     lines = ["Browser code this website ships, unchanged, from the npm registry:", ""]
@@ -164,7 +175,6 @@ def notice() -> str:
         lines.append(f"- {p.name} {p.version} ({p.licence}): {p.tarball_url} ({p.integrity})")
     lines += ["- anywidget's front-end module, from the anywidget wheel (MIT)", ""]
     return "\n".join(lines)
-
 
 
 if __name__ == "__main__":

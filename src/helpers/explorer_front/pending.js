@@ -18,6 +18,9 @@ const WAITING =
   "Waiting for the kernel (is a cell running?): until it answers, the bars and the " +
   "message above still describe the previous map.";
 
+// A page with no kernel at all (the course's website: site/_static/course-widgets.js sets
+// data-course-no-kernel on the page to its own words) says that instead.
+const waitingText = () => document.documentElement.dataset.courseNoKernel || WAITING;
 function drawMapAhead(explorer, svg) {
   const target = explorer && explorer.querySelector(".explorer-heatmap-map .widget-html-content");
   if (!svg || !target) return false;
@@ -36,7 +39,7 @@ function drawMapAhead(explorer, svg) {
     const message = explorer.querySelector(".explorer-message");
     if (message) message.insertAdjacentElement("afterend", note);
     else explorer.append(note);
-    const timer = setTimeout(() => { note.textContent = WAITING; }, WAITING_MS);
+    const timer = setTimeout(() => { note.textContent = waitingText(); }, WAITING_MS);
     target.__answered = new MutationObserver(() => {
       const map = target.firstElementChild;
       if (map && map.hasAttribute(AHEAD)) return; // still one drawn here

@@ -1,0 +1,249 @@
+"""The course's website (``make site``), in headless Chromium over a local server, no kernel.
+
+The site is built once for the module (tools/build_site.py: about a minute, the lessons run
+afresh) and served from build/site/ by a plain HTTP server on 127.0.0.1. Each page:
+
+* loads with no console error, no page error, no failed request and no request outside the
+  site (a CDN would be one): every script, style and font is the site's;
+* draws its widgets from their saved state (no "Error rendering" left) and its formulas;
+* passes axe-core (WCAG 2.0/2.1 A and AA, best practices) with 0 violations, over the page.
+
+Then what the issue asks to work in the page: the explorer's token click changes the heatmap's
+outlined row and the announced message; a head button draws that head's map; every slider's
+picture moves with the keyboard; and what needs Python is disabled and says so.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import socketserver
+import subprocess
+import sys
+import threading
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from explorer_walks import ROOT
+from slider_walks import SLIDERS
+from test_lessons_in_browser import AXE_TAGS
+
+from conftest import CHROMIUM_ARGS
+
+sys.path.insert(0, str(ROOT / "tools"))
+from run_tests import find_chromium  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+SITE = ROOT / "build" / "site"
+LESSON_PAGES = sorted(p.stem + ".html" for p in ROOT.glob("solutions/[0-9][0-9]_*.py"))
+PAGES = ["index.html", "search.html", "genindex.html", *LESSON_PAGES]
+AXE_OPTIONS = {"runOnly": {"type": "tag", "values": AXE_TAGS}, "resultTypes": ["violations"]}
+SETTLE_MS = 15_000  # widgets and MathJax drawn: seconds at most on this 2-core machine
+
+
+WIDGETS_DRAWN = """() => [...document.querySelectorAll(
+    'script[type="application/vnd.jupyter.widget-view+json"]')].every(
+    (s) => s.previousElementSibling && s.previousElementSibling.childElementCount > 0)"""
+MESSAGE_STARTS = """([root, start]) =>
+    root.querySelector('.explorer-message').textContent.trim().startsWith(start)"""
+MAP_OF_HEAD = """([root, head]) =>
+    root.querySelector('.explorer-heatmap-map svg').getAttribute('data-head') === head"""
+NOTE_SAYS = """([root, words]) =>
+    (root.querySelector('.explorer-waiting') || {textContent: ''}).textContent.includes(words)"""
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # the test reports what matters itself
+        pass
+
+
+@pytest.fixture(scope="module")
+def site_url():
+    if find_chromium() is None:
+        pytest.skip("no Chromium: the browser tests need it (see tools/run_tests.py)")
+    built = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "build_site.py")], capture_output=True, text=True
+    )
+    assert built.returncode == 0, f"make site failed:\n{built.stdout[-3000:]}{built.stderr[-3000:]}"
+    handler = functools.partial(_Quiet, directory=str(SITE))
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def chromium(site_url):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=find_chromium(), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def open_page(chromium, site_url: str, name: str):
+    """The page, settled, with what it logged and requested."""
+    page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    seen = {"errors": [], "outside": [], "failed": []}
+    inside = (site_url, "data:", f"blob:{site_url}")
+    page.on("console", lambda m: seen["errors"].append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: seen["errors"].append(f"page error: {e}"))
+    page.on(
+        "request", lambda r: None if r.url.startswith(inside) else seen["outside"].append(r.url)
+    )
+    page.on(
+        "response",
+        lambda r: seen["failed"].append(f"{r.status} {r.url}") if r.status >= 400 else None,
+    )
+    page.goto(f"{site_url}/{name}")
+    page.wait_for_load_state("networkidle")
+    # Every widget output drawn: the HTML manager puts a view before each one's script tag.
+    page.wait_for_function(WIDGETS_DRAWN, timeout=SETTLE_MS)
+    page.wait_for_timeout(500)  # the last frames of MathJax and the widgets' layout
+    return page, seen
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_page_loads_clean_and_passes_axe(chromium, site_url, name):
+    page, seen = open_page(chromium, site_url, name)
+    try:
+        assert not seen["outside"], f"{name} requested outside the site: {seen['outside']}"
+        assert not seen["failed"], f"{name}: failed requests {seen['failed']}"
+        assert not seen["errors"], f"{name}: console errors {seen['errors']}"
+        text = page.inner_text("main")
+        assert "Error rendering" not in text and "Error displaying widget" not in text, name
+        if name in LESSON_PAGES:
+            assert page.locator("mjx-container").count() > 0, f"{name}: no formula typeset"
+        page.evaluate(Axe().axe_script)
+        result = page.evaluate("(o) => axe.run(document, o)", AXE_OPTIONS)
+        violations = [
+            (v["id"], [n["target"] for n in v["nodes"]][:3]) for v in result["violations"]
+        ]
+        assert violations == [], f"{name}: axe-core violations {violations}"
+    finally:
+        page.close()
+
+
+def test_every_lesson_page_has_its_widgets(chromium, site_url):
+    """Each lesson's widget outputs are drawn as widgets, not left as their PNG fallback."""
+    counts = {}
+    for name in LESSON_PAGES:
+        page, _ = open_page(chromium, site_url, name)
+        counts[name] = page.locator(".cell_output .jupyter-widgets").count()
+        page.close()
+    assert all(counts.values()), f"pages with no widget drawn: {counts}"
+
+
+def explorer_state(explorer) -> dict:
+    return explorer.evaluate(
+        """(root) => {
+          const radios = [...root.querySelectorAll('[role="radio"]')];
+          const rows = [...root.querySelectorAll('.explorer-heatmap-query svg[data-query]')]
+              .filter((e) => e.getClientRects().length > 0);
+          const map = root.querySelector('.explorer-heatmap-map svg');
+          return {
+            tokens: radios.map((r) => r.textContent.trim()),
+            checked: radios.map((r, i) => r.getAttribute('aria-checked') === 'true' ? i : -1)
+                .filter((i) => i >= 0),
+            rows: rows.map((e) => Number(e.getAttribute('data-query'))),
+            message: root.querySelector('.explorer-message').textContent.trim(),
+            live: root.querySelector('.explorer-message').getAttribute('aria-live'),
+            head: map ? map.getAttribute('data-head') : null,
+          };
+        }"""
+    )
+
+
+def test_explorer_token_click_changes_heatmap_and_message(chromium, site_url):
+    page, _ = open_page(chromium, site_url, "05_causal_masking.html")
+    try:
+        explorer = page.locator(".attention-explorer").first
+        explorer.scroll_into_view_if_needed()
+        before = explorer_state(explorer)
+        assert before["tokens"][:3] == ["the", "cat", "sat"] and before["checked"] == [2], before
+        assert before["rows"] == [2] and before["live"] in ("polite", "assertive"), before
+        explorer.locator('[role="radio"]').nth(1).click()
+        page.wait_for_function(
+            "([root, m]) => root.querySelector('.explorer-message').textContent.trim() !== m",
+            arg=[explorer.element_handle(), before["message"]],
+            timeout=5_000,
+        )
+        after = explorer_state(explorer)
+        assert after["checked"] == [1] and after["rows"] == [1], after
+        assert after["message"].startswith('"cat" (position 1)'), after["message"]
+        # Causal: "cat" may look at "the" and itself only; the message names its top key.
+        assert "cat" in after["message"] and after["message"] != before["message"]
+        # And from the keyboard: the arrow key moves the query on, the page announces it.
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            MESSAGE_STARTS, arg=[explorer.element_handle(), '"sat"'], timeout=5_000
+        )
+        assert explorer_state(explorer)["rows"] == [2]
+        page.screenshot(path=str(ROOT / "build" / "site-explorer-05.png"))
+    finally:
+        page.close()
+
+
+def test_explorer_head_button_draws_its_map_and_says_no_kernel(chromium, site_url):
+    page, _ = open_page(chromium, site_url, "06_cross_attention_and_heads.html")
+    try:
+        explorer = page.locator(".attention-explorer").first
+        explorer.scroll_into_view_if_needed()
+        assert explorer_state(explorer)["head"] == "0"
+        explorer.locator(".explorer-head .widget-toggle-button").nth(1).click()
+        page.wait_for_function(MAP_OF_HEAD, arg=[explorer.element_handle(), "1"], timeout=5_000)
+        page.wait_for_function(
+            NOTE_SAYS, arg=[explorer.element_handle(), "runs no Python"], timeout=5_000
+        )
+        note = explorer.locator(".explorer-waiting")
+        assert note.get_attribute("role") == "status"
+        # What only the kernel can do is disabled, and says why.
+        causal = explorer.locator(".explorer-causal button, button.explorer-causal").first
+        assert causal.is_disabled()
+        assert "needs the lesson running" in (causal.get_attribute("title") or "")
+        assert explorer.locator(".explorer-text input").first.is_disabled()
+    finally:
+        page.close()
+
+
+def picture_of(page, slider) -> bytes:
+    """A screenshot of the figure the slider drives (the box the slider sits in)."""
+    box = slider.locator("xpath=ancestor::div[contains(@class, 'widget-vbox')][1]")
+    return box.screenshot()
+
+
+@pytest.mark.parametrize(
+    "lesson",
+    sorted(n for n in SLIDERS if n != "04"),  # 04's slider is the explorer's
+)
+def test_every_slider_moves_its_picture_from_the_keyboard(chromium, site_url, lesson):
+    name = next(p for p in LESSON_PAGES if p.startswith(lesson))
+    page, _ = open_page(chromium, site_url, name)
+    try:
+        sliders = page.locator('input[type="range"]')
+        names = [sliders.nth(i).get_attribute("aria-label") for i in range(sliders.count())]
+        expected = [n for n in SLIDERS[lesson]]
+        assert len(names) == len(expected), f"{name}: sliders {names}, expected {expected}"
+        for i in range(sliders.count()):
+            slider = sliders.nth(i)
+            slider.scroll_into_view_if_needed()
+            start, before = slider.input_value(), picture_of(page, slider)
+            slider.focus()
+            page.keyboard.press("End")
+            page.wait_for_timeout(400)
+            assert slider.input_value() != start, f"{name} slider {i}: End did not move it"
+            assert picture_of(page, slider) != before, f"{name} slider {i}: the picture stayed"
+            page.keyboard.press("Home")
+            page.wait_for_timeout(400)
+            assert slider.input_value() == "0"
+    finally:
+        page.close()

@@ -1,0 +1,116 @@
+"""The website's pages (tools/build_site.py), without a browser: answers left out, launch links,
+the controls that need a kernel disabled; and the pinned browser code's hash check.
+The pages in Chromium: tests/browser/test_site_in_browser.py."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import build_lessons  # noqa: E402
+import build_site  # noqa: E402
+import site_assets  # noqa: E402
+
+SOURCES = build_lessons.lesson_sources()
+REGION = re.compile(r"### BEGIN SOLUTION[ \t]*\n(.*?)^[ \t]*### END SOLUTION", re.M | re.S)
+ANSWER = re.compile(r"^[ \t]*\w+[ \t]*=[^\n]*?###[ \t]*ANSWER[ \t]*$", re.M)
+
+
+def site_page(source: Path) -> nbformat.NotebookNode:
+    """The page, from the repository's executed copy (the site executes afresh; same cells)."""
+    solved = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    return build_site.page(solved, build_site.learners(source), source.stem, "owner/course")
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_a_page_has_no_answer_and_says_how_to_try_it(source):
+    text = source.read_text()
+    page = site_page(source)
+    code = "\n".join(c.source for c in page.cells if c.cell_type == "code")
+    shown = nbformat.writes(page)
+    learner = build_lessons.learner_text(text, source.name)
+    answers = [m.group(1) for m in REGION.finditer(text)] + ANSWER.findall(text)
+    if not answers:  # lesson 00: no exercise, so no try-it note either
+        assert not any(c.metadata.get("site") == "try-it" for c in page.cells)
+        assert page.cells[1].metadata.get("site") == "launch"
+        return
+    # An answer's lines the learner's copy does not have anywhere are not on the page either.
+    hidden = [
+        line.strip()
+        for answer in answers
+        for line in answer.splitlines()
+        if len(line.strip()) > 8 and line.strip() not in learner
+    ]
+    assert hidden, f"{source.stem}: every answer line is also in the learner's copy?"
+    for line in hidden:
+        assert line not in code, f"{source.stem}: an answer's line is on the page: {line}"
+    assert "### BEGIN SOLUTION" not in shown and "### ANSWER" not in shown
+    stubs = [
+        i
+        for i, c in enumerate(page.cells)
+        if c.cell_type == "code"
+        and ("NotImplementedError(" in c.source or "YOUR GUESS" in c.source)
+    ]
+    assert stubs, f"{source.stem}: no exercise cell on the page"
+    for i in stubs:
+        assert page.cells[i].outputs == [], f"{source.stem}: an exercise cell kept its outputs"
+        follow = page.cells[i + 1]
+        assert follow.metadata.get("site") == "try-it", f"{source.stem}: cell {i} has no try-it"
+        assert "mybinder.org/v2/gh/owner/course/HEAD" in follow.source
+        assert f"notebooks/{source.stem}.ipynb" in follow.source
+    launch = page.cells[1]
+    assert launch.metadata.get("site") == "launch" and "make lab" in launch.source
+    assert "](../" not in shown, f"{source.stem}: a link into the repository stayed relative"
+
+
+def test_the_controls_that_need_a_kernel_are_disabled_and_say_so():
+    source = next(p for p in SOURCES if p.name.startswith("05"))
+    page = site_page(source)
+    state = page.metadata["widgets"][build_lessons.WIDGET_STATE]["state"]
+    by_class = {}
+    for model in state.values():
+        for name in model["state"].get("_dom_classes", []):
+            by_class.setdefault(name, []).append(model["state"])
+    assert all(s["disabled"] for s in by_class["explorer-causal"] + by_class["explorer-text"])
+    assert all("needs the lesson running" in s["tooltip"] for s in by_class["explorer-causal"])
+    assert not any(s["disabled"] for s in by_class["explorer-head"])  # drawn in the page
+    assert not any(s["disabled"] for s in by_class["explorer-temperature"])
+
+
+def test_a_slider_holding_its_film_stays_enabled():
+    film = {
+        "state": {"disabled": False, "pictures": [], "_dom_classes": []},
+        "buffers": [{"path": ["pictures", 0], "data": "", "encoding": "base64"}],
+    }
+    other = {"state": {"disabled": False, "_dom_classes": [], "description": "heads h"}}
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["widgets"] = {build_lessons.WIDGET_STATE: {"state": {"a": film, "b": other}}}
+    assert build_site.disable_kernel_controls(nb) == ["heads h"]
+    saved = nb.metadata["widgets"][build_lessons.WIDGET_STATE]["state"]  # nbformat's copies
+    assert saved["a"]["state"]["disabled"] is False and saved["b"]["state"]["disabled"] is True
+
+
+def test_a_tarball_with_another_hash_is_refused():
+    package = site_assets.PACKAGES[0]
+    with pytest.raises(RuntimeError, match="not the pinned"):
+        site_assets.check_integrity(b"not the package", package)
+
+
+def test_every_pinned_package_names_its_licence_and_files():
+    for package in site_assets.PACKAGES:
+        assert package.integrity.startswith("sha512-") and package.licence and package.files
+        assert package.tarball_url.startswith(site_assets.REGISTRY + "/")
+
+
+def test_the_repository_named_must_be_owner_slash_name(monkeypatch):
+    monkeypatch.setenv("COURSE_REPOSITORY", "owner/course")
+    assert build_site.repository() == "owner/course"
+    monkeypatch.setenv("COURSE_REPOSITORY", "https://evil.example/x")
+    with pytest.raises(SystemExit, match="owner/name"):
+        build_site.repository()
