@@ -14,13 +14,15 @@
       }
     },
   };
-  window.MathJax = {
-    Hub: Hub,
-    startup: {
-      ready: function () {
-        window.MathJax.startup.defaultReady();
-        window.MathJax.Hub = Hub;
-      },
+  // Added to the settings myst-nb wrote just before (which HTML classes MathJax reads: the
+  // math of a page, not the dollars in an output), not in their place.
+  var config = window.MathJax || {};
+  config.Hub = Hub;
+  config.startup = Object.assign({}, config.startup, {
+    ready: function () {
+      window.MathJax.startup.defaultReady();
+      window.MathJax.Hub = Hub;
     },
-  };
+  });
+  window.MathJax = config;
 })();
