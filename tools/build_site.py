@@ -17,6 +17,11 @@ JupyterLab, and what needs Python says so. Every script, style and font the page
 of the site (tools/site_assets.py): it can be served from anywhere, offline. The Sphinx
 configuration is ``site/conf.py``.
 
+Why Sphinx with myst-nb and the book theme, not Jupyter Book 2 (mystmd): mystmd's build loads
+its theme from api.mystmd.org (jupyter-book/mystmd#1451), and the course builds from the
+package registries alone; myst-nb reads the executed notebooks and their widget state as they
+are, and the theme ships its own fonts and scripts.
+
 ``COURSE_REPOSITORY=owner/name`` names the GitHub repository the launch links open (the Pages
 workflow sets it); otherwise it is read from ``git remote get-url origin``, else left as the
 placeholder OWNER/REPO that the README's Binder links use.
@@ -45,6 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
 CONFIG = ROOT / "site"
 SOURCE, OUTPUT = ROOT / "build" / "site-src", ROOT / "build" / "site"
+DOCTREES = ROOT / "build" / "site-doctrees"
 PLACEHOLDER = "OWNER/REPO"
 # anywidget's AMD module (its classic-notebook extension), which the HTML manager loads.
 ANYWIDGET_MODULE = (
@@ -236,10 +242,23 @@ def write_source(repo: str) -> None:
 
 
 def build() -> None:
-    if OUTPUT.exists():
-        shutil.rmtree(OUTPUT)
+    for folder in (OUTPUT, DOCTREES):
+        if folder.exists():
+            shutil.rmtree(folder)
     # -W: a warning (a broken link, a missing picture) fails the build; -n: nitpicky references.
-    command = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q"]
+    # -d: Sphinx's cache of parsed pages (.doctrees, about 10 MB) outside the published folder.
+    command = [
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-b",
+        "html",
+        "-W",
+        "--keep-going",
+        "-q",
+        "-d",
+        str(DOCTREES),
+    ]
     result = subprocess.run([*command, str(SOURCE), str(OUTPUT)], cwd=ROOT)
     if result.returncode:
         raise SystemExit(f"sphinx-build failed (exit {result.returncode}); see above")

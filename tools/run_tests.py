@@ -102,6 +102,7 @@ NOT_NUMERICAL = (
     "test_ipc_kernels.py",
     "test_pip_install.py",
     "test_run_tests.py",
+    "test_site.py",
     "test_slider.py",
     "test_workflows.py",
 )

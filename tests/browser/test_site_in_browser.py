@@ -120,6 +120,15 @@ def open_page(chromium, site_url: str, name: str):
     return page, seen
 
 
+def test_the_published_folder_holds_the_site_only(site_url):
+    """No Sphinx cache, no page sources (the executed lessons), and .nojekyll for Pages."""
+    assert (SITE / ".nojekyll").is_file()
+    assert not (SITE / ".doctrees").exists()
+    assert not list(SITE.rglob("*.ipynb")), "a lesson's notebook is published"
+    for page in LESSON_PAGES:
+        assert "### BEGIN SOLUTION" not in (SITE / page).read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("name", PAGES)
 def test_page_loads_clean_and_passes_axe(chromium, site_url, name):
     page, seen = open_page(chromium, site_url, name)
