@@ -951,3 +951,75 @@ def test_the_preview_holds_the_map_shown_at_every_temperature():
     assert ex.parts.preview.temperature_maps != maps
     shown = ex.parts.preview.temperature_maps[TEMPERATURES.index(ex.temperature)]
     assert shown == ex.parts.heatmap_map.value
+
+
+def _offline_states_match_the_explorer_moved_there(ex):
+    """Every state the explorer holds for a page with no kernel is what it shows once its own
+    controls are moved there: the map, each query's bars and message, the table."""
+    from helpers.explorer import offline_key
+
+    held = ex.parts.preview.offline
+    states = held["states"]
+    fixed = ex.source.fixed_causal, ex.source.fixed_temperature
+    masks = (False, True) if fixed[0] is None else (fixed[0],)
+    temperatures = TEMPERATURES if fixed[1] is None else (fixed[1],)
+    assert len(states) == ex.n_layers * ex.n_heads * len(masks) * len(temperatures)
+    ex.parts.table.pressed = True
+    for layer in range(ex.n_layers):
+        for head in range(ex.n_heads):
+            for causal in masks:
+                for t in temperatures:
+                    ex.select(layer, head)
+                    if fixed[0] is None:
+                        ex.set_causal(causal)
+                    if fixed[1] is None:
+                        ex.set_temperature(t)
+                    state = states[offline_key(ex.n_layers, layer, head, causal, t)]
+                    assert state["map"] == ex.parts.heatmap_map.value
+                    assert state["table"] == ex.parts.table.table
+                    assert state["messages"] == ex.parts.tokens.messages
+                    bars = [child.value for child in ex.parts.bar_values.children]
+                    assert state["bars"] == bars
+    assert held["temperatures"] == [f"{t:g}" for t in TEMPERATURES]
+    assert held["looks"]["1"]["description"] == "causal mask: on"
+    parts = ex.parts.preview.offline_parts
+    assert parts["heatmap_map"] is ex.parts.heatmap_map and parts["tokens"] is ex.parts.tokens
+
+
+def test_for_a_page_with_no_kernel_the_explorer_holds_every_state(monkeypatch):
+    monkeypatch.setenv("COURSE_STATIC_PAGE", "1")
+    ex = AttentionExplorer(n_heads=2, causal=True, query=2)
+    _offline_states_match_the_explorer_moved_there(ex)
+
+
+def test_the_trained_models_explorers_hold_every_state_too(monkeypatch):
+    """Lessons 09 and 10: six layers and twelve heads of a fixed mask and scale, or two and four
+    of the causal model: every map, none at another mask or temperature."""
+    from helpers.induction_explorer import InductionExplorer
+
+    monkeypatch.setenv("COURSE_STATIC_PAGE", "1")
+    ex = InductionExplorer("ab. ab.", layer=1, head=2, query=4)
+    assert ex.n_layers == 2 and ex.n_heads == 4
+    _offline_states_match_the_explorer_moved_there(ex)
+    key = next(iter(ex.parts.preview.offline["states"]))
+    assert key.startswith("0|0|1|"), key  # layer, head, the model's causal mask, its scale
+
+
+def test_a_live_kernel_never_holds_every_state(monkeypatch):
+    """In a notebook with a kernel, the kernel draws each state when asked: nothing is sent."""
+    monkeypatch.delenv("COURSE_STATIC_PAGE", raising=False)
+    ex = AttentionExplorer(n_heads=2)
+    ex.set_head(1)
+    assert ex.parts.preview.offline == {} and ex.parts.preview.offline_parts == {}
+
+
+def test_a_new_sentence_holds_its_own_states(monkeypatch):
+    monkeypatch.setenv("COURSE_STATIC_PAGE", "1")
+    ex = AttentionExplorer(n_heads=2)
+    before = ex.parts.preview.offline
+    ex.set_sentence("a dog ran")
+    after = ex.parts.preview.offline["states"]
+    assert after != before["states"]
+    assert all(len(state["messages"]) == 3 for state in after.values())
+    ex.set_sentence("")  # nothing to hold, nor the previous sentence's states
+    assert ex.parts.preview.offline == {}

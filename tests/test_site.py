@@ -77,10 +77,12 @@ def test_the_controls_that_need_a_kernel_are_disabled_and_say_so():
     for model in state.values():
         for name in model["state"].get("_dom_classes", []):
             by_class.setdefault(name, []).append(model["state"])
-    assert all(s["disabled"] for s in by_class["explorer-causal"] + by_class["explorer-text"])
-    assert all("needs the lesson running" in s["tooltip"] for s in by_class["explorer-causal"])
-    assert not any(s["disabled"] for s in by_class["explorer-head"])  # drawn in the page
-    assert not any(s["disabled"] for s in by_class["explorer-temperature"])
+    # The sentence box needs the kernel's tokenizer and model; the explorer's other controls
+    # are drawn in the page from the states it holds (its preview's `offline`).
+    assert by_class["explorer-text"] and all(s["disabled"] for s in by_class["explorer-text"])
+    assert all("needs the lesson running" in s["tooltip"] for s in by_class["explorer-text"])
+    for name in ("explorer-causal", "explorer-head", "explorer-temperature"):
+        assert by_class[name] and not any(s["disabled"] for s in by_class[name]), name
 
 
 def test_a_slider_holding_its_film_stays_enabled():
@@ -114,3 +116,34 @@ def test_the_repository_named_must_be_owner_slash_name(monkeypatch):
     monkeypatch.setenv("COURSE_REPOSITORY", "https://evil.example/x")
     with pytest.raises(SystemExit, match="owner/name"):
         build_site.repository()
+
+
+def _widget(refs=(), **state):
+    return {"model_name": "X", "state": {**state, "children": [f"IPY_MODEL_{r}" for r in refs]}}
+
+
+def test_widgets_the_page_never_shows_are_dropped_and_links_kept():
+    a, b, c, link, t1, t2 = (f"{i:032x}" for i in range(6))
+    nb = nbformat.v4.new_notebook()
+    shown = {"output_type": "display_data", "metadata": {},
+             "data": {build_lessons.WIDGET_VIEW: {"model_id": a, "version_major": 2}}}  # fmt: skip
+    nb.cells = [nbformat.v4.new_code_cell("x", outputs=[nbformat.from_dict(shown)])]
+    state = {a: _widget([b]), b: _widget(), c: _widget(), link: _widget([a, c]),
+             t1: _widget([t2]), t2: _widget()}  # fmt: skip
+    nb.metadata["widgets"] = {build_lessons.WIDGET_STATE: {"state": state}}
+    assert build_site.drop_undisplayed_widgets(nb) == 2
+    kept = nb.metadata["widgets"][build_lessons.WIDGET_STATE]["state"]
+    assert set(kept) == {a, b, c, link}  # the twin (t1 -> t2) is gone; the link and its ends stay
+
+
+def test_lesson_04s_page_holds_the_explorer_it_shows_only():
+    """Lesson 04 makes a second explorer (`twin`) to compare against and never shows it."""
+    source = next(p for p in SOURCES if p.name.startswith("04"))
+    solved = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+
+    def explorers(nb):
+        saved = nb.metadata["widgets"][build_lessons.WIDGET_STATE]["state"].values()
+        return sum("attention-explorer" in m["state"].get("_dom_classes", []) for m in saved)
+
+    assert explorers(solved) == 2
+    assert explorers(site_page(source)) == 1

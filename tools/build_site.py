@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import os
 import re
 import shutil
@@ -41,6 +42,8 @@ from pathlib import Path
 
 import nbformat
 from myst_parser.mdit_to_docutils.base import default_slugify
+
+from helpers.explorer import STATIC_PAGE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build_lessons  # noqa: E402  (tools beside this one)
@@ -113,9 +116,20 @@ def try_it_cell(repo: str, notebook: str) -> nbformat.NotebookNode:
 
 
 def executed(source: Path) -> nbformat.NotebookNode:
-    """The lesson run in a fresh kernel, its sliders' films kept (build_lessons drops them)."""
+    """The lesson run in a fresh kernel, its sliders' films kept (build_lessons drops them),
+    each explorer holding every state it can show (helpers.explorer.STATIC_PAGE): the page
+    has no kernel to draw them."""
     lesson = source.name[:2]
-    nb = build_lessons.execute(build_lessons.solved_notebook(source.read_text(), lesson), SOLUTIONS)
+    solved = build_lessons.solved_notebook(source.read_text(), lesson)
+    saved = os.environ.get(STATIC_PAGE)
+    os.environ[STATIC_PAGE] = "1"  # the kernel inherits it
+    try:
+        nb = build_lessons.execute(solved, SOLUTIONS)
+    finally:
+        if saved is None:
+            del os.environ[STATIC_PAGE]
+        else:
+            os.environ[STATIC_PAGE] = saved
     return build_lessons.stable_widget_ids(nb, lesson)
 
 
@@ -125,10 +139,11 @@ def learners(source: Path) -> nbformat.NotebookNode:
     return build_lessons.as_notebook(text, source.name[:2])
 
 
-# Controls that work in the page: a slider holding its film, and the explorer's head, layer and
-# temperature (it draws their maps itself, helpers/explorer_front/map_preview.js). Any other
-# control only tells the kernel, which the page does not have: it is shown disabled.
-IN_PAGE_CLASSES = {"explorer-head", "explorer-layer", "explorer-temperature"}
+# Controls that work in the page: a slider holding its film, and the explorer's head, layer,
+# causal toggle and temperature (it holds every state and draws it itself,
+# helpers/explorer_front/map_preview.js). Any other control (the explorer's sentence box, a
+# lesson's own toggles) only tells the kernel, which the page does not have: it is disabled.
+IN_PAGE_CLASSES = {"explorer-head", "explorer-layer", "explorer-causal", "explorer-temperature"}
 NEEDS_KERNEL = "needs the lesson running (Binder, or make lab)"
 
 
@@ -154,6 +169,45 @@ def disable_kernel_controls(nb: nbformat.NotebookNode) -> list[str]:
         state["tooltip"] = f"{tip} ({NEEDS_KERNEL})".strip()
         disabled.append(state.get("description") or model["model_name"])
     return disabled
+
+
+def drop_undisplayed_widgets(nb: nbformat.NotebookNode) -> int:
+    """Drop from the saved widget state the widgets the page never shows (lesson 04's `twin`
+    explorer, made to compare against, holds its every state too); return how many.
+
+    Kept: what an output displays and all it refers to (``IPY_MODEL_<id>``), and any other
+    widget that refers to one of those (a ``jslink`` between two shown widgets), with all it
+    refers to in turn."""
+    store = nb.metadata.get("widgets", {}).get(build_lessons.WIDGET_STATE)
+    if not store or not store.get("state"):
+        return 0
+    state = store["state"]
+    refs = {m: set(build_lessons._MODEL_REF.findall(json.dumps(s))) for m, s in state.items()}
+    keep: set[str] = set()
+
+    def add(model_id: str) -> None:
+        todo = [model_id]
+        while todo:
+            m = todo.pop()
+            if m in state and m not in keep:
+                keep.add(m)
+                todo.extend(refs[m])
+
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            view = output.get("data", {}).get(build_lessons.WIDGET_VIEW)
+            if view:
+                add(view["model_id"])
+    grew = True
+    while grew:
+        linked = [m for m in state if m not in keep and refs[m] & keep]
+        grew = bool(linked)
+        for m in linked:
+            add(m)
+    dropped = [m for m in state if m not in keep]
+    for m in dropped:
+        del state[m]
+    return len(dropped)
 
 
 def page(solved: nbformat.NotebookNode, stubs: nbformat.NotebookNode, name: str, repo: str):
@@ -186,6 +240,7 @@ def page(solved: nbformat.NotebookNode, stubs: nbformat.NotebookNode, name: str,
             cells.append(launch_cell(repo, notebook))
     nb.cells = cells
     disable_kernel_controls(nb)
+    drop_undisplayed_widgets(nb)  # after the stubs: an answer cell's widgets go too
     return nb
 
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import io
 import math
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import replace
@@ -370,6 +371,7 @@ class AttentionExplorer:
         self._weights_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self._drawing_cache: dict = {}  # the drawing's, for this sentence
         self._preview_key: tuple | None = None  # (causal, temperature) of the preview's maps
+        self._every_state_sent = False  # a page with no kernel: every state, once a sentence
         self._temperatures_key: tuple | None = None  # (layer, head, causal) of its others
         self._set_token_options()
         return loaded.text
@@ -505,6 +507,8 @@ class AttentionExplorer:
         geometry, bars = drawing.heatmap_geometry(), drawing.bars_geometry()
         self._send_every_map()  # before the map: the browser draws the next one from them
         self._send_every_temperature()
+        if os.environ.get(STATIC_PAGE) == "1":
+            self._send_every_state()
         parts.heatmap_map.value = drawing.map_svg(geometry)
         parts.heatmap_axes.value = drawing.axes_svg(geometry)
         parts.bars_axes.value = drawing.bars_axes_svg(bars)
@@ -547,6 +551,62 @@ class AttentionExplorer:
         self.parts.preview.temperature_maps = [
             self._map_svg(self._layer, self._head, self._causal, t) for t in TEMPERATURES
         ]
+
+    def _states(self) -> Iterator[tuple[int, int, bool, float]]:
+        """Every (layer, head, causal, temperature) the controls can reach for this sentence."""
+        fixed_causal, fixed_temperature = self.source.fixed_causal, self.source.fixed_temperature
+        masks = (False, True) if fixed_causal is None else (fixed_causal,)
+        temperatures = TEMPERATURES if fixed_temperature is None else (self._temperature,)
+        for layer in range(self.n_layers):
+            for head in range(self.n_heads):
+                for causal in masks:
+                    for temperature in temperatures:
+                        yield layer, head, causal, temperature
+
+    def _send_every_state(self) -> None:
+        """For a page with no kernel (the course's website, ``COURSE_STATIC_PAGE=1``): every
+        state's map, bars, messages and table, once per sentence, in the preview's ``offline``;
+        the browser then switches head, layer, mask and temperature itself (map_preview.js).
+        The axes (the sentence's labels, the colour bar) are the same in every state: not held.
+        A live kernel never needs them (it draws each state when asked), so it never sends them.
+        """
+        if self._every_state_sent:
+            return
+        self._every_state_sent = True
+        if not self._tokens:  # nothing to switch between
+            self.parts.preview.offline = {}
+            return
+        states = {}
+        for layer, head, causal, temperature in self._states():
+            weights = self._weights_of(layer, head, causal, temperature)[1]
+            state = replace(
+                self.state, layer=layer, head=head, causal=causal, temperature=temperature,
+                weights=weights,
+            )  # fmt: skip
+            drawing = ExplorerDrawing(state, self._drawing_cache)
+            geometry, bars = drawing.heatmap_geometry(), drawing.bars_geometry()
+            n = len(self._tokens)
+            states[offline_key(self.n_layers, layer, head, causal, temperature)] = {
+                "map": drawing.map_svg(geometry),
+                "bars": [drawing.bars_values_svg(bars, i) for i in range(n)],
+                "messages": [drawing.describe(i) for i in range(n)],
+                "table": drawing.table_html(),
+            }
+        parts = self.parts
+        preview = parts.preview
+        with preview.hold_sync():
+            preview.offline = {
+                "states": states,
+                "temperatures": [f"{t:g}" for t in TEMPERATURES],
+                "looks": {str(int(on)): causal_look(on) for on in (False, True)},
+            }
+            preview.offline_parts = {
+                name: part
+                for name in (
+                    "heatmap_map", "bar_values", "tokens", "table", "causal", "head", "layer",
+                )
+                if (part := getattr(parts, name)) is not None
+            }  # fmt: skip
 
     def _draw_query(self, drawing, i: int, geometry: dict | None, bars: dict | None) -> None:
         """Query ``i``'s row outline and bars, into its Stacks' children."""
@@ -597,6 +657,19 @@ class AttentionExplorer:
         """The bar chart's two SVG layers (axes, the selected query's bars) as one string, as
         the browser shows them now."""
         return self.parts.bars_axes.value + shown(self.parts.bar_values)
+
+
+# Set to "1" by `make site` (tools/build_site.py) as it runs the lessons: each explorer then holds
+# every state in the page, which has no kernel to draw them.
+STATIC_PAGE = "COURSE_STATIC_PAGE"
+
+
+def offline_key(n_layers: int, layer: int, head: int, causal: bool, temperature: float) -> str:
+    """A state's key in the preview's ``offline`` states: the map's data- attributes (layer,
+    head, causal, temperature) joined by "|", as map_preview.js reads them off a map."""
+    return "|".join(
+        (str(layer) if n_layers > 1 else "", str(head), str(int(causal)), f"{temperature:g}")
+    )
 
 
 AFTER_PAINT_S = 0.03

@@ -9,14 +9,16 @@ afresh) and served from build/site/ by a plain HTTP server on 127.0.0.1. Each pa
 * passes axe-core (WCAG 2.0/2.1 A and AA, best practices) with 0 violations, over the page.
 
 Then what the issue asks to work in the page: the explorer's token click changes the heatmap's
-outlined row and the announced message; a head button draws that head's map; every slider's
-picture moves with the keyboard; and what needs Python is disabled and says so.
+outlined row and the announced message; its head and layer buttons, causal toggle, temperature
+slider and table view show what the kernel's explorer shows in that state (lessons 06 and 10);
+every slider's picture moves with the keyboard; and what needs Python is disabled and says so.
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
+import re
 import socketserver
 import subprocess
 import sys
@@ -49,8 +51,6 @@ MESSAGE_STARTS = """([root, start]) =>
     root.querySelector('.explorer-message').textContent.trim().startsWith(start)"""
 MAP_OF_HEAD = """([root, head]) =>
     root.querySelector('.explorer-heatmap-map svg').getAttribute('data-head') === head"""
-NOTE_SAYS = """([root, words]) =>
-    (root.querySelector('.explorer-waiting') || {textContent: ''}).textContent.includes(words)"""
 
 
 # MathJax done: its startup promise resolves once the page's formulas are typeset.
@@ -211,28 +211,120 @@ def test_explorer_token_click_changes_heatmap_and_message(chromium, site_url):
         page.close()
 
 
-def test_explorer_head_button_draws_its_map_and_says_no_kernel(chromium, site_url):
-    page, _ = open_page(chromium, site_url, "06_cross_attention_and_heads.html")
+SHOWN_BARS = """(root) => {
+    const bars = [...root.querySelectorAll('.explorer-bars-values svg[data-query]')]
+        .filter((e) => e.getClientRects().length > 0);
+    return bars.map((e) => e.getAttribute('aria-label'));
+}"""
+MESSAGE_IS = """([root, text]) =>
+    root.querySelector('.explorer-message').textContent.trim() === text"""
+
+
+def shown_bars_label(ex) -> str:
+    """The aria-label of the bars the kernel's explorer shows for its query."""
+    from helpers.explorer_controls import shown
+
+    return re.search(r'aria-label="([^"]*)"', shown(ex.parts.bar_values))[1]
+
+
+def test_explorer_head_causal_temperature_and_table_work_with_no_kernel(chromium, site_url):
+    """Lesson 06's explorer in the page: a head click, the causal toggle, the temperature
+    slider (keyboard) and the table view each show what the kernel's explorer shows in that
+    state (computed here, in Python): its map, its message and the selected query's bars."""
+    import html
+
+    import helpers
+    from helpers.explorer import AttentionExplorer
+
+    # The lesson's explorer, as its cell makes it (h = 2 heads, head 1 shown, query "sat").
+    ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=2, causal=False, seed=0,
+                           query=2)  # fmt: skip
+    ex.set_head(1)
+    page, seen = open_page(chromium, site_url, "06_cross_attention_and_heads.html")
     try:
         explorer = page.locator(".attention-explorer").first
         explorer.scroll_into_view_if_needed()
-        shown = explorer_state(explorer)["head"]
-        assert shown in ("0", "1"), shown
-        other = 1 - int(shown)  # the lesson's two heads: pick the one not shown
-        explorer.locator(".explorer-head .widget-toggle-button").nth(other).click()
-        page.wait_for_function(
-            MAP_OF_HEAD, arg=[explorer.element_handle(), str(other)], timeout=5_000
-        )
-        page.wait_for_function(
-            NOTE_SAYS, arg=[explorer.element_handle(), "runs no Python"], timeout=5_000
-        )
-        note = explorer.locator(".explorer-waiting")
-        assert note.get_attribute("role") == "status"
-        # What only the kernel can do is disabled, and says why.
-        causal = explorer.locator(".explorer-causal button, button.explorer-causal").first
-        assert causal.is_disabled()
-        assert "needs the lesson running" in (causal.get_attribute("title") or "")
-        assert explorer.locator(".explorer-text input").first.is_disabled()
+        root = explorer.element_handle()
+
+        def agrees(what: str) -> None:
+            page.wait_for_function(MESSAGE_IS, arg=[root, ex.message], timeout=5_000)
+            state = explorer_state(explorer)
+            assert state["head"] == str(ex.head), (what, state)
+            assert explorer.evaluate(SHOWN_BARS) == [html.unescape(shown_bars_label(ex))], what
+            svg = explorer.locator(".explorer-heatmap-map svg").first
+            assert svg.get_attribute("data-causal") == str(int(ex.causal)), what
+            assert svg.get_attribute("data-temperature") == f"{ex.temperature:g}", what
+            # Nothing waits for a kernel: no pending mark, no "waiting" line.
+            assert "explorer-pending" not in (explorer.get_attribute("class") or ""), what
+            assert explorer.locator(".explorer-waiting").count() == 0, what
+
+        agrees("as built")
+        explorer.locator(".explorer-head .widget-toggle-button").nth(0).click()
+        ex.set_head(0)
+        agrees("head 0")
+        head_0 = explorer.locator(".explorer-head .widget-toggle-button").nth(0)
+        assert head_0.get_attribute("aria-pressed") == "true"
+
+        causal = explorer.locator("button.explorer-causal, .explorer-causal button").first
+        assert causal.is_enabled() and "causal mask: off" in causal.inner_text()
+        causal.click()
+        ex.set_causal(True)
+        agrees("causal on")
+        assert "causal mask: on" in causal.inner_text()
+        assert causal.get_attribute("aria-pressed") == "true"
+
+        # The temperature slider, from the keyboard: End goes to its last value (T = 10).
+        explorer.locator(".explorer-temperature input[type=range]").first.focus()
+        page.keyboard.press("End")
+        ex.set_temperature(10.0)
+        agrees("T = 10")
+
+        # The table view shows this state's weights.
+        explorer.locator(".explorer-table-toggle").click()
+        caption = explorer.locator(".explorer-table-box caption").first
+        caption.wait_for(timeout=5_000)
+        expected = re.search(r"<caption>(.*?)</caption>", ex.table_html())[1]
+        assert caption.inner_text() == html.unescape(expected)
+        # And a click on a token still moves the query, in this state.
+        explorer.locator('[role="radio"]').nth(5).click()
+        ex.select_query(5)
+        agrees("query mat")
+
+        # The sentence box needs the kernel's tokenizer: disabled, and says why.
+        text = explorer.locator(".explorer-text input").first
+        assert text.is_disabled()
+        assert "needs the lesson running" in (
+            explorer.locator(".explorer-text").first.get_attribute("title") or ""
+        ) + (text.get_attribute("title") or "")
+        assert not seen["errors"], seen["errors"]
+        page.screenshot(path=str(ROOT / "build" / "site-explorer-06.png"), full_page=False)
+    finally:
+        page.close()
+
+
+def test_induction_explorer_layer_and_head_work_with_no_kernel(chromium, site_url):
+    """Lesson 10's explorer on the trained causal model: a layer click and a head click show
+    the map and message the kernel's explorer shows there (its mask and scale are fixed)."""
+    from helpers.induction_explorer import SPACE, InductionExplorer
+
+    page, seen = open_page(chromium, site_url, "10_induction_heads.html")
+    try:
+        explorer = page.locator(".induction-explorer").first
+        explorer.scroll_into_view_if_needed()
+        root = explorer.element_handle()
+        before = explorer_state(explorer)
+        # The kernel's explorer on the page's own text and query (the lesson's), at layer 0, head 3.
+        text = "".join(before["tokens"]).replace(SPACE, " ")
+        ex = InductionExplorer(text, layer=1, head=0, query=before["checked"][0])
+        assert ex.message == before["message"], "not the lesson's explorer?"
+        explorer.locator(".explorer-layer .widget-toggle-button").nth(0).click()
+        explorer.locator(".explorer-head .widget-toggle-button").nth(3).click()
+        ex.select(0, 3)
+        page.wait_for_function(MESSAGE_IS, arg=[root, ex.message], timeout=5_000)
+        svg = explorer.locator(".explorer-heatmap-map svg").first
+        assert svg.get_attribute("data-layer") == "0" and svg.get_attribute("data-head") == "3"
+        assert "explorer-pending" not in (explorer.get_attribute("class") or "")
+        assert not seen["errors"], seen["errors"]
     finally:
         page.close()
 

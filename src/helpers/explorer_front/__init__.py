@@ -94,6 +94,15 @@ class MapPreview(anywidget.AnyWidget):
     # The map shown at every value of the explorer's temperature slider (empty where the model
     # fixes the temperature): a move of the slider draws its map at once.
     temperature_maps = t.List(t.Unicode()).tag(sync=True)
+    # For a page with no kernel only (the course's website; empty in a live notebook): every
+    # state's pictures, words and table, keyed by helpers.explorer.offline_key ("states"), the
+    # slider's temperatures as keys have them, the causal toggle's looks, and the explorer's
+    # widgets the browser sets from them (``offline_parts``, by their names in ExplorerParts):
+    # a click then draws the whole state with no kernel.
+    offline = t.Dict().tag(sync=True)
+    offline_parts = t.Dict(value_trait=t.Instance(widgets.Widget)).tag(
+        sync=True, **widgets.widget_serialization
+    )
 
 
 class PressedStates(anywidget.AnyWidget):

@@ -151,6 +151,16 @@ function render({ model, el }) {
     event.stopPropagation();
   });
 
+  // In a page with no kernel, the explorer switches maps itself (map_preview.js) and says so
+  // with this event: the outline follows its head and layer buttons, as the kernel would move it.
+  function onOfflineState(event) {
+    const { preview, layer, head } = event.detail || {};
+    if (!mapsModel || preview !== mapsModel) return;
+    const [k, a] = model.get("selected");
+    if (k !== layer || a !== head) model.set("selected", [layer, head]);
+  }
+  document.addEventListener("course-offline-state", onOfflineState);
+
   const rebuild = () => build();
   model.on("change:n_layers", rebuild);
   model.on("change:n_heads", rebuild);
@@ -166,6 +176,7 @@ function render({ model, el }) {
     model.off("change:thumbnails", drawThumbnails);
     model.off("change:selected", drawSelection);
     model.off("change:maps_from", resolveMaps);
+    document.removeEventListener("course-offline-state", onOfflineState);
   };
 }
 

@@ -10,9 +10,69 @@
 // handler (which moves the picked button), so the buttons still show the map shown until now.
 // Until the kernel's answer, the bars and the message are marked as the previous map's
 // (drawMapAhead: pending.js). The temperature slider draws ahead the same way (onSliderMove).
+//
+// A page with no kernel (the course's website: <html data-course-no-kernel>), whose explorer
+// holds every state (`offline`, which make site alone fills): there is no kernel to answer, so
+// a head or layer click, a grid pick, a move of the temperature slider and a click on the
+// causal toggle draw the whole state here, from `offline.states` (keyed as the maps' data-
+// attributes: layer|head|causal|temperature): the map, every query's bars, the messages, the
+// table, and the controls' own look. Nothing is pending then.
+
+const REF = "IPY_MODEL_";
+const noKernel = () => "courseNoKernel" in document.documentElement.dataset;
 
 function render({ model, el }) {
   el.classList.add("explorer-map-preview");
+
+  let parts = null; // name -> the explorer's widget models (offline_parts), once resolved
+  async function resolveParts() {
+    const refs = model.get("offline_parts") || {};
+    const pairs = await Promise.all(
+      Object.entries(refs).map(async ([name, ref]) => [
+        name,
+        await model.widget_manager.get_model(String(ref).slice(REF.length)),
+      ]),
+    );
+    if (refs === model.get("offline_parts")) parts = pairs.length ? Object.fromEntries(pairs) : null;
+  }
+  const states = () => (model.get("offline") || {}).states || {};
+  const offline = () => noKernel() && parts !== null && Object.keys(states()).length > 0;
+  // The key of the state shown, with some of its fields (0 layer, 1 head, 2 causal,
+  // 3 temperature) changed.
+  function keyWith(changes) {
+    const fields = keyOfSvg(parts.heatmap_map.get("value")).split("|");
+    for (const [at, value] of Object.entries(changes)) fields[at] = String(value);
+    return fields.join("|");
+  }
+
+  function applyState(key) {
+    const state = states()[key];
+    if (!offline() || !state) return false;
+    const [layer, head, causal] = key.split("|");
+    parts.heatmap_map.set("value", state.map);
+    parts.bar_values.get("children").forEach((child, i) => child.set("value", state.bars[i] || ""));
+    parts.tokens.set("messages", state.messages);
+    if (parts.table.get("pressed")) parts.table.set("table", state.table);
+    parts.head.set("index", Number(head));
+    if (parts.layer && layer !== "") parts.layer.set("index", Number(layer));
+    const look = (model.get("offline").looks || {})[causal];
+    if (parts.causal.get("value") !== (causal === "1") && look) {
+      parts.causal.set({ value: causal === "1", ...look });
+    }
+    // Lesson 09's grid moves its outline to this map (attention_grid.js).
+    const detail = { preview: model, layer: layer === "" ? 0 : Number(layer), head: Number(head) };
+    document.dispatchEvent(new CustomEvent("course-offline-state", { detail }));
+    return true;
+  }
+  // drawMapAhead (pending.js: the grid's picks too) asks here first.
+  el.__courseOffline = (svg) => applyState(keyOfSvg(svg));
+
+  function onTable() {
+    if (!offline() || !parts.table.get("pressed")) return;
+    const state = states()[keyWith({})];
+    if (state) parts.table.set("table", state.table);
+  }
+  resolveParts().then(() => parts && parts.table.on("change:pressed", onTable));
 
   const buttonsOf = (row) => [...row.querySelectorAll(".widget-toggle-button")];
   const picked = (row) => buttonsOf(row).findIndex((b) => b.classList.contains("mod-active"));
@@ -33,7 +93,18 @@ function render({ model, el }) {
     else layer = buttonsOf(layers).indexOf(button);
     const nHeads = model.get("n_heads");
     if (layer < 0 || head < 0 || head >= nHeads) return;
-    drawMapAhead(root, model.get("maps")[layer * nHeads + head]);
+    if (offline()) applyState(keyWith({ 0: layers ? layer : "", 1: head }));
+    else drawMapAhead(root, model.get("maps")[layer * nHeads + head]);
+  }
+
+  // The causal toggle, in a page with no kernel: the state with the other mask, the toggle's
+  // value and look set here (its own click handler, which would flip it back, is not reached).
+  function onCausalClick(event) {
+    const root = el.closest(".attention-explorer");
+    const button = event.target instanceof Element && event.target.closest(".explorer-causal");
+    if (!root || !button || !root.contains(button) || button.disabled || !offline()) return;
+    event.stopPropagation();
+    applyState(keyWith({ 2: parts.causal.get("value") ? 0 : 1 }));
   }
 
   // The temperature slider (class explorer-temperature; slider.js sends an event on each
@@ -54,6 +125,11 @@ function render({ model, el }) {
     const root = el.closest(".attention-explorer");
     const slider = event.target instanceof Element && event.target.closest(".explorer-temperature");
     if (!root || !slider || !root.contains(slider)) return;
+    if (offline()) {
+      const temperature = (model.get("offline").temperatures || [])[event.detail.index];
+      if (temperature !== undefined) applyState(keyWith({ 3: temperature }));
+      return;
+    }
     const svg = (model.get("temperature_maps") || [])[event.detail.index];
     if (!svg) return;
     wanted = { svg, key: keyOfSvg(svg) };
@@ -80,10 +156,15 @@ function render({ model, el }) {
     answers.observe(target, { childList: true });
   }
 
+  model.on("change:offline_parts", resolveParts);
   document.addEventListener("click", onClick, true);
+  document.addEventListener("click", onCausalClick, true);
   document.addEventListener("course-slider-move", onSliderMove, true);
   return () => {
+    model.off("change:offline_parts", resolveParts);
+    if (parts) parts.table.off("change:pressed", onTable);
     document.removeEventListener("click", onClick, true);
+    document.removeEventListener("click", onCausalClick, true);
     document.removeEventListener("course-slider-move", onSliderMove, true);
     if (answers) answers.disconnect();
   };
