@@ -91,7 +91,7 @@ format: full-repo $(STAMP) ## apply ruff's formatting and safe fixes
 handout: full-repo ## zip the learner's copy (no solutions) into build/self-attention-course.zip
 	python3 tools/make_handout.py
 
-site: full-repo $(STAMP) ## build the course's website into build/site/ (lessons run afresh, answers left out; open build/site/index.html)
+site: full-repo $(STAMP) ## build the course's website into build/site/ (lessons run afresh, answers left out; serve it: see its last lines)
 	$(PY) tools/build_site.py
 
 bench: full-repo $(STAMP) ## run the benchmark scripts but the browser suite's (timings vary: not part of make test)

@@ -9,8 +9,10 @@ and widget state are inside it).
 Load time: in headless Chromium over a local server, with a cold cache each time, from
 navigation to a settled page: every widget drawn from its saved state and MathJax done. A
 machine's speed varies 2x from day to day here, so each lesson page is timed in turn with the
-baseline, genindex.html (the same theme, scripts and fonts, no lesson), and the median of the
-pairwise ratios is reported beside the medians in ms. Written to build/bench-site.json.
+baseline, genindex.html (the same theme, its scripts and fonts, but no lesson: no widgets'
+HTML manager, RequireJS or MathJax either, so the ratio counts what a lesson page adds, those
+included), and the median of the pairwise ratios is reported beside the medians in ms. Written
+to build/bench-site.json.
 """
 
 from __future__ import annotations
@@ -34,8 +36,10 @@ BASELINE = "genindex.html"
 SETTLED = """async () => {
   const scripts = [...document.querySelectorAll(
       'script[type="application/vnd.jupyter.widget-view+json"]')];
+  const start = performance.now();
   while (!scripts.every((s) => s.previousElementSibling
                               && s.previousElementSibling.childElementCount > 0)) {
+    if (performance.now() - start > 60000) throw new Error("widgets not drawn after 60 s");
     await new Promise((r) => setTimeout(r, 20));
   }
   if (window.MathJax && MathJax.startup) await MathJax.startup.promise;

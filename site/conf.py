@@ -16,8 +16,8 @@ extensions = ["myst_nb", "sphinx.ext.githubpages"]
 root_doc = "index"
 exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 
-# The lessons were executed by tools/build_lessons.py (their outputs and widget state saved):
-# the site shows those outputs and runs nothing.
+# tools/build_site.py executed the lessons (their outputs and widget state saved): Sphinx shows
+# those outputs and runs nothing.
 nb_execution_mode = "off"
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3
@@ -55,7 +55,7 @@ html_css_files = ["course-site.css"]
 html_copy_source = False
 html_show_sourcelink = False
 html_last_updated_fmt = None
-_repository = os.environ.get("COURSE_REPOSITORY", "OWNER/REPO")
+_repository = os.environ.get("COURSE_REPOSITORY", "OWNER/REPO")  # build_site.py sets it
 html_theme_options = {
     "repository_url": f"https://github.com/{_repository}",
     "use_repository_button": True,
@@ -64,5 +64,7 @@ html_theme_options = {
     "home_page_in_toc": True,
     "show_navbar_depth": 1,
     "navigation_with_keys": False,
+    # The header's buttons without the light/dark switcher (_templates/course-header-buttons.html).
+    "article_header_end": ["course-header-buttons.html"],
 }
 html_context = {"default_mode": "light"}

@@ -83,6 +83,14 @@ def test_the_controls_that_need_a_kernel_are_disabled_and_say_so():
     assert all("needs the lesson running" in s["tooltip"] for s in by_class["explorer-text"])
     for name in ("explorer-causal", "explorer-head", "explorer-temperature"):
         assert by_class[name] and not any(s["disabled"] for s in by_class[name]), name
+    # A note in text right under the explorer's cell names the disabled control.
+    shown = [i for i, c in enumerate(page.cells) if "AttentionExplorer(" in c.source]
+    assert len(shown) == 1, shown
+    note = page.cells[shown[0] + 1]
+    assert note.metadata.get("site") == "needs-kernel", note
+    assert note.source.startswith("On this page, *sentence* needs Python")
+    assert "mybinder.org/v2/gh/owner/course/HEAD" in note.source
+    assert sum(c.metadata.get("site") == "needs-kernel" for c in page.cells) == 1
 
 
 def test_a_slider_holding_its_film_stays_enabled():
@@ -93,9 +101,12 @@ def test_a_slider_holding_its_film_stays_enabled():
     other = {"state": {"disabled": False, "_dom_classes": [], "description": "heads h"}}
     nb = nbformat.v4.new_notebook()
     nb.metadata["widgets"] = {build_lessons.WIDGET_STATE: {"state": {"a": film, "b": other}}}
-    assert build_site.disable_kernel_controls(nb) == ["heads h"]
+    assert build_site.disable_kernel_controls(nb) == {"b": "heads h"}
     saved = nb.metadata["widgets"][build_lessons.WIDGET_STATE]["state"]  # nbformat's copies
     assert saved["a"]["state"]["disabled"] is False and saved["b"]["state"]["disabled"] is True
+    assert (
+        saved["b"]["state"]["tooltip"] == "heads h: needs the lesson running (Binder, or make lab)"
+    )
 
 
 def test_a_tarball_with_another_hash_is_refused():
@@ -147,3 +158,30 @@ def test_lesson_04s_page_holds_the_explorer_it_shows_only():
 
     assert explorers(solved) == 2
     assert explorers(site_page(source)) == 1
+
+
+def test_the_page_shows_the_tested_runs_outputs_and_its_own_widgets():
+    """A fresh run prints its machine's timings; the page shows the stored (tested) run's,
+    except where a cell shows a widget: that state is the fresh run's."""
+    view = {build_lessons.WIDGET_VIEW: {"model_id": "0" * 32, "version_major": 2}}
+
+    def notebook(printed: str, widget_id: str) -> nbformat.NotebookNode:
+        nb = nbformat.v4.new_notebook()
+        timing = nbformat.v4.new_output("stream", name="stdout", text=printed)
+        shown = nbformat.v4.new_output(
+            "display_data", data={build_lessons.WIDGET_VIEW: {**view[build_lessons.WIDGET_VIEW],
+                                                              "model_id": widget_id}})  # fmt: skip
+        nb.cells = [
+            nbformat.v4.new_markdown_cell("# title"),
+            nbformat.v4.new_code_cell("print(slope)", outputs=[timing]),
+            nbformat.v4.new_code_cell("ex.show()", outputs=[shown]),
+        ]
+        return nb
+
+    fresh, stored = notebook("slope 2.45", "a" * 32), notebook("slope 2.06", "b" * 32)
+    page = build_site.with_tested_outputs(fresh, stored)
+    assert page.cells[1].outputs[0].text == "slope 2.06"
+    assert page.cells[2].outputs[0].data[build_lessons.WIDGET_VIEW]["model_id"] == "a" * 32
+    stored.cells[1].source = "print(other)"
+    with pytest.raises(SystemExit, match="stale"):
+        build_site.with_tested_outputs(fresh, stored)

@@ -1,6 +1,6 @@
 """Build the course's website: every lesson readable in a browser, its widgets live, no kernel.
 
-    python tools/build_site.py              # build/site/ (open build/site/index.html)
+    python tools/build_site.py              # build/site/ (serve it: see the end of its output)
     python tools/build_site.py --src-only   # only the Sphinx source, build/site-src/
 
 Each page is a lesson (``solutions/NN_topic.py``) executed here, as tools/build_lessons.py
@@ -9,13 +9,16 @@ for the browser (its film), so that a slider moves its figure in the page with n
 a minute for the twelve). Its answers are left out: a code cell whose source differs from the
 learner's copy is an exercise's answer or a prediction, and the page shows the learner's cell
 instead, without outputs, followed by how to try it (Binder, ``make lab``). Every page also
-gets its launch links under its title.
+gets its launch links after its first cell (the title and what the lesson teaches). The other
+cells' outputs are the repository's executed copy's, which the tests check, unless the cell
+shows a widget (:func:`with_tested_outputs`).
 
 The widgets are drawn in the page from their saved state by the Jupyter widgets' HTML manager;
 what runs in the browser (a token click in the explorer, a slider's film) works there as in
-JupyterLab, and what needs Python says so. Every script, style and font the pages load is a file
-of the site (tools/site_assets.py): it can be served from anywhere, offline. The Sphinx
-configuration is ``site/conf.py``.
+JupyterLab, and so do the explorer's head, layer, mask and temperature (it saved every state:
+helpers.explorer.STATIC_PAGE); what needs Python is disabled, and a note under it says so.
+Every script, style and font the pages load is a file of the site (tools/site_assets.py): it
+can be served from anywhere, offline. The Sphinx configuration is ``site/conf.py``.
 
 Why Sphinx with myst-nb and the book theme, not Jupyter Book 2 (mystmd): mystmd's build loads
 its theme from api.mystmd.org (jupyter-book/mystmd#1451), and the course builds from the
@@ -97,9 +100,10 @@ def launch_cell(repo: str, notebook: str) -> nbformat.NotebookNode:
         f"**Run this lesson** and do its exercises: [on Binder]({binder_url(repo, notebook)}) "
         "(in your browser, nothing to install; it takes a minute or two to start), or on your "
         f"own machine with `make lab` ([how to set up](https://github.com/{repo}#readme)). "
-        "This page shows the lesson as it runs, without the exercises' answers; its widgets "
-        "work here, but what needs Python (your own sentence, a new head count) needs the lesson "
-        "running."
+        "This page shows the lesson run with the course's own answers, but not their code: at "
+        "each exercise you see the cell you would fill in, and what the cells after it print "
+        "comes from the course's answer. Its widgets work here; what needs Python (your own "
+        "sentence in the explorer, a new head count) needs the lesson running."
     )
     return nbformat.v4.new_markdown_cell(text, metadata={"site": "launch"})
 
@@ -109,7 +113,8 @@ def try_it_cell(repo: str, notebook: str) -> nbformat.NotebookNode:
         "```{tip}\n"
         "Your answer goes in the cell above, and the course checks it when you run it: "
         f"[open this lesson on Binder]({binder_url(repo, notebook)}) or run `make lab`. "
-        "The answer is not on this page.\n"
+        "This page leaves the answer's code out; what the cells below print comes from the "
+        "course's own answer (a prediction: make yours before you read on).\n"
         "```"
     )
     return nbformat.v4.new_markdown_cell(text, metadata={"site": "try-it"})
@@ -130,7 +135,26 @@ def executed(source: Path) -> nbformat.NotebookNode:
             del os.environ[STATIC_PAGE]
         else:
             os.environ[STATIC_PAGE] = saved
-    return build_lessons.stable_widget_ids(nb, lesson)
+    nb = build_lessons.stable_widget_ids(nb, lesson)
+    return with_tested_outputs(nb, nbformat.read(source.with_suffix(".ipynb"), as_version=4))
+
+
+def with_tested_outputs(fresh: nbformat.NotebookNode, stored: nbformat.NotebookNode):
+    """``fresh`` with each code cell's outputs taken from ``stored`` (the repository's executed
+    lesson, which the tests check: nbval, and the prose against its numbers) where neither
+    shows a widget. A run on the machine that builds the site (a CI runner) prints its own
+    timings; the page shows the tested run's, which its prose describes. A widget cell keeps
+    the fresh run's (its saved state, films and explorer states are this run's)."""
+    if len(fresh.cells) != len(stored.cells):
+        raise SystemExit("the executed lesson is stale (other cells): run `make notebooks`")
+    for new, old in zip(fresh.cells, stored.cells):
+        if new.cell_type != "code":
+            continue
+        if new.source != old.source:
+            raise SystemExit("the executed lesson is stale (another cell): run `make notebooks`")
+        if not _shown_models(new) and not _shown_models(old):
+            new.outputs = copy.deepcopy(old.outputs)
+    return fresh
 
 
 def learners(source: Path) -> nbformat.NotebookNode:
@@ -154,21 +178,76 @@ def holds_film(model: dict) -> bool:
     )
 
 
-def disable_kernel_controls(nb: nbformat.NotebookNode) -> list[str]:
-    """Disable, in the saved widget state, each control the page cannot run; return their names."""
-    store = nb.metadata.get("widgets", {}).get(build_lessons.WIDGET_STATE, {})
-    disabled = []
-    for model in store.get("state", {}).values():
+def disable_kernel_controls(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """Disable, in the saved widget state, each control the page cannot run; return their
+    names by model id."""
+    disabled = {}
+    for model_id, model in _saved_widgets(nb).items():
         state = model.get("state", {})
         if "disabled" not in state or IN_PAGE_CLASSES & set(state.get("_dom_classes", [])):
             continue
         if holds_film(model):
             continue
         state["disabled"] = True
-        tip = state.get("tooltip") or state.get("description") or ""
-        state["tooltip"] = f"{tip} ({NEEDS_KERNEL})".strip()
-        disabled.append(state.get("description") or model["model_name"])
+        name = state.get("description") or model["model_name"]
+        state["tooltip"] = f"{state.get('tooltip') or name}: {NEEDS_KERNEL}"
+        disabled[model_id] = name
     return disabled
+
+
+def _saved_widgets(nb: nbformat.NotebookNode) -> dict:
+    return nb.metadata.get("widgets", {}).get(build_lessons.WIDGET_STATE, {}).get("state", {})
+
+
+def _referred(state: dict, roots) -> set[str]:
+    """The models ``roots`` and all they refer to (``IPY_MODEL_<id>``), transitively."""
+    found: set[str] = set()
+    todo = list(roots)
+    while todo:
+        m = todo.pop()
+        if m in state and m not in found:
+            found.add(m)
+            todo.extend(build_lessons._MODEL_REF.findall(json.dumps(state[m])))
+    return found
+
+
+def _shown_models(cell: nbformat.NotebookNode) -> list[str]:
+    """The model ids a code cell's outputs display."""
+    return [
+        output["data"][build_lessons.WIDGET_VIEW]["model_id"]
+        for output in cell.get("outputs", [])
+        if build_lessons.WIDGET_VIEW in output.get("data", {})
+    ]
+
+
+def disabled_note(names: list[str], repo: str, notebook: str) -> nbformat.NotebookNode:
+    """A note under a widget whose controls are disabled in the page: which, and where they work
+    (a tooltip alone reaches no keyboard, touch or screen reader, and the widgets' HTML manager
+    shows none on a text box or a dropdown with a description)."""
+    marked = [f"*{name}*" for name in names]
+    one = len(marked) == 1
+    listed = marked[0] if one else ", ".join(marked[:-1]) + " and " + marked[-1]
+    text = (
+        f"On this page, {listed} {'needs' if one else 'need'} Python, so "
+        f"{'it is' if one else 'they are'} shown greyed out: [run the lesson on Binder]"
+        f"({binder_url(repo, notebook)}), or with `make lab`, to use {'it' if one else 'them'}."
+    )
+    return nbformat.v4.new_markdown_cell(text, metadata={"site": "needs-kernel"})
+
+
+def add_disabled_notes(nb, disabled: dict[str, str], repo: str, notebook: str) -> None:
+    """After each code cell that shows a disabled control, a note saying which (disabled_note)."""
+    state = _saved_widgets(nb)
+    cells = []
+    for cell in nb.cells:
+        cells.append(cell)
+        if cell.cell_type != "code":
+            continue
+        shown = _referred(state, _shown_models(cell))
+        names = list(dict.fromkeys(disabled[m] for m in disabled if m in shown))
+        if names:
+            cells.append(disabled_note(names, repo, notebook))
+    nb.cells = cells
 
 
 def drop_undisplayed_widgets(nb: nbformat.NotebookNode) -> int:
@@ -178,32 +257,19 @@ def drop_undisplayed_widgets(nb: nbformat.NotebookNode) -> int:
     Kept: what an output displays and all it refers to (``IPY_MODEL_<id>``), and any other
     widget that refers to one of those (a ``jslink`` between two shown widgets), with all it
     refers to in turn."""
-    store = nb.metadata.get("widgets", {}).get(build_lessons.WIDGET_STATE)
-    if not store or not store.get("state"):
+    state = _saved_widgets(nb)
+    if not state:
         return 0
-    state = store["state"]
-    refs = {m: set(build_lessons._MODEL_REF.findall(json.dumps(s))) for m, s in state.items()}
-    keep: set[str] = set()
-
-    def add(model_id: str) -> None:
-        todo = [model_id]
-        while todo:
-            m = todo.pop()
-            if m in state and m not in keep:
-                keep.add(m)
-                todo.extend(refs[m])
-
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            view = output.get("data", {}).get(build_lessons.WIDGET_VIEW)
-            if view:
-                add(view["model_id"])
-    grew = True
-    while grew:
-        linked = [m for m in state if m not in keep and refs[m] & keep]
-        grew = bool(linked)
-        for m in linked:
-            add(m)
+    keep = _referred(state, [m for cell in nb.cells for m in _shown_models(cell)])
+    while True:
+        linked = [
+            m
+            for m in state
+            if m not in keep and set(build_lessons._MODEL_REF.findall(json.dumps(state[m]))) & keep
+        ]
+        if not linked:
+            break
+        keep |= _referred(state, linked)
     dropped = [m for m in state if m not in keep]
     for m in dropped:
         del state[m]
@@ -239,8 +305,8 @@ def page(solved: nbformat.NotebookNode, stubs: nbformat.NotebookNode, name: str,
         if i == 0:
             cells.append(launch_cell(repo, notebook))
     nb.cells = cells
-    disable_kernel_controls(nb)
     drop_undisplayed_widgets(nb)  # after the stubs: an answer cell's widgets go too
+    add_disabled_notes(nb, disable_kernel_controls(nb), repo, notebook)
     return nb
 
 
@@ -296,12 +362,13 @@ def write_source(repo: str) -> None:
     shutil.copy(ANYWIDGET_MODULE, vendor / "widgets" / "anywidget.js")
 
 
-def build() -> None:
+def build(repo: str) -> None:
     for folder in (OUTPUT, DOCTREES):
         if folder.exists():
             shutil.rmtree(folder)
-    # -W: a warning (a broken link, a missing picture) fails the build; -n: nitpicky references.
-    # -d: Sphinx's cache of parsed pages (.doctrees, about 10 MB) outside the published folder.
+    # -W: a warning (a broken link, a missing picture) fails the build, all of them reported
+    # (--keep-going). -d: Sphinx's cache of parsed pages (.doctrees, about 10 MB), outside the
+    # published folder.
     command = [
         sys.executable,
         "-m",
@@ -314,7 +381,9 @@ def build() -> None:
         "-d",
         str(DOCTREES),
     ]
-    result = subprocess.run([*command, str(SOURCE), str(OUTPUT)], cwd=ROOT)
+    # site/conf.py's header button names the same repository as the launch links.
+    env = {**os.environ, "COURSE_REPOSITORY": repo}
+    result = subprocess.run([*command, str(SOURCE), str(OUTPUT)], cwd=ROOT, env=env)
     if result.returncode:
         raise SystemExit(f"sphinx-build failed (exit {result.returncode}); see above")
 
@@ -324,9 +393,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--src-only", action="store_true", help="write build/site-src/ only")
     args = parser.parse_args(argv)
     repo = repository()
+    if repo == PLACEHOLDER:
+        print(
+            f"warning: no GitHub repository found (no COURSE_REPOSITORY, no github.com origin): "
+            f"the launch links and the header's GitHub button point at {PLACEHOLDER}",
+            file=sys.stderr,
+        )
     write_source(repo)
     if not args.src_only:
-        build()
+        build(repo)
         print(f"website: {OUTPUT.relative_to(ROOT)}/ (launch links: {repo}). To read it here:")
         print(f"  python3 -m http.server --bind 127.0.0.1 -d {OUTPUT.relative_to(ROOT)} 8000")
         print("  then open http://127.0.0.1:8000/ (any static web server serves it as it is)")

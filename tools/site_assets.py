@@ -168,12 +168,44 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _licence_text(distribution: str) -> str:
+    """The licence file an installed Python distribution ships (its wheel's licenses/)."""
+    from importlib import metadata
+
+    files = metadata.distribution(distribution).files or []
+    found = [f for f in files if "licen" in f.name.lower() and "dist-info" in str(f.parent)]
+    if not found:
+        raise RuntimeError(f"{distribution}: its wheel ships no licence file")
+    return found[0].read_text(encoding="utf-8").strip()
+
+
 def notice() -> str:
-    """What the site ships of others', for its THIRD_PARTY.txt."""
+    """What the site ships of others', for its THIRD_PARTY.txt: each piece, its licence, and
+    the licence texts that are not beside the files (MathJax's is LICENSE.mathjax.txt in
+    mathjax/, RequireJS's in require.js's header, what the HTML manager bundles in
+    widgets/embed.js.LICENSE.txt)."""
     lines = ["Browser code this website ships, unchanged, from the npm registry:", ""]
     for p in PACKAGES:
         lines.append(f"- {p.name} {p.version} ({p.licence}): {p.tarball_url} ({p.integrity})")
-    lines += ["- anywidget's front-end module, from the anywidget wheel (MIT)", ""]
+        if p.into == "widgets" and p.name.endswith("html-manager"):
+            lines += [
+                "  It bundles Font Awesome Free 5.15.4 (its fonts: widgets/*.woff2), whose",
+                "  fonts are under the SIL Open Font License 1.1 and its code under MIT:",
+                "  https://fontawesome.com/license/free",
+            ]
+    lines += [
+        "- anywidget's front-end module (widgets/anywidget.js), from the anywidget wheel (MIT)",
+        "",
+        "The @jupyter-widgets/html-manager tarball has no licence file; its licence is",
+        "the Jupyter widgets project's, as the ipywidgets wheel ships it:",
+        "",
+        _licence_text("ipywidgets"),
+        "",
+        "anywidget's licence, as its wheel ships it:",
+        "",
+        _licence_text("anywidget"),
+        "",
+    ]
     return "\n".join(lines)
 
 

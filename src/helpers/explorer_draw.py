@@ -29,6 +29,7 @@ from .attention import causal_mask
 from .explorer_colours import (
     HEX,
     HIGHLIGHT,
+    HIGHLIGHT_TEXT,
     MASKED_INDEX,
     MASKED_MARK_COLOUR,
     TEXT_ON,
@@ -436,7 +437,7 @@ class ExplorerDrawing:
                 f'<rect x="{x:.1f}" y="{y - font / 2 - 1:.1f}" width="{left - 4 - x:.1f}" '
                 f'height="{font + 2}" fill="#fff"/><text x="{left - 6}" y="{y:.1f}" '
                 f'font-size="{font}" text-anchor="end" dominant-baseline="middle" '
-                f'font-weight="bold" fill="{HIGHLIGHT}">{self.state.labels[query]}</text>'
+                f'font-weight="bold" fill="{HIGHLIGHT_TEXT}">{self.state.labels[query]}</text>'
             )
         # The outline: 3 px of the highlight between 1 px of black outside and 1 px of white
         # inside, so that one of them stands out on every colour (WCAG 1.4.11, 3:1), whatever

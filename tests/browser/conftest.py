@@ -352,22 +352,31 @@ def lab_server():
 
 
 @pytest.fixture(scope="session")
-def browser(lab_server):
+def playwright_session():
+    """The one Playwright of the session: its sync API runs an event loop, and a second one
+    started beside it (another test module's) fails ("Sync API inside the asyncio loop")."""
     from playwright.sync_api import sync_playwright
 
+    if find_chromium() is None:
+        pytest.skip("no Chromium: the browser tests need it (see tools/run_tests.py)")
     playwright = sync_playwright().start()
     try:
-        executable = find_chromium()
-        chromium = playwright.chromium.launch(
-            executable_path=executable, args=CHROMIUM_ARGS, headless=True
-        )
-        print(f"\n  {executable}, version {chromium.version}")  # which build the times are of
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+        yield playwright
     finally:
         playwright.stop()
+
+
+@pytest.fixture(scope="session")
+def browser(lab_server, playwright_session):
+    executable = find_chromium()
+    chromium = playwright_session.chromium.launch(
+        executable_path=executable, args=CHROMIUM_ARGS, headless=True
+    )
+    print(f"\n  {executable}, version {chromium.version}")  # which build the times are of
+    try:
+        yield chromium
+    finally:
+        chromium.close()
 
 
 # JupyterLab's application object (``--LabApp.expose_app_in_browser``): the tests open and

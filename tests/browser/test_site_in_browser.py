@@ -17,6 +17,7 @@ every slider's picture moves with the keyboard; and what needs Python is disable
 from __future__ import annotations
 
 import functools
+import html
 import http.server
 import re
 import socketserver
@@ -84,17 +85,15 @@ def site_url():
 
 
 @pytest.fixture(scope="module")
-def chromium(site_url):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=find_chromium(), args=CHROMIUM_ARGS, headless=True
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
+def chromium(site_url, playwright_session):
+    """Its own Chromium (no JupyterLab behind it), from the session's Playwright."""
+    browser = playwright_session.chromium.launch(
+        executable_path=find_chromium(), args=CHROMIUM_ARGS, headless=True
+    )
+    try:
+        yield browser
+    finally:
+        browser.close()
 
 
 def open_page(chromium, site_url: str, name: str):
@@ -121,12 +120,49 @@ def open_page(chromium, site_url: str, name: str):
 
 
 def test_the_published_folder_holds_the_site_only(site_url):
-    """No Sphinx cache, no page sources (the executed lessons), and .nojekyll for Pages."""
+    """No Sphinx cache, no page sources (the executed lessons), and .nojekyll for Pages; and
+    no answer anywhere in what is published: not in a page's text (its code as the reader sees
+    it, tags stripped), its saved widget state, the search index or any other file."""
     assert (SITE / ".nojekyll").is_file()
     assert not (SITE / ".doctrees").exists()
     assert not list(SITE.rglob("*.ipynb")), "a lesson's notebook is published"
-    for page in LESSON_PAGES:
-        assert "### BEGIN SOLUTION" not in (SITE / page).read_text(encoding="utf-8")
+    published = {
+        path.relative_to(SITE).as_posix(): path.read_text(encoding="utf-8", errors="replace")
+        for path in SITE.rglob("*")
+        if path.is_file() and path.suffix in (".html", ".js", ".json", ".txt")
+        and "vendor" not in path.parts
+    }  # fmt: skip
+    readable = {
+        name: html.unescape(re.sub(r"<[^>]+>", "", text)) for name, text in published.items()
+    }
+    for marker in ("### BEGIN SOLUTION", "### END SOLUTION", "### ANSWER"):
+        found = [name for name, text in published.items() if marker in text]
+        assert not found, f"{marker!r} is published in {found}"
+    for source in sorted(ROOT.glob("solutions/[0-9][0-9]_*.py")):
+        for line in answer_lines(source):
+            found = [name for name, text in readable.items() if line in text]
+            found += [name for name, text in published.items() if line in text]
+            assert not found, f"{source.stem}: an answer line is published in {found}: {line}"
+
+
+def answer_lines(source):
+    """The lines of a lesson's answers (its solution regions and ### ANSWER lines) that its
+    learner's copy has nowhere, comments left out: what must not be published."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import build_lessons
+
+    text = source.read_text(encoding="utf-8")
+    learner = build_lessons.learner_text(text, source.name)
+    region = r"### BEGIN SOLUTION[ \t]*\n(.*?)^[ \t]*### END SOLUTION"
+    regions = re.findall(region, text, re.M | re.S)
+    answers = regions + re.findall(r"^[ \t]*\w+[ \t]*=[^\n]*?###[ \t]*ANSWER[ \t]*$", text, re.M)
+    lines = {
+        line.split("###")[0].strip()
+        for answer in answers
+        for line in answer.splitlines()
+        if not line.strip().startswith("#")
+    }
+    return sorted(line for line in lines if len(line) > 8 and line not in learner)
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -141,14 +177,44 @@ def test_page_loads_clean_and_passes_axe(chromium, site_url, name):
         if name in LESSON_PAGES:
             assert page.locator("mjx-container").count() > 0, f"{name}: no formula typeset"
         assert page.evaluate(RAW_MATH) == [], f"{name}: formulas left as TeX"
-        page.evaluate(Axe().axe_script)
-        result = page.evaluate("(o) => axe.run(document, o)", AXE_OPTIONS)
-        violations = [
-            (v["id"], [n["target"] for n in v["nodes"]][:3]) for v in result["violations"]
-        ]
+        violations = axe_violations(page)
         assert violations == [], f"{name}: axe-core violations {violations}"
     finally:
         page.close()
+
+
+def axe_violations(page, context: str = "document") -> list:
+    page.evaluate(Axe().axe_script)
+    result = page.evaluate(f"(o) => axe.run({context}, o)", AXE_OPTIONS)
+    return [(v["id"], [n["target"] for n in v["nodes"]][:3]) for v in result["violations"]]
+
+
+def test_the_site_works_under_a_sub_path(chromium, site_url, tmp_path):
+    """GitHub Pages serves a project's site under /<repository>/: the same files under
+    /course/ load with nothing missing and nothing from outside, and the explorer works."""
+    (tmp_path / "course").symlink_to(SITE, target_is_directory=True)
+    handler = functools.partial(_Quiet, directory=str(tmp_path))
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/course"
+    try:
+        for name in ("index.html", "05_causal_masking.html"):
+            page, seen = open_page(chromium, base, name)
+            try:
+                assert not seen["outside"], f"{name}: requested outside /course/: {seen['outside']}"
+                assert not seen["failed"] and not seen["errors"], (name, seen)
+                assert page.evaluate(RAW_MATH) == [], name
+                if name != "index.html":
+                    explorer = page.locator(".attention-explorer").first
+                    explorer.locator('[role="radio"]').nth(1).click()
+                    page.wait_for_function(
+                        MESSAGE_STARTS, arg=[explorer.element_handle(), '"cat"'], timeout=5_000
+                    )
+            finally:
+                page.close()
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_every_lesson_page_has_its_widgets(chromium, site_url):
@@ -231,8 +297,6 @@ def test_explorer_head_causal_temperature_and_table_work_with_no_kernel(chromium
     """Lesson 06's explorer in the page: a head click, the causal toggle, the temperature
     slider (keyboard) and the table view each show what the kernel's explorer shows in that
     state (computed here, in Python): its map, its message and the selected query's bars."""
-    import html
-
     import helpers
     from helpers.explorer import AttentionExplorer
 
@@ -285,17 +349,20 @@ def test_explorer_head_causal_temperature_and_table_work_with_no_kernel(chromium
         caption.wait_for(timeout=5_000)
         expected = re.search(r"<caption>(.*?)</caption>", ex.table_html())[1]
         assert caption.inner_text() == html.unescape(expected)
+        # The states the page reached by clicking pass axe too (pressed buttons, the table).
+        assert axe_violations(page) == [], "after head 0, causal on, T = 10, table view"
         # And a click on a token still moves the query, in this state.
         explorer.locator('[role="radio"]').nth(5).click()
         ex.select_query(5)
         agrees("query mat")
 
-        # The sentence box needs the kernel's tokenizer: disabled, and says why.
-        text = explorer.locator(".explorer-text input").first
-        assert text.is_disabled()
-        assert "needs the lesson running" in (
-            explorer.locator(".explorer-text").first.get_attribute("title") or ""
-        ) + (text.get_attribute("title") or "")
+        # The sentence box needs the kernel's tokenizer: disabled, and the note under the
+        # explorer says so, in text (a tooltip reaches no keyboard, touch or screen reader).
+        assert explorer.locator(".explorer-text input").first.is_disabled()
+        note = explorer.locator(
+            "xpath=ancestor::div[contains(@class, 'cell')][1]/following-sibling::*[1]"
+        )
+        assert "sentence needs Python" in note.inner_text(), note.inner_text()
         assert not seen["errors"], seen["errors"]
         page.screenshot(path=str(ROOT / "build" / "site-explorer-06.png"), full_page=False)
     finally:
@@ -313,7 +380,7 @@ def test_induction_explorer_layer_and_head_work_with_no_kernel(chromium, site_ur
         explorer.scroll_into_view_if_needed()
         root = explorer.element_handle()
         before = explorer_state(explorer)
-        # The kernel's explorer on the page's own text and query (the lesson's), at layer 0, head 3.
+        # The kernel's explorer on the page's own text and query, as the lesson's cell makes it.
         text = "".join(before["tokens"]).replace(SPACE, " ")
         ex = InductionExplorer(text, layer=1, head=0, query=before["checked"][0])
         assert ex.message == before["message"], "not the lesson's explorer?"

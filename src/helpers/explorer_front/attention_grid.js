@@ -122,8 +122,16 @@ function render({ model, el }) {
     if (sk === k && sa === a) return;
     // The picked map now, from the maps the browser holds; the kernel sends the same one, with
     // the map's bars and words, a moment later.
+    // In a page with no kernel, the explorer draws the whole state itself (map_preview.js), at
+    // the mask and temperature it shows now.
+    const root = explorer();
+    const preview = root && root.querySelector(".explorer-map-preview");
+    if (preview && preview.__courseOfflinePick && preview.__courseOfflinePick(k, a)) {
+      model.set("selected", [k, a]);
+      return;
+    }
     const svg = mapsModel ? mapsModel.get("maps")[k * model.get("n_heads") + a] : null;
-    const drawn = drawMapAhead(explorer(), svg); // pending.js
+    const drawn = drawMapAhead(root, svg); // pending.js
     model.set("selected", [k, a]); // the outline moves now, in the browser
     // The kernel opens the map in the explorer. With the map drawn here, it is told after the
     // paint: its answers (kernel status, the pictures) keep this page's main thread busy, and
@@ -157,7 +165,9 @@ function render({ model, el }) {
     const { preview, layer, head } = event.detail || {};
     if (!mapsModel || preview !== mapsModel) return;
     const [k, a] = model.get("selected");
-    if (k !== layer || a !== head) model.set("selected", [layer, head]);
+    if (k === layer && a === head) return;
+    focus = [layer, head]; // the tab stop goes with the outline
+    model.set("selected", [layer, head]);
   }
   document.addEventListener("course-offline-state", onOfflineState);
 

@@ -65,7 +65,11 @@ function render({ model, el }) {
     return true;
   }
   // drawMapAhead (pending.js: the grid's picks too) asks here first.
-  el.__courseOffline = (svg) => applyState(keyOfSvg(svg));
+  // (With a kernel, offline() is false: the map is not even parsed.)
+  el.__courseOffline = (svg) => offline() && applyState(keyOfSvg(svg));
+  // A grid pick (attention_grid.js): map (layer, head) at the mask and temperature shown.
+  el.__courseOfflinePick = (layer, head) =>
+    offline() && applyState(keyWith({ 0: parts.layer ? layer : "", 1: head }));
 
   function onTable() {
     if (!offline() || !parts.table.get("pressed")) return;
@@ -103,8 +107,8 @@ function render({ model, el }) {
     const root = el.closest(".attention-explorer");
     const button = event.target instanceof Element && event.target.closest(".explorer-causal");
     if (!root || !button || !root.contains(button) || button.disabled || !offline()) return;
-    event.stopPropagation();
-    applyState(keyWith({ 2: parts.causal.get("value") ? 0 : 1 }));
+    // Only when that state is saved: otherwise the button's own handler runs, as without it.
+    if (applyState(keyWith({ 2: parts.causal.get("value") ? 0 : 1 }))) event.stopPropagation();
   }
 
   // The temperature slider (class explorer-temperature; slider.js sends an event on each
