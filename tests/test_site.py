@@ -4,7 +4,6 @@ The pages in Chromium: tests/browser/test_site_in_browser.py."""
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -18,8 +17,6 @@ import build_site  # noqa: E402
 import site_assets  # noqa: E402
 
 SOURCES = build_lessons.lesson_sources()
-REGION = re.compile(r"### BEGIN SOLUTION[ \t]*\n(.*?)^[ \t]*### END SOLUTION", re.M | re.S)
-ANSWER = re.compile(r"^[ \t]*\w+[ \t]*=[^\n]*?###[ \t]*ANSWER[ \t]*$", re.M)
 
 
 def site_page(source: Path) -> nbformat.NotebookNode:
@@ -34,19 +31,13 @@ def test_a_page_has_no_answer_and_says_how_to_try_it(source):
     page = site_page(source)
     code = "\n".join(c.source for c in page.cells if c.cell_type == "code")
     shown = nbformat.writes(page)
-    learner = build_lessons.learner_text(text, source.name)
-    answers = [m.group(1) for m in REGION.finditer(text)] + ANSWER.findall(text)
-    if not answers:  # lesson 00: no exercise, so no try-it note either
+    if not (build_lessons._REGION.search(text) or build_lessons._ANSWER_LINE.search(text)):
+        # lesson 00: no exercise, so no try-it note either
         assert not any(c.metadata.get("site") == "try-it" for c in page.cells)
         assert page.cells[1].metadata.get("site") == "launch"
         return
     # An answer's lines the learner's copy does not have anywhere are not on the page either.
-    hidden = [
-        line.strip()
-        for answer in answers
-        for line in answer.splitlines()
-        if len(line.strip()) > 8 and line.strip() not in learner
-    ]
+    hidden = build_lessons.answer_lines(text, source.name)
     assert hidden, f"{source.stem}: every answer line is also in the learner's copy?"
     for line in hidden:
         assert line not in code, f"{source.stem}: an answer's line is on the page: {line}"

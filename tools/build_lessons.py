@@ -97,6 +97,22 @@ def learner_text(solution_text: str, name: str = "lesson") -> str:
     return stripped
 
 
+def answer_lines(solution_text: str, name: str = "lesson") -> list[str]:
+    """The lines of the answers (inside the solution regions, and each ### ANSWER assignment
+    without its marker) that the learner's copy has nowhere, comments and lines of 8 characters
+    or fewer left out: what a learner must never be shown (the website's tests look for them)."""
+    learner = learner_text(solution_text, name)
+    answers = [m.group(0) for m in _REGION.finditer(solution_text)]
+    answers += [m.group(0) for m in _ANSWER_LINE.finditer(solution_text)]
+    lines = {
+        line.split("###")[0].strip()
+        for answer in answers
+        for line in answer.splitlines()
+        if not line.strip().startswith("#")
+    }
+    return sorted(line for line in lines if len(line) > 8 and line not in learner)
+
+
 def course_metadata(lesson: str) -> dict[str, str]:
     """What ``make grade`` reads to know a notebook's lesson: ``{"lesson": "04"}``."""
     return {"lesson": lesson}

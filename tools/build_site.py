@@ -33,13 +33,18 @@ placeholder OWNER/REPO that the README's Binder links use.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
+import functools
+import http.server
 import json
 import os
 import re
 import shutil
+import socketserver
 import subprocess
 import sys
+import threading
 import urllib.parse
 from pathlib import Path
 
@@ -199,15 +204,20 @@ def _saved_widgets(nb: nbformat.NotebookNode) -> dict:
     return nb.metadata.get("widgets", {}).get(build_lessons.WIDGET_STATE, {}).get("state", {})
 
 
-def _referred(state: dict, roots) -> set[str]:
-    """The models ``roots`` and all they refer to (``IPY_MODEL_<id>``), transitively."""
+def _references(state: dict) -> dict[str, set[str]]:
+    """Each saved widget's references to others (``IPY_MODEL_<id>``), by its model id."""
+    return {m: set(build_lessons._MODEL_REF.findall(json.dumps(s))) for m, s in state.items()}
+
+
+def _referred(refs: dict[str, set[str]], roots) -> set[str]:
+    """The models ``roots`` and all they refer to, transitively (``refs``: _references)."""
     found: set[str] = set()
     todo = list(roots)
     while todo:
         m = todo.pop()
-        if m in state and m not in found:
+        if m in refs and m not in found:
             found.add(m)
-            todo.extend(build_lessons._MODEL_REF.findall(json.dumps(state[m])))
+            todo.extend(refs[m])
     return found
 
 
@@ -237,13 +247,13 @@ def disabled_note(names: list[str], repo: str, notebook: str) -> nbformat.Notebo
 
 def add_disabled_notes(nb, disabled: dict[str, str], repo: str, notebook: str) -> None:
     """After each code cell that shows a disabled control, a note saying which (disabled_note)."""
-    state = _saved_widgets(nb)
+    refs = _references(_saved_widgets(nb))
     cells = []
     for cell in nb.cells:
         cells.append(cell)
         if cell.cell_type != "code":
             continue
-        shown = _referred(state, _shown_models(cell))
+        shown = _referred(refs, _shown_models(cell))
         names = list(dict.fromkeys(disabled[m] for m in disabled if m in shown))
         if names:
             cells.append(disabled_note(names, repo, notebook))
@@ -260,16 +270,10 @@ def drop_undisplayed_widgets(nb: nbformat.NotebookNode) -> int:
     state = _saved_widgets(nb)
     if not state:
         return 0
-    keep = _referred(state, [m for cell in nb.cells for m in _shown_models(cell)])
-    while True:
-        linked = [
-            m
-            for m in state
-            if m not in keep and set(build_lessons._MODEL_REF.findall(json.dumps(state[m]))) & keep
-        ]
-        if not linked:
-            break
-        keep |= _referred(state, linked)
+    refs = _references(state)
+    keep = _referred(refs, [m for cell in nb.cells for m in _shown_models(cell)])
+    while linked := [m for m in state if m not in keep and refs[m] & keep]:
+        keep |= _referred(refs, linked)
     dropped = [m for m in state if m not in keep]
     for m in dropped:
         del state[m]
@@ -386,6 +390,25 @@ def build(repo: str) -> None:
     result = subprocess.run([*command, str(SOURCE), str(OUTPUT)], cwd=ROOT, env=env)
     if result.returncode:
         raise SystemExit(f"sphinx-build failed (exit {result.returncode}); see above")
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # no line per request
+        pass
+
+
+@contextlib.contextmanager
+def serve(folder: Path):
+    """Serve ``folder`` over HTTP on 127.0.0.1 at a free port, in a thread; yields its URL
+    (the site's tests and benchmark read the pages there, as a browser would)."""
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -339,6 +339,12 @@ class AttentionExplorer:
         """The map layer of (layer, head) with this mask and temperature, for this sentence."""
         if not self._tokens:
             return ""
+        drawing = self._drawing_at(layer, head, causal, temperature)
+        return drawing.map_svg(drawing.heatmap_geometry())
+
+    def _drawing_at(self, layer: int, head: int, causal: bool, temperature: float):
+        """The drawing of map (layer, head) with this mask and temperature, for this sentence
+        (the query shown), its per-map strings kept with the explorer's."""
         weights = self._weights_of(layer, head, causal, temperature)[1]
         state = replace(
             self.state,
@@ -348,8 +354,7 @@ class AttentionExplorer:
             temperature=temperature,
             weights=weights,
         )
-        drawing = ExplorerDrawing(state, self._drawing_cache)
-        return drawing.map_svg(drawing.heatmap_geometry())
+        return ExplorerDrawing(state, self._drawing_cache)
 
     def static_png(self, dpi: int = 90) -> bytes:
         """The current state drawn by matplotlib (labels, colour bar, bars), as PNG bytes."""
@@ -577,16 +582,11 @@ class AttentionExplorer:
             self.parts.preview.offline = {}
             return
         states = {}
-        for layer, head, causal, temperature in self._states():
-            weights = self._weights_of(layer, head, causal, temperature)[1]
-            state = replace(
-                self.state, layer=layer, head=head, causal=causal, temperature=temperature,
-                weights=weights,
-            )  # fmt: skip
-            drawing = ExplorerDrawing(state, self._drawing_cache)
+        n = len(self._tokens)
+        for key in self._states():
+            drawing = self._drawing_at(*key)
             geometry, bars = drawing.heatmap_geometry(), drawing.bars_geometry()
-            n = len(self._tokens)
-            states[offline_key(self.n_layers, layer, head, causal, temperature)] = {
+            states[offline_key(self.n_layers, *key)] = {
                 "map": drawing.map_svg(geometry),
                 "bars": [drawing.bars_values_svg(bars, i) for i in range(n)],
                 "messages": [drawing.describe(i) for i in range(n)],

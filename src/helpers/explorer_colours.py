@@ -14,7 +14,7 @@ import zlib
 import matplotlib
 import numpy as np
 
-from .plots import MASKED_GREY
+from .plots import BLACK_TEXT_FROM, MASKED_GREY
 
 __all__ = [
     "HEX",
@@ -46,26 +46,11 @@ _GREY_RGB = [int(MASKED_GREY[i : i + 2], 16) for i in (1, 3, 5)]
 PALETTE = np.vstack([_VIRIDIS, _GREY_RGB]).astype(np.uint8)  # (256, 3)
 HEX = [f"#{r:02x}{g:02x}{b:02x}" for r, g, b in PALETTE]
 
-
-def _luminance(rgb) -> float:
-    """WCAG 2 relative luminance of an (r, g, b) colour, 0..255 each."""
-    c = np.asarray(rgb, dtype=float) / 255
-    c = np.where(c <= 0.03928, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
-    return float(c @ [0.2126, 0.7152, 0.0722])
-
-
-def contrast(rgb_a, rgb_b) -> float:
-    """WCAG 2 contrast ratio of two colours (1 to 21)."""
-    high, low = sorted((_luminance(rgb_a), _luminance(rgb_b)), reverse=True)
-    return (high + 0.05) / (low + 0.05)
-
-
-# Text on a cell: black or white, whichever contrasts more with the cell's viridis colour (black
-# from weight 0.44 up). At least 4.6:1 on every colour (tests/test_colour_vision.py); a fixed
-# switch at 0.55 left white on the middle greens at 3.4:1.
+# Text on a cell: black from weight BLACK_TEXT_FROM (0.44) up, white below, as plot_heatmap's
+# numbers: at least 4.5:1 on every colour (tests/test_colour_vision.py). A switch at 0.55 left
+# white on the middle greens at 3.4:1.
 TEXT_ON = [
-    "#000000" if contrast(rgb, (0, 0, 0)) > contrast(rgb, (255, 255, 255)) else "#ffffff"
-    for rgb in _VIRIDIS
+    "#000000" if i / (N_COLOURS - 1) >= BLACK_TEXT_FROM else "#ffffff" for i in range(N_COLOURS)
 ]
 
 

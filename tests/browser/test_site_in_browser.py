@@ -16,14 +16,10 @@ every slider's picture moves with the keyboard; and what needs Python is disable
 
 from __future__ import annotations
 
-import functools
 import html
-import http.server
 import re
-import socketserver
 import subprocess
 import sys
-import threading
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
@@ -34,6 +30,8 @@ from test_lessons_in_browser import AXE_TAGS
 from conftest import CHROMIUM_ARGS
 
 sys.path.insert(0, str(ROOT / "tools"))
+import build_lessons  # noqa: E402
+import build_site  # noqa: E402
 from run_tests import find_chromium  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -61,11 +59,6 @@ RAW_MATH = """() => [...document.querySelectorAll('.math')]
     .filter((e) => !e.querySelector('mjx-container')).map((e) => e.textContent.slice(0, 60))"""
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # the test reports what matters itself
-        pass
-
-
 @pytest.fixture(scope="module")
 def site_url():
     if find_chromium() is None:
@@ -74,14 +67,8 @@ def site_url():
         [sys.executable, str(ROOT / "tools" / "build_site.py")], capture_output=True, text=True
     )
     assert built.returncode == 0, f"make site failed:\n{built.stdout[-3000:]}{built.stderr[-3000:]}"
-    handler = functools.partial(_Quiet, directory=str(SITE))
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with build_site.serve(SITE) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -142,38 +129,15 @@ def test_the_published_folder_holds_the_site_only(site_url):
     # A lesson's answer lines, on its page (as read, and in its HTML: the widget state); and in
     # any file but another lesson's page unless some learner's copy has the line (a line such
     # as lesson 06's `A = helpers.softmax(scores, axis=-1)` is lesson 04's own code).
-    sys.path.insert(0, str(ROOT / "tools"))
-    import build_lessons
-
     sources = sorted(ROOT.glob("solutions/[0-9][0-9]_*.py"))
     learners = "\n".join(build_lessons.learner_text(p.read_text(), p.name) for p in sources)
     pages = {f"{p.stem}.html" for p in sources}
     for source in sources:
         own = f"{source.stem}.html"
-        for line in answer_lines(source):
+        for line in build_lessons.answer_lines(source.read_text(encoding="utf-8"), source.name):
             where = [n for n in published if n == own or (n not in pages and line not in learners)]
             found = [n for n in where if line in readable[n] or line in published[n]]
             assert not found, f"{source.stem}: an answer line is published in {found}: {line}"
-
-
-def answer_lines(source):
-    """The lines of a lesson's answers (its solution regions and ### ANSWER lines) that its
-    learner's copy has nowhere, comments left out: what must not be published."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    import build_lessons
-
-    text = source.read_text(encoding="utf-8")
-    learner = build_lessons.learner_text(text, source.name)
-    region = r"### BEGIN SOLUTION[ \t]*\n(.*?)^[ \t]*### END SOLUTION"
-    regions = re.findall(region, text, re.M | re.S)
-    answers = regions + re.findall(r"^[ \t]*\w+[ \t]*=[^\n]*?###[ \t]*ANSWER[ \t]*$", text, re.M)
-    lines = {
-        line.split("###")[0].strip()
-        for answer in answers
-        for line in answer.splitlines()
-        if not line.strip().startswith("#")
-    }
-    return sorted(line for line in lines if len(line) > 8 and line not in learner)
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -204,11 +168,8 @@ def test_the_site_works_under_a_sub_path(chromium, site_url, tmp_path):
     """GitHub Pages serves a project's site under /<repository>/: the same files under
     /course/ load with nothing missing and nothing from outside, and the explorer works."""
     (tmp_path / "course").symlink_to(SITE, target_is_directory=True)
-    handler = functools.partial(_Quiet, directory=str(tmp_path))
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}/course"
-    try:
+    with build_site.serve(tmp_path) as root:
+        base = f"{root}/course"
         for name in ("index.html", "05_causal_masking.html"):
             page, seen = open_page(chromium, base, name)
             try:
@@ -223,9 +184,6 @@ def test_the_site_works_under_a_sub_path(chromium, site_url, tmp_path):
                     )
             finally:
                 page.close()
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_every_lesson_page_has_its_widgets(chromium, site_url):

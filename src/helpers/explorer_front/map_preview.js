@@ -64,9 +64,6 @@ function render({ model, el }) {
     document.dispatchEvent(new CustomEvent("course-offline-state", { detail }));
     return true;
   }
-  // drawMapAhead (pending.js: the grid's picks too) asks here first.
-  // (With a kernel, offline() is false: the map is not even parsed.)
-  el.__courseOffline = (svg) => offline() && applyState(keyOfSvg(svg));
   // A grid pick (attention_grid.js): map (layer, head) at the mask and temperature shown.
   el.__courseOfflinePick = (layer, head) =>
     offline() && applyState(keyWith({ 0: parts.layer ? layer : "", 1: head }));

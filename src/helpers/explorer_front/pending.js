@@ -22,9 +22,6 @@ const WAITING =
 // data-course-no-kernel on the page to its own words) says that instead.
 const waitingText = () => document.documentElement.dataset.courseNoKernel || WAITING;
 function drawMapAhead(explorer, svg) {
-  // A page with no kernel whose explorer holds every state (map_preview.js) draws it whole.
-  const preview = explorer && explorer.querySelector(".explorer-map-preview");
-  if (svg && preview && preview.__courseOffline && preview.__courseOffline(svg)) return true;
   const target = explorer && explorer.querySelector(".explorer-heatmap-map .widget-html-content");
   if (!svg || !target) return false;
   target.innerHTML = svg;
