@@ -107,6 +107,73 @@ def test_a_change_in_the_helpers_makes_the_executed_copies_stale(tmp_path, monke
     assert "executed with other helpers" in problem and source.stem in problem
 
 
+def _lesson(number: str):
+    (source,) = [p for p in SOURCES if p.name[:2] == number]
+    return source
+
+
+def test_a_change_in_one_lessons_checks_makes_only_that_lesson_and_the_catalogue_stale(
+    tmp_path, monkeypatch
+):
+    """Lesson 04's outputs cannot depend on lesson 05's checks; lesson 00 prints every
+    exercise (checks.catalogue()), so it depends on all of them."""
+    helpers_copy = tmp_path / "helpers"
+    shutil.copytree(build_lessons.HELPERS, helpers_copy, ignore=shutil.ignore_patterns("*.pyc"))
+    monkeypatch.setattr(build_lessons, "HELPERS", helpers_copy)
+    with (helpers_copy / "checks" / "lesson05.py").open("a") as f:
+        f.write("# one more line\n")
+    stale = {p.name[:2] for p in SOURCES if build_lessons.stale_files(p)}
+    assert stale == {"00", "05"}
+
+
+def test_a_lesson_whose_checks_import_another_lessons_depends_on_both(tmp_path, monkeypatch):
+    helpers_copy = tmp_path / "helpers"
+    shutil.copytree(build_lessons.HELPERS, helpers_copy, ignore=shutil.ignore_patterns("*.pyc"))
+    monkeypatch.setattr(build_lessons, "HELPERS", helpers_copy)
+    with (helpers_copy / "checks" / "lesson06.py").open("a") as f:
+        f.write("from .answers import lesson04 as also_04  # noqa\n")
+    text = _lesson("06").read_text()
+    assert build_lessons.lessons_checked(text, "06") == {"04", "06"}
+
+
+def test_an_edited_answer_makes_the_answers_module_stale(tmp_path, monkeypatch):
+    helpers_copy = tmp_path / "helpers"
+    shutil.copytree(build_lessons.HELPERS, helpers_copy, ignore=shutil.ignore_patterns("*.pyc"))
+    monkeypatch.setattr(build_lessons, "HELPERS", helpers_copy)
+    source = _lesson("04")
+    edited = source.read_text().replace(
+        "  # keepdims: divide each row by its own sum\n", "  # an edited answer line\n", 1
+    )
+    assert edited != source.read_text()
+    answers = build_lessons.answers_text(edited, "04", source.name)
+    assert "# an edited answer line" in answers
+    assert "### BEGIN SOLUTION" not in answers and "### END SOLUTION" not in answers
+    monkeypatch.setattr(build_lessons, "ROOT", tmp_path)
+    monkeypatch.setattr(build_lessons, "NOTEBOOKS", tmp_path / "notebooks")
+    (tmp_path / "solutions").mkdir()
+    copy = tmp_path / "solutions" / source.name
+    copy.write_text(edited)
+    problems = build_lessons.stale_files(copy)
+    assert any("helpers.checks.answers.lesson04 differs" in p for p in problems), problems
+    build_lessons.write_answers(edited, source.name)
+    assert (helpers_copy / "checks" / "answers" / "lesson04.py").read_text() == answers
+
+
+def test_an_answer_must_be_a_top_level_function_and_name_what_it_uses():
+    with pytest.raises(ValueError, match="outside a top-level function"):
+        build_lessons.answers_text(
+            "class A:\n    def f(self):\n        ### BEGIN SOLUTION\n        return 1\n"
+            "        ### END SOLUTION\n",
+            "99",
+        )
+    with pytest.raises(ValueError, match="uses 'scipy'"):
+        build_lessons.answers_text(
+            "def f(x):\n    ### BEGIN SOLUTION\n    return scipy.special.softmax(x)\n"
+            "    ### END SOLUTION\n",
+            "99",
+        )
+
+
 def test_a_prediction_line_becomes_none_in_the_learners_copy():
     text = 'x = 1\nguess = "fall"  ### ANSWER\nchecks.t.check(guess)\n'
     stub = build_lessons.learner_text(text)

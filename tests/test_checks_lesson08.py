@@ -135,7 +135,7 @@ def test_softmax_backward_reference_is_finite_differences():
     S, dA = rng.normal(size=(3, 5)), rng.normal(size=(3, 5))
     A = helpers.softmax(S, axis=-1)
     np.testing.assert_allclose(
-        lesson08._reference_softmax_backward(A, dA),
+        checks.softmax_backward.reference(A, dA),
         lesson08._finite_difference_softmax(S, dA),
         atol=1e-8,
     )

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from helpers import checks, induction
-from helpers.checks import _core, lesson10
+from helpers.checks import _core
 from helpers.pretrained import head_offset_score as helpers_head_offset_score
 
 # ------------------------------------------------------------------------ previous_token_score
@@ -230,10 +230,10 @@ def test_correct_answers_pass_on_many_draws(name):
 def test_the_score_helpers_match_the_exercises_references():
     A = np.random.default_rng(0).dirichlet(np.ones(9), size=(2, 3, 9))
     np.testing.assert_allclose(
-        induction.previous_token_score(A), lesson10._reference_previous_token_score(A)
+        induction.previous_token_score(A), checks.previous_token_score.reference(A)
     )
     np.testing.assert_allclose(
-        induction.induction_score(A, 4), lesson10._reference_induction_score(A, 4)
+        induction.induction_score(A, 4), checks.induction_score.reference(A, 4)
     )
     with pytest.raises(ValueError, match="L must be"):
         induction.induction_score(A, 9)

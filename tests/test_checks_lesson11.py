@@ -7,7 +7,7 @@ import pytest
 
 import helpers
 from helpers import checks, rope
-from helpers.checks import _core, lesson11
+from helpers.checks import _core
 
 # ------------------------------------------------------------------------------ rope_rotate
 
@@ -299,10 +299,10 @@ def test_the_references_agree_with_the_helpers_and_a_full_forward_pass():
     rng = np.random.default_rng(0)
     X, positions = rng.standard_normal((3, 5, 8)), np.array([0, 2, 3, 9, 40])
     np.testing.assert_allclose(
-        lesson11._reference_rope_rotate(X, positions), rope.rotate(X, positions), atol=1e-12
+        checks.rope_rotate.reference(X, positions), rope.rotate(X, positions), atol=1e-12
     )
     slopes = rope.alibi_slopes(8)
-    np.testing.assert_array_equal(lesson11._reference_alibi_bias(6, slopes), rope.alibi_bias(6, 8))
+    np.testing.assert_array_equal(checks.alibi_bias.reference(6, slopes), rope.alibi_bias(6, 8))
     # the decode step's output is the last row of causal RoPE attention over the whole sequence
     h, n, d = 2, 7, 6
     Q, K, V = (rng.standard_normal((h, n, d)) for _ in range(3))
@@ -310,7 +310,7 @@ def test_the_references_agree_with_the_helpers_and_a_full_forward_pass():
     scores = Qr @ np.swapaxes(Kr, -1, -2) / np.sqrt(d)
     scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
     full = helpers.softmax(scores) @ V
-    out, K_new, _ = lesson11._reference_rope_decode_step(
+    out, K_new, _ = checks.rope_decode_step.reference(
         Q[:, -1], K[:, -1], V[:, -1], Kr[:, :-1], V[:, :-1], n - 1
     )
     np.testing.assert_allclose(out, full[:, -1], atol=1e-12)

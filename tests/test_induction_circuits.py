@@ -102,10 +102,12 @@ def test_bad_tokens_and_masks(model, tokens):
 
 
 def test_composed_qk_is_the_challenges_matrix(model):
-    from helpers.checks.lesson10 import _reference_induction_qk
+    from helpers import checks
 
     w, r = model.head_weights(0, 1), model.head_weights(1, 2)
-    expected = _reference_induction_qk(model.params["W_E"], w["W_V"], w["W_O"], r["W_Q"], r["W_K"])
+    expected = checks.induction_qk.reference(
+        model.params["W_E"], w["W_V"], w["W_O"], r["W_Q"], r["W_K"]
+    )
     np.testing.assert_allclose(circuits.composed_qk(model, (0, 1), (1, 2)), expected, atol=1e-12)
     with pytest.raises(ValueError, match="earlier layer"):
         circuits.composed_qk(model, (1, 0), (1, 2))

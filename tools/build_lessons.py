@@ -14,8 +14,13 @@ From ``solutions/NN_topic.py`` (jupytext py:percent) it writes:
 
 Both notebooks carry ``metadata["course"] = {"lesson": "NN"}``: ``make grade`` recognises a
 submitted notebook's lesson by it (whatever the file is called). The executed one also records
-``"helpers_sha256"``, a digest of ``src/helpers/``'s sources when it ran: its outputs, and the
-widget state nbval does not compare (what a saved explorer shows), come from that code.
+``"helpers_sha256"``, a digest of the ``src/helpers/`` sources its outputs come from when it ran
+(all but other lessons' checks: :func:`helpers_digest`): its outputs, and the widget state nbval
+does not compare (what a saved explorer shows), come from that code.
+
+Before a lesson runs, its answers (each function holding a solution region, each ### ANSWER
+value) are written to ``src/helpers/checks/answers/lessonNN.py``: the one copy of each answer
+that the checks use as their reference and ``.solution()`` shows.
 
 ``--check`` compares text, cell sources and that digest without executing anything; that the
 stored outputs reproduce is nbval's job (``make test``).
@@ -24,6 +29,8 @@ stored outputs reproduce is nbval's job (``make test``).
 from __future__ import annotations
 
 import argparse
+import ast
+import builtins
 import hashlib
 import json
 import re
@@ -113,6 +120,145 @@ def answer_lines(solution_text: str, name: str = "lesson") -> list[str]:
     return sorted(line for line in lines if len(line) > 8 and line not in learner)
 
 
+_CHECKED_GUESS = re.compile(r"checks\.(?P<name>[A-Za-z_]\w*)\.check\((?P<guess>[A-Za-z_]\w*)\)")
+
+
+def answers_text(solution_text: str, lesson: str, name: str = "NN_lesson.py") -> str:
+    """The module ``helpers.checks.answers.lessonNN``: each function that holds a
+    ``### BEGIN SOLUTION`` region, as the lesson writes it (markers dropped), and each prediction's
+    answer (``guess = "fall"  ### ANSWER``) as ``<prediction name> = "fall"``, the name taken from
+    the ``checks.<name>.check(guess)`` that follows it. The imports are the lesson's own, those
+    the answers use. This is the one source of ``checks.<name>.reference`` and ``.solution()``.
+    Empty for a lesson without exercises."""
+    tree = ast.parse(solution_text)
+    lines = solution_text.splitlines()
+    functions: list[ast.FunctionDef] = []
+    for number, line in enumerate(lines, start=1):
+        if line.strip() != "### BEGIN SOLUTION":
+            continue
+        holder = [
+            node
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef) and node.lineno < number <= node.end_lineno
+        ]
+        if not holder:
+            raise ValueError(
+                f"{name}, line {number}: a ### BEGIN SOLUTION region outside a top-level "
+                "function; an answer is a function the lesson defines at the top of a cell"
+            )
+        if holder[0] not in functions:
+            functions.append(holder[0])
+    defined = {f.name for f in functions}
+    bound = _imported_names(tree)
+    needed: dict[str, str] = {}
+    for function in functions:
+        for free in sorted(_free_names(function) - defined):
+            if free not in bound:
+                raise ValueError(
+                    f"{name}: the answer {function.name}() uses {free!r}, which is neither "
+                    "imported at the lesson's top level nor another answer of the lesson"
+                )
+            needed[free] = bound[free]
+    predictions = []
+    for match in _ANSWER_LINE.finditer(solution_text):
+        after = _CHECKED_GUESS.search(solution_text, match.end())
+        if after is None or after.group("guess") != match.group("name"):
+            raise ValueError(
+                f"{name}: the prediction {match.group(0).strip()!r} is not followed by "
+                f"checks.<name>.check({match.group('name')})"
+            )
+        value = ast.literal_eval(match.group(0).split("=", 1)[1].split("###")[0].strip())
+        shown = json.dumps(value) if isinstance(value, str) else repr(value)
+        predictions.append(f"{after.group('name')} = {shown}")
+    if not functions and not predictions:
+        return ""
+    parts = [
+        f'"""Lesson {lesson}\'s answers, generated from solutions/{name} by `make notebooks`\n'
+        "(tools/build_lessons.py): do not edit. Edit the lesson's solution regions and ### ANSWER "
+        'lines."""',
+        _sorted_imports(set(needed.values())),
+        *(
+            "\n".join(
+                line
+                for line in lines[_first_line(f) - 1 : f.end_lineno]
+                if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")
+            )
+            for f in functions
+        ),
+        "\n".join(predictions),
+    ]
+    head, *rest = [part for part in parts if part]
+    return head + "\n\n" + "\n\n\n".join(rest) + "\n"
+
+
+def _sorted_imports(imports: set[str]) -> str:
+    """``imports`` in ruff's isort order: standard library, third party, then the course's own
+    ``helpers``; in each, ``import x`` before ``from x import y``."""
+
+    def key(line: str) -> tuple[int, bool, str]:
+        module = line.split()[1]
+        top = module.split(".")[0]
+        section = 0 if top in sys.stdlib_module_names else 2 if top == "helpers" else 1
+        return section, line.startswith("from"), module
+
+    ordered = sorted(imports, key=key)
+    blocks: dict[int, list[str]] = {}
+    for line in ordered:
+        blocks.setdefault(key(line)[0], []).append(line)
+    return "\n\n".join("\n".join(block) for block in blocks.values())
+
+
+def _first_line(function: ast.FunctionDef) -> int:
+    return min([function.lineno, *(d.lineno for d in function.decorator_list)])
+
+
+def _imported_names(tree: ast.Module) -> dict[str, str]:
+    """Each name a top-level import binds -> that import, alone (``import numpy as np``)."""
+    bound: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound[alias.asname or alias.name.split(".")[0]] = ast.unparse(
+                    ast.Import(names=[alias])
+                )
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            for alias in node.names:
+                bound[alias.asname or alias.name] = ast.unparse(
+                    ast.ImportFrom(module=node.module, names=[alias], level=0)
+                )
+    return bound
+
+
+def _free_names(function: ast.FunctionDef) -> set[str]:
+    """Names ``function`` reads that nothing inside it binds (arguments, assignments, inner
+    functions, comprehension targets) and that are not builtins."""
+    bound = {function.name}
+    loaded = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.Lambda)) and node is not function:
+            bound.add(getattr(node, "name", ""))
+        elif isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+    return loaded - bound - set(dir(builtins))
+
+
+def answers_path(lesson: str) -> Path:
+    """Where lesson ``lesson``'s answers module is generated (``helpers.checks.answers``), for
+    the checks to import: never edited by hand."""
+    return HELPERS / "checks" / "answers" / f"lesson{lesson}.py"
+
+
+def write_answers(solution_text: str, name: str) -> None:
+    """Write (or, for a lesson without answers, remove) the lesson's answers module."""
+    text, path = answers_text(solution_text, name[:2], name), answers_path(name[:2])
+    if text:
+        path.write_text(text)
+    else:
+        path.unlink(missing_ok=True)
+
+
 def course_metadata(lesson: str) -> dict[str, str]:
     """What ``make grade`` reads to know a notebook's lesson: ``{"lesson": "04"}``."""
     return {"lesson": lesson}
@@ -139,7 +285,7 @@ def solved_notebook(text: str, lesson: str) -> nbformat.NotebookNode:
     """The solution's notebook before it runs: :func:`as_notebook`, plus the digest of the
     helpers it will run with (``course.helpers_sha256``)."""
     nb = as_notebook(text, lesson)
-    nb.metadata["course"]["helpers_sha256"] = helpers_digest()
+    nb.metadata["course"]["helpers_sha256"] = helpers_digest(text, lesson)
     return nb
 
 
@@ -163,6 +309,7 @@ def build(source: Path) -> None:
     NOTEBOOKS.mkdir(exist_ok=True)
     learner_py.write_text(learner_text(text, source.name))
     lesson = source.name[:2]
+    write_answers(text, source.name)  # before the run: the lesson's checks use these answers
     jupytext.write(
         as_notebook(learner_py.read_text(), lesson), learner_py.with_suffix(".ipynb"), fmt="ipynb"
     )
@@ -240,11 +387,40 @@ def _with_refs_renamed(model: dict, place: dict[str, str]) -> str:
     return _MODEL_REF.sub(lambda ref: place.get(ref.group(1), "?"), text)
 
 
-def helpers_digest() -> str:
-    """sha256 of ``src/helpers/``'s Python sources (each file's path and bytes, in order)."""
+# ``from .lesson04 import ...`` or ``from .answers import lesson04``, in a check module.
+_IMPORTED_LESSON = re.compile(r"^from \.(?:answers import )?lesson(\d\d)\b", re.MULTILINE)
+_DEFINED_CHECK = re.compile(r"^(?P<name>[A-Za-z_]\w*) = (?:Exercise|Prediction)\(", re.MULTILINE)
+
+
+def lessons_checked(solution_text: str, lesson: str) -> set[str] | None:
+    """The lessons whose checks (``checks/lessonNN.py`` and their answers) can change this
+    lesson's outputs: its own, and any whose exercise it names (``checks.<name>``); None for
+    all of them, when it prints the catalogue (lesson 00's list of every exercise)."""
+    if "checks.catalogue(" in solution_text:
+        return None
+    named = set(re.findall(r"\bchecks\.([A-Za-z_]\w*)", solution_text))
+    modules = {m.stem[-2:]: m.read_text() for m in (HELPERS / "checks").glob("lesson*.py")}
+    found = {lesson} | {n for n, t in modules.items() if named & set(_DEFINED_CHECK.findall(t))}
+    while True:  # and the lessons whose checks or answers those check modules import
+        more = {m for n in found for m in _IMPORTED_LESSON.findall(modules.get(n, ""))} - found
+        if not more:
+            return found
+        found |= more
+
+
+def helpers_digest(solution_text: str = "", lesson: str = "") -> str:
+    """sha256 of the ``src/helpers/`` sources a lesson's outputs come from (each file's path
+    and bytes, in order): every module but the checks and answers of lessons it never uses
+    (:func:`lessons_checked`), so that editing one lesson's checks leaves the others fresh.
+    Without a lesson: every module."""
+    used = lessons_checked(solution_text, lesson) if lesson else None
     digest = hashlib.sha256()
     for path in sorted(HELPERS.rglob("*.py")):
-        digest.update(path.relative_to(HELPERS).as_posix().encode() + b"\0")
+        name = path.relative_to(HELPERS).as_posix()
+        other = re.fullmatch(r"checks/(?:answers/)?lesson(\d\d)\.py", name)
+        if used is not None and other and other.group(1) not in used:
+            continue
+        digest.update(name.encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
 
@@ -271,13 +447,19 @@ def _cells(nb: nbformat.NotebookNode) -> list[tuple[str, str, list[str]]]:
 def stale_files(source: Path) -> list[str]:
     """What is out of date for one lesson, as readable reasons (empty list: all fresh)."""
     problems = []
-    text = source.read_text()
+    text, lesson = source.read_text(), source.name[:2]
     if not has_licence_footer(text):
         problems.append(
             f"{source.name} does not end with the licence footer (its last cell, markdown, links "
             + ", ".join(LICENCE_LINKS)
             + ")"
         )
+    answers, answers_file = answers_text(text, lesson, source.name), answers_path(lesson)
+    shown = f"helpers.checks.answers.lesson{lesson}"
+    if answers and (not answers_file.exists() or answers_file.read_text() != answers):
+        problems.append(f"{shown} differs from the answers in {source.name}")
+    elif not answers and answers_file.exists():
+        problems.append(f"{shown} exists, but {source.name} has no answers")
     expected_learner = learner_text(text, source.name)
     learner_py = NOTEBOOKS / source.name
     solved_ipynb, learner_ipynb = source.with_suffix(".ipynb"), learner_py.with_suffix(".ipynb")
@@ -300,7 +482,7 @@ def stale_files(source: Path) -> list[str]:
     ):
         if course != course_metadata(source.name[:2]):
             problems.append(f"{path.relative_to(ROOT)} lacks metadata course.lesson (make grade)")
-    if built_with != helpers_digest():
+    if built_with != helpers_digest(text, lesson):
         problems.append(
             f"{solved_ipynb.relative_to(ROOT)} was executed with other helpers than "
             "src/helpers/ holds now: its outputs and saved widgets may be stale"

@@ -400,45 +400,18 @@ def is_stub(source: str) -> bool:
     )
 
 
-def course_answers(lesson: str, exercise) -> list[tuple[str, ...]]:
-    """The course's own answers to ``exercise``, normalised: the check's reference (renamed to
-    the exercise's name) and, in a clone of the repository, the lesson source's function."""
+def course_answers(exercise) -> list[tuple[str, ...]]:
+    """The course's own answer to ``exercise``, normalised: the lesson's solution, which is the
+    check's reference (``helpers.checks.answers``, generated from the lesson's source)."""
     import inspect
     import textwrap
 
-    found = []
     try:
         source = textwrap.dedent(inspect.getsource(exercise.reference))
-        source = re.sub(
-            rf"def\s+{re.escape(exercise.reference.__name__)}\s*\(",
-            f"def {exercise.name}(",
-            source,
-            count=1,
-        )
-        found.append(source)
     except (OSError, TypeError):
-        pass
-    for solution in _solutions(lesson):
-        if exercise.name in solution:
-            found.append(solution[exercise.name])
-    return [n for n in (normalised(s, exercise.name) for s in found) if n is not None]
-
-
-@functools.cache
-def _solutions(lesson: str) -> list[dict[str, str]]:
-    """In a clone of the repository, each ``solutions/NN_*.py`` of the lesson's answers to
-    every exercise of the course (read and parsed once per lesson, not once per exercise)."""
-    from helpers.checks import grading
-
-    names = [item.name for item in grading.catalogue() if item.lesson == lesson]
-    # grader/src/course_grader/_similarity.py: the repository is three folders up
-    root = Path(__file__).resolve().parents[3] / "solutions"
-    found = []
-    for path in sorted(root.glob(f"{lesson}_*.py")):
-        chunks = path.read_text(encoding="utf-8").split("\n# %%")
-        cells = [chunk.partition("\n")[2] for chunk in chunks]  # drop each "# %%" line's rest
-        found.append(answer_sources(cells, names))
-    return found
+        return []
+    answer = normalised(source, exercise.name)
+    return [] if answer is None else [answer]
 
 
 def _tree_key(tokens: tuple[str, ...]) -> str:
@@ -463,7 +436,7 @@ def alike_pairs(
     exercises_store = store.setdefault("exercises", {}) if store is not None else {}
     for exercise in exercises:
         name = exercise.name
-        ours = set(course_answers(exercise.lesson, exercise))
+        ours = set(course_answers(exercise))
         before = exercises_store.get(name, {})
         known_answers = before.get("answers", {})
         kept_answers: dict[str, list] = {}

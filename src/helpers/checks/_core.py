@@ -217,7 +217,8 @@ class Exercise(_Checked):
         learner's function under the time limit), raises :class:`Mistake` with a message on a
         wrong answer, and returns the success message.
     reference : callable
-        The reference implementation; its source is what ``solution()`` shows.
+        The lesson's answer, ``helpers.checks.answers.lessonNN.<name>`` (generated from the
+        lesson's solution region); its source is what ``solution()`` shows.
     hints : list of str
         Progressive hints, the last nearly the answer.
     stars : int
@@ -338,21 +339,9 @@ class Exercise(_Checked):
         return _Text(f"Hint {level} of {len(self._hints)}{more}", self._hints[level - 1])
 
     def solution(self) -> _Text:
-        """The reference code, to read (it is shown, not run into your notebook). Another
-        exercise's reference that it calls is shown by that exercise's name: the learner's own
-        answer to it, as in the lesson."""
-        from helpers import checks  # at call time: the package imports this module
-
-        own = self.reference.__name__
+        """The lesson's answer, to read (shown, not run into your notebook): the source of
+        :attr:`reference`, which ``make notebooks`` copies from the lesson's solution region."""
         source = textwrap.dedent(inspect.getsource(self.reference))
-        source = source.replace(f"def {own}(", f"def {self.name}(", 1)
-        names: dict[str, list[str]] = {}  # reference function name -> exercises using it
-        for exercise in checks.catalogue():
-            if isinstance(exercise, Exercise) and exercise is not self:
-                names.setdefault(exercise.reference.__name__, []).append(exercise.name)
-        for name, exercises in names.items():
-            if len(exercises) == 1 and name != own and name.startswith("_"):
-                source = re.sub(rf"\b{name}\b", exercises[0], source)
         return _Text(f"Solution for {self.signature}", source.strip(), code=True)
 
 

@@ -7,16 +7,7 @@ import numpy as np
 from ..positions import sinusoidal_positional_encoding
 from ._core import Exercise, Mistake, as_result_array, close, compare, fresh_rng, named
 from ._prediction import Prediction
-
-
-def _reference(n_positions, d_model):
-    pos = np.arange(n_positions)[:, None]  # (n, 1)
-    two_i = np.arange(0, d_model, 2)[None, :]  # (1, d_model/2)
-    angles = pos / 10000 ** (two_i / d_model)
-    PE = np.zeros((n_positions, d_model))
-    PE[:, 0::2] = np.sin(angles)
-    PE[:, 1::2] = np.cos(angles)
-    return PE
+from .answers import lesson01 as answers
 
 
 def _variant(n, d, base=10000.0, exponent="2i", swap=False, halves=False, start=0):
@@ -114,7 +105,7 @@ positional_encoding = Exercise(
     allowed=(),  # NumPy only: helpers.sinusoidal_positional_encoding is the answer
     signature="positional_encoding(n_positions, d_model)",
     grade=_grade,
-    reference=_reference,
+    reference=answers.positional_encoding,
     hints=[
         "Build a column of positions, shape (n_positions, 1), and a row of even column indices "
         "2i = 0, 2, 4, ..., shape (1, d_model/2). Broadcasting divides one by the other.",
@@ -139,7 +130,7 @@ pe_far_positions = Prediction(
         "more: the fastest pair, dimensions 0-1 ('fast'), or the slow half, dimensions 16-31 "
         "('slow')?"
     ),
-    answer="slow",
+    answer=answers.pe_far_positions,
     choices=["fast", "slow"],
     wrong={
         "fast": "The fastest pair changes most between neighbours, but it is a wave that "
@@ -179,18 +170,6 @@ def _shift_variant(k, d_model, sign=1.0, lower=-1.0, exponent="2i", halves=False
     return M
 
 
-def _reference_shift(k, d_model):
-    # Pair i turns at frequency w_i = 1 / 10000^(2i/d_model). Shifting pos by k adds k * w_i to
-    # the angle; for the row [sin a, cos a] of that pair,
-    #   sin(a + b) = sin a cos b + cos a sin b,   cos(a + b) = cos a cos b - sin a sin b,
-    # so [sin a, cos a] @ [[cos b, -sin b], [sin b, cos b]] = [sin(a + b), cos(a + b)].
-    w = 1.0 / 10000 ** (np.arange(0, d_model, 2) / d_model)  # (d_model/2,)
-    M = np.zeros((d_model, d_model))
-    for i, b in enumerate(k * w):
-        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[np.cos(b), -np.sin(b)], [np.sin(b), np.cos(b)]]
-    return M  # block diagonal: one 2x2 rotation per pair, the same for every position
-
-
 def _grade_shift(call):
     rng = fresh_rng()
     cases = [
@@ -201,7 +180,7 @@ def _grade_shift(call):
     for k, d in cases:
         what = f"pe_shift_matrix({k}, {d})"
         got = as_result_array(call(k, d), what, (d, d))
-        expected = _reference_shift(k, d)
+        expected = answers.pe_shift_matrix(k, d)
         PE = sinusoidal_positional_encoding(k + 40, d)
         moved = PE[:40] @ got  # (40, d): every row shifted by your M
         if close(moved, PE[k : k + 40]):
@@ -226,7 +205,7 @@ def _grade_shift(call):
                     "ignores_k",
                     f"{what}: your M shifts by 1 position whatever k is. The angle of pair i "
                     f"grows by k · w_i, here {k} · w_i.",
-                ): _reference_shift(1, d),
+                ): answers.pe_shift_matrix(1, d),
                 named(
                     "identity",
                     f"{what} returned the identity: PE[pos] @ I is PE[pos], not PE[pos + {k}].",
@@ -260,7 +239,7 @@ pe_shift_matrix = Exercise(
     allowed=("helpers.sinusoidal_positional_encoding",),  # PE itself, not the matrix
     signature="pe_shift_matrix(k, d_model)",
     grade=_grade_shift,
-    reference=_reference_shift,
+    reference=answers.pe_shift_matrix,
     hints=[
         "Look at one column pair alone: the row [sin a, cos a] with a = pos · w_i. Shifting "
         "pos by k adds b = k · w_i to the angle. Which 2x2 matrix turns [sin a, cos a] into "

@@ -15,19 +15,10 @@ from ._core import (
     named,
 )
 from ._prediction import Prediction
+from .answers import lesson02 as answers
 
 # ----------------------------------------------------------------------------------------------
 # ★ project_qkv(X, W_qkv) -> (Q, K, V): one fused matrix [W_Q | W_K | W_V], any leading axes
-
-
-def _reference_project_qkv(X, W_qkv):
-    # d_out: the width of each block; d_model in GPT-2 (all heads at once), d_k for one head
-    d_out = W_qkv.shape[-1] // 3  # the fused matrix holds three blocks of d_out columns
-    QKV = X @ W_qkv  # (..., n, 3 * d_out): one matrix product for all three
-    Q = QKV[..., :d_out]  # (..., n, d_out)
-    K = QKV[..., d_out : 2 * d_out]  # (..., n, d_out)
-    V = QKV[..., 2 * d_out :]  # (..., n, d_out)
-    return Q, K, V
 
 
 def _three_arrays(value, what: str, fused_shape: tuple) -> tuple:
@@ -145,7 +136,7 @@ project_qkv = Exercise(
     allowed=(),
     signature="project_qkv(X, W_qkv)",
     grade=_grade_project_qkv,
-    reference=_reference_project_qkv,
+    reference=answers.project_qkv,
     hints=[
         "W_qkv is W_Q, W_K and W_V side by side: shape (d_model, 3 * d_out), each block "
         "d_out columns wide. X @ W_qkv gives all three projections side by side too, one row "
@@ -163,14 +154,6 @@ project_qkv = Exercise(
 
 # ----------------------------------------------------------------------------------------------
 # ★★ head_slices(M, h) -> (..., h, n, d_k)
-
-
-def _reference_head_slices(M, h):
-    *lead, n, d_model = M.shape
-    d_k = d_model // h
-    # (..., n, h, d_k): head a owns columns a*d_k ... (a+1)*d_k - 1; then the head axis moves
-    # in front of the token axis, behind any batch axes.
-    return np.swapaxes(M.reshape(*lead, n, h, d_k), -3, -2)  # (..., h, n, d_k)
 
 
 def _shape_of(value) -> tuple[int, ...] | None:
@@ -201,7 +184,7 @@ def _grade_head_slices(call):
         d_k = d_model // h
         M = rng.standard_normal(shape)
         what = f"head_slices(M {M.shape}, h={h})"
-        expected = _reference_head_slices(M, h)
+        expected = answers.head_slices(M, h)
         try:
             value = call(M, h)
         except LearnerError as error:
@@ -299,7 +282,7 @@ head_slices = Exercise(
     allowed=(),  # NumPy only: helpers.split_heads is the answer
     signature="head_slices(M, h)",
     grade=_grade_head_slices,
-    reference=_reference_head_slices,
+    reference=answers.head_slices,
     hints=[
         "M has shape (..., n, d_model) with d_model = h * d_k: maybe just (n, d_model), maybe "
         "(b, n, d_model) for a batch of b sentences. Head a owns a block of d_k neighbouring "
@@ -325,7 +308,7 @@ rnn_nudge_fades = Prediction(
         "Nudge token 0 and run the toy RNN. By the time its state reaches position 5 ('mat'), "
         "has the change grown, or shrunk, compared with the change at position 0?"
     ),
-    answer="shrunk",
+    answer=answers.rnn_nudge_fades,
     choices=["grown", "shrunk"],
     wrong={
         "grown": "The nudge enters only once, at position 0, and then travels only through "
@@ -352,13 +335,6 @@ rnn_nudge_fades = Prediction(
 #           [b^Q_a W^K_a^T,  b^Q_a . b^K_a]]  =  [W^Q_a; b^Q_a] [W^K_a; b^K_a]^T,
 # so its rank is at most d_k; and its last column (x_i W^Q_a b^K_a^T + b^Q_a . b^K_a) does not
 # depend on the key, so it cancels in the softmax: b^K never changes the attention weights.
-
-
-def _reference_bilinear(W_Q, W_K, b_Q, b_K):
-    # Stack each head's bias under its weights: [W; b] maps x~ = [x, 1] to x W + b.
-    W_Q1 = np.concatenate([W_Q, b_Q[:, None, :]], axis=1)  # (h, d_model + 1, d_k)
-    W_K1 = np.concatenate([W_K, b_K[:, None, :]], axis=1)  # (h, d_model + 1, d_k)
-    return W_Q1 @ np.swapaxes(W_K1, -1, -2)  # (h, d_model + 1, d_model + 1)
 
 
 def _bilinear_blocks(main, query_only, key_only, constant):
@@ -414,7 +390,7 @@ def _grade_bilinear(call):
                 mistake,
             )
         got = as_result_array(value, what, (h, D, D))
-        expected = _reference_bilinear(W_Q, W_K, b_Q, b_K)
+        expected = answers.head_bilinear_form(W_Q, W_K, b_Q, b_K)
         KT = lambda A: np.swapaxes(A, -1, -2)  # noqa: E731
         main = W_Q @ KT(W_K)  # (h, d, d)
         query_only = np.einsum("adk,ak->ad", W_Q, b_K)  # x_i W_Q b_K^T: (h, d)
@@ -463,7 +439,7 @@ def _grade_bilinear(call):
                     "query_twice",
                     f"{what}: you used the query's weights and bias on both sides. The key "
                     "side goes through W_K and b_K.",
-                ): _reference_bilinear(W_Q, W_Q, b_Q, b_Q),
+                ): answers.head_bilinear_form(W_Q, W_Q, b_Q, b_Q),
                 named(
                     "scaled",
                     f"{what}: you divided by √d_k. The question asks for the raw scores "
@@ -492,7 +468,7 @@ head_bilinear_form = Exercise(
     allowed=(),
     signature="head_bilinear_form(W_Q, W_K, b_Q, b_K)",
     grade=_grade_bilinear,
-    reference=_reference_bilinear,
+    reference=answers.head_bilinear_form,
     hints=[
         "Multiply out one score of head a: (x_i W^Q_a + b^Q_a) · (x_j W^K_a + b^K_a) has four "
         "terms. Sort them by which rows they hold: x_i and x_j, x_i only, x_j only, neither. "

@@ -7,15 +7,10 @@ import numpy as np
 from ..attention import softmax
 from ._core import Exercise, LearnerError, Mistake, as_result_array, compare, fresh_rng, named
 from ._prediction import Prediction
+from .answers import lesson03 as answers
 
 # ----------------------------------------------------------------------------------------------
 # ★★ scaled_scores(Q, K): (..., n_q, d_k), (..., n_k, d_k) -> (..., n_q, n_k)
-
-
-def _reference(Q, K):
-    d_k = Q.shape[-1]
-    # K.T would reverse *every* axis of a batched K; swap only the last two.
-    return Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)  # (..., n_q, n_k)
 
 
 def _divisors(n_q: int, n_k: int, d_k: int) -> list[float]:
@@ -146,7 +141,7 @@ def _grade(call):
         Q64, K64 = Q.astype(float), K.astype(float)
         compare(
             got,
-            _reference(Q64, K64),
+            answers.scaled_scores(Q64, K64),
             _known_mistakes(Q64, K64, what),
             f"{what} differs from Q Kᵀ / √d_k: entry [..., i, j] should be q_i · k_j / √{d_k}.",
         )
@@ -161,7 +156,7 @@ scaled_scores = Exercise(
     allowed=(),
     signature="scaled_scores(Q, K)",
     grade=_grade,
-    reference=_reference,
+    reference=answers.scaled_scores,
     hints=[
         "Entry [..., i, j] is the dot product of query i with key j, divided by √d_k, for every "
         "batch and head index in front. A matrix product broadcasts over leading axes: A @ B "
@@ -185,7 +180,7 @@ unscaled_variance_at_64 = Prediction(
         "q and k have d_k = 64 independent entries, each of mean 0 and variance 1. Roughly "
         "what is the variance of the unscaled score q · k? (a number)"
     ),
-    answer=64.0,
+    answer=answers.unscaled_variance_at_64,
     rtol=0.15,
     explanation=(
         "The score q · k = q_1 k_1 + ... + q_64 k_64 is a sum of 64 independent terms, and each "
@@ -202,7 +197,7 @@ unscaled_softmax_trend = Prediction(
         "Without the scale, as d_k grows from 1 to 512, does the softmax of one query's scores "
         "get flatter or peakier?"
     ),
-    answer="peakier",
+    answer=answers.unscaled_softmax_trend,
     choices=["flatter", "peakier"],
     wrong={
         "flatter": "More dimensions do not average the scores out: each score is a sum of d_k "
@@ -233,22 +228,6 @@ def _softmax_of_finite(x, axis=-1):
     (finite scores times a finite c, hundreds of calls per check): the same bits."""
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
-
-
-def _reference_entropy_scale(scores, target):
-    def entropy(c):  # mean entropy (nats) of the rows of softmax(c * scores)
-        p = np.exp(c * scores - (c * scores).max(axis=-1, keepdims=True))
-        p /= p.sum(axis=-1, keepdims=True)
-        return np.mean(-np.sum(p * np.log(np.where(p > 0, p, 1.0)), axis=-1))
-
-    # c = 0 gives flat rows (entropy log n_k, above the target); the entropy falls as c grows.
-    lo, hi = 0.0, 1.0
-    while entropy(hi) > target:  # double until the target is bracketed
-        lo, hi = hi, 2 * hi
-    for _ in range(60):  # bisection: halve the bracket 60 times
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if entropy(mid) > target else (lo, mid)
-    return (lo + hi) / 2
 
 
 def _solve(fn, target):
@@ -303,7 +282,7 @@ def _wrong_scales(scores, target, right):
 def _slips_apart(scores, target) -> bool:
     """True if the right scale and every slip's scale differ by more than 5% from each other,
     so that each answer is recognised for what it is."""
-    right = _reference_entropy_scale(scores, target)
+    right = answers.scale_for_entropy(scores, target)
     values = [right] + [c for c, _ in _wrong_scales(scores, target, right).values() if c]
     values = np.sort(values)
     return bool(np.all(np.diff(values) > 0.05 * values[1:]))
@@ -335,7 +314,7 @@ def _draw_entropy_cases(rng):
             n_q, n_k = int(rng.integers(4, 9)), int(rng.integers(5, 17))
             scores = rng.standard_normal((n_q, n_k)) * rng.uniform(*spread)
             target = float(fraction * np.log(n_k))
-            if spread[0] < 0.5 and not 15 < _reference_entropy_scale(scores, target) < 500:
+            if spread[0] < 0.5 and not 15 < answers.scale_for_entropy(scores, target) < 500:
                 continue
             if n_q != n_k and _slips_apart(scores, target):
                 break
@@ -383,7 +362,7 @@ def _grade_entropy(call):
         reached = _mean_entropy(scores, c)
         if abs(reached - target) <= ENTROPY_TOL:
             continue
-        right = _reference_entropy_scale(scores, target)
+        right = answers.scale_for_entropy(scores, target)
         if c < right and _bracket_end(c):
             raise Mistake(
                 f"{what} returned c = {c:.6g}, the end of a fixed search range: at c = "
@@ -428,7 +407,7 @@ scale_for_entropy = Exercise(
     allowed=("helpers.softmax",),  # not helpers.scaling.entropy_scale, the answer
     signature="scale_for_entropy(scores, target)",
     grade=_grade_entropy,
-    reference=_reference_entropy_scale,
+    reference=answers.scale_for_entropy,
     hints=[
         "Write entropy(c), the mean over rows of -Σ p log p with p = softmax(c * scores) along "
         "each row, in nats. At c = 0 every row is flat (entropy log n_k); as c grows the rows "

@@ -23,13 +23,7 @@ from ._core import (
     unpack_pair,
 )
 from ._prediction import Prediction
-
-
-def _reference_softmax(z):
-    z = z - z.max(axis=-1, keepdims=True)  # shift-invariant: exp never sees a positive number
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
-
+from .answers import lesson04 as answers
 
 # ------------------------------------------------------------------------------ softmax
 # What common wrong softmaxes return, to recognise them. NumPy's overflow warnings are
@@ -301,7 +295,7 @@ softmax = Exercise(
     allowed=(),
     signature="softmax(z)",
     grade=_grade_softmax,
-    reference=_reference_softmax,
+    reference=answers.softmax,
     stars=1,
     title="a stable softmax over the last axis: a row, a score matrix or a batch",
     hints=[
@@ -321,16 +315,6 @@ softmax = Exercise(
 
 # ------------------------------------------------------------------------------ attention
 # Batched: Q (..., n_q, d_k), K (..., n_k, d_k), V (..., n_k, d_v), any number of leading axes.
-
-
-def _reference_attention(Q, K, V):
-    d_k = Q.shape[-1]
-    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)  # (..., n_q, n_k): K.T would flip all axes
-    scores = scores - scores.max(axis=-1, keepdims=True)  # each row its own max
-    weights = np.exp(scores)
-    weights = weights / weights.sum(axis=-1, keepdims=True)  # each row sums to 1
-    output = weights @ V  # (..., n_q, d_v): a weighted average of V's rows
-    return output, weights
 
 
 def _weights_mistakes(Q, K, what: str) -> dict[str, np.ndarray]:
@@ -565,7 +549,7 @@ attention = Exercise(
     allowed=("helpers.softmax",),
     signature="attention(Q, K, V)",
     grade=_grade_attention,
-    reference=_reference_attention,
+    reference=answers.attention,
     stars=2,
     title="attention on batched inputs (..., n_q, d_k), any number of leading axes",
     hints=[
@@ -592,7 +576,7 @@ cat_at_temperature_10 = Prediction(
         "At temperature T = 10 (the scores divided by 10 once more), does the largest weight "
         "in the row of 'cat' (head 0) rise, fall or stay the same, compared with T = 1?"
     ),
-    answer="fall",
+    answer=answers.cat_at_temperature_10,
     choices=["rise", "fall", "stay"],
     explanation=(
         "Dividing the scores by T = 10 shrinks every difference between them tenfold, and the "
@@ -612,14 +596,6 @@ cat_at_temperature_10 = Prediction(
 
 # ------------------------------------------------------------------------------ ★★★ challenge
 # zero_temperature_attention(Q, K, V): the limit of softmax(Q K^T / (sqrt(d_k) T)) V as T -> 0.
-
-
-def _reference_zero_temperature(Q, K, V):
-    scores = Q @ K.T  # (n_q, n_k): the scale 1/(sqrt(d_k) T) > 0 does not change which is largest
-    top = scores == scores.max(axis=-1, keepdims=True)  # the keys that tie for the row's max
-    # exp((s_j - s_max) / T) -> 1 for a tied key, -> 0 for the others: the tied keys share.
-    weights = top / top.sum(axis=-1, keepdims=True)
-    return weights @ V, weights
 
 
 def _zero_t_cases(rng: np.random.Generator):
@@ -683,7 +659,7 @@ def _grade_zero_temperature(call) -> str:
     for what, Q, K, V in _zero_t_cases(fresh_rng()):
         n_q, n_k, d_v = Q.shape[0], K.shape[0], V.shape[1]
         output, weights = _unpack_batched(call(Q, K, V), what, (), n_q, n_k, d_v)
-        ref_out, ref_w = _reference_zero_temperature(Q, K, V)
+        ref_out, ref_w = answers.zero_temperature_attention(Q, K, V)
         scaled = Q @ K.T / 2.0
         top = scaled == scaled.max(axis=-1, keepdims=True)
         known = _zero_t_mistakes(what, scaled, top)
@@ -741,7 +717,7 @@ zero_temperature_attention = Exercise(
     allowed=("helpers.softmax",),
     signature="zero_temperature_attention(Q, K, V)",
     grade=_grade_zero_temperature,
-    reference=_reference_zero_temperature,
+    reference=answers.zero_temperature_attention,
     stars=3,
     title="challenge: the T -> 0 limit of attention, ties included",
     hints=[

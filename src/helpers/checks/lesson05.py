@@ -20,14 +20,10 @@ from ._core import (
     unpack_pair,
 )
 from ._prediction import Prediction
+from .answers import lesson05 as answers
 
 # ----------------------------------------------------------------------------------------------
 # causal_mask(n)
-
-
-def _reference_causal_mask(n):
-    # True on and below the diagonal: query i may attend to keys 0, 1, ..., i.
-    return np.tril(np.ones((n, n), dtype=bool))
 
 
 def _as_mask(value, what: str, n: int | tuple[int, ...]) -> tuple[np.ndarray, bool]:
@@ -86,7 +82,7 @@ def _grade_causal_mask(call):
         what = f"causal_mask({n})"
         raw = call(n)
         got, is_bool = _as_mask(raw, what, n)
-        expected = _reference_causal_mask(n)
+        expected = answers.causal_mask(n)
         if np.array_equal(got, expected):
             if not is_bool:
                 raise Mistake(
@@ -142,7 +138,7 @@ causal_mask = Exercise(
     allowed=(),
     signature="causal_mask(n)",
     grade=_grade_causal_mask,
-    reference=_reference_causal_mask,
+    reference=answers.causal_mask,
     stars=1,
     title="the boolean causal mask for any n",
     hints=[
@@ -157,16 +153,6 @@ causal_mask = Exercise(
 
 # ----------------------------------------------------------------------------------------------
 # masked_attention(Q, K, V, mask)
-
-
-def _reference_masked_attention(Q, K, V, mask):
-    d_k = Q.shape[-1]
-    scores = Q @ K.T / np.sqrt(d_k)  # (n_q, n_k)
-    scores = np.where(mask, scores, -np.inf)  # blocked keys get -inf BEFORE the softmax
-    scores = scores - scores.max(axis=-1, keepdims=True)  # stable: exp never overflows
-    weights = np.exp(scores)  # exp(-inf) = 0: blocked keys get weight exactly 0
-    weights = weights / weights.sum(axis=-1, keepdims=True)  # (n_q, n_k), rows sum to 1
-    return weights @ V, weights  # (n_q, d_v), (n_q, n_k)
 
 
 def _variant_weights(Q, K, V, mask, how: str) -> np.ndarray:
@@ -278,11 +264,11 @@ def _grade_masked_attention(call):
     random_mask[np.arange(n_q), rng.integers(0, n_k, n_q)] = True  # every row keeps a key
     random_mask[0, -1] = True  # query 0 may see the last key: this mask is not causal
     cases = [
-        ("a causal mask", n, n, 1.0, _reference_causal_mask(n), np.float64),
+        ("a causal mask", n, n, 1.0, answers.causal_mask(n), np.float64),
         ("a random, non-causal mask", n_q, n_k, 1.0, random_mask, np.float64),
         ("one token", 1, 1, 1.0, np.ones((1, 1), bool), np.float64),
-        ("large scores", n, n, 30.0, _reference_causal_mask(n), np.float64),
-        ("float32 inputs", n, n, 1.0, _reference_causal_mask(n), np.float32),
+        ("large scores", n, n, 30.0, answers.causal_mask(n), np.float64),
+        ("float32 inputs", n, n, 1.0, answers.causal_mask(n), np.float32),
     ]
     for label, nq, nk, size, mask, dtype in cases:
         Q = rng.standard_normal((nq, d_k)) * size
@@ -300,7 +286,7 @@ def _grade_masked_attention(call):
             (nq, d_v),
             (nq, nk),
         )
-        ref_out, ref_w = _reference_masked_attention(Q, K, V, mask)
+        ref_out, ref_w = answers.masked_attention(Q, K, V, mask)
         if label == "large scores" and not np.all(np.isfinite(got_w)):
             late = _variant_weights(Q, K, V, mask, "after_renorm")
             if np.array_equal(np.isnan(late), np.isnan(got_w)):
@@ -362,7 +348,7 @@ masked_attention = Exercise(
     allowed=("helpers.softmax", "helpers.causal_mask"),
     signature="masked_attention(Q, K, V, mask)",
     grade=_grade_masked_attention,
-    reference=_reference_masked_attention,
+    reference=answers.masked_attention,
     stars=2,
     title="attention with any boolean mask, vectorised (True = may attend)",
     hints=[
@@ -384,23 +370,6 @@ masked_attention = Exercise(
 # seed.
 
 _BUILD_IT_X = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
-
-
-def _reference_causal_build_it(seed):
-    np.random.seed(seed)  # lesson 04's np.random.seed(0), with the seed as a parameter
-    X = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
-    d_model, d_k = 4, 4
-    Wq = np.random.randn(d_model, d_k) * 0.5
-    Wk = np.random.randn(d_model, d_k) * 0.5
-    Wv = np.random.randn(d_model, d_k) * 0.5
-    Q, K, V = X @ Wq, X @ Wk, X @ Wv
-    scores = Q @ K.T / np.sqrt(d_k)  # (3, 3)
-    mask = np.tril(np.ones((3, 3), dtype=bool))  # the one new line: True = may attend
-    scores = np.where(mask, scores, -np.inf)  # blocked scores -> -inf before the softmax
-    z = scores - scores.max(axis=-1, keepdims=True)
-    A = np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)  # row 0 becomes [1, 0, 0]
-    out = A @ V
-    return A, out
 
 
 def _build_it_parts(seed: int):
@@ -477,14 +446,14 @@ def _grade_causal_build_it(call):
         for seed in (0, int(rng.integers(1, 2**31 - 1))):
             what = f"causal_build_it({seed})"
             A, out = _unpack_build_it(call(seed), what)
-            ref_A, ref_out = _reference_causal_build_it(seed)
+            ref_A, ref_out = answers.causal_build_it(seed)
             if not (close(A, ref_A) and close(out, ref_out)):
                 for how, (wrong_A, wrong_out) in _build_it_variants(seed).items():
                     nan_same = np.array_equal(np.isnan(A), np.isnan(wrong_A))
                     if nan_same and close(np.nan_to_num(A), np.nan_to_num(wrong_A)):
                         if how != "out_from_unmasked" or close(out, wrong_out):
                             raise Mistake(f"{what}: {_BUILD_IT_MISTAKES[how]}", how)
-                if seed != 0 and close(A, _reference_causal_build_it(0)[0]):
+                if seed != 0 and close(A, answers.causal_build_it(0)[0]):
                     raise Mistake(
                         f"{what} gives the numbers of seed 0: use the seed argument, "
                         "np.random.seed(seed), so that Wq, Wk and Wv are drawn from it.",
@@ -515,7 +484,7 @@ causal_build_it = Exercise(
     allowed=("helpers.softmax", "helpers.causal_mask"),
     signature="causal_build_it(seed)",
     grade=_grade_causal_build_it,
-    reference=_reference_causal_build_it,
+    reference=answers.causal_build_it,
     stars=1,
     title="lesson 04's NumPy cell made causal (row 0 becomes [1, 0, 0])",
     hints=[
@@ -533,11 +502,6 @@ causal_build_it = Exercise(
 
 # ----------------------------------------------------------------------------------------------
 # padding_mask(lengths, n): boolean (b, n), True = a real token that may be attended.
-
-
-def _reference_padding_mask(lengths, n):
-    positions = np.arange(n)  # (n,): 0, 1, ..., n - 1
-    return positions[None, :] < np.asarray(lengths)[:, None]  # (b, n): True before the padding
 
 
 def _padding_variants(lengths: np.ndarray, n: int) -> dict[str, np.ndarray]:
@@ -589,7 +553,7 @@ def _grade_padding_mask(call):
         what = f"padding_mask(lengths={L.tolist()}, n={m})"
         raw = call(L, m)
         got, is_bool = _as_mask(raw, what, (len(L), m))
-        expected = _reference_padding_mask(L, m)
+        expected = answers.padding_mask(L, m)
         if np.array_equal(got, expected):
             if not is_bool:
                 raise Mistake(
@@ -618,7 +582,7 @@ padding_mask = Exercise(
     allowed=(),
     signature="padding_mask(lengths, n)",
     grade=_grade_padding_mask,
-    reference=_reference_padding_mask,
+    reference=answers.padding_mask,
     stars=1,
     title="the boolean padding mask (b, n) of a batch of sentences of different lengths",
     hints=[
@@ -633,20 +597,6 @@ padding_mask = Exercise(
 
 # ----------------------------------------------------------------------------------------------
 # batched_masked_attention(Q, K, V, lengths, causal): padding + causal, for (b, n, d) inputs.
-
-
-def _reference_batched_masked_attention(Q, K, V, lengths, causal):
-    b, n, d_k = Q.shape
-    real = np.arange(n)[None, :] < np.asarray(lengths)[:, None]  # (b, n): real tokens
-    mask = real[:, None, :]  # (b, 1, n): padded KEYS are blocked, for every query row
-    if causal:
-        mask = mask & np.tril(np.ones((n, n), dtype=bool))  # (b, n, n): and the future
-    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)  # (b, n, n)
-    scores = np.where(mask, scores, -np.inf)
-    scores = scores - scores.max(axis=-1, keepdims=True)  # a padded query row still has keys
-    weights = np.exp(scores)
-    weights = weights / weights.sum(axis=-1, keepdims=True)
-    return weights @ V, weights  # (b, n, d_v), (b, n, n)
 
 
 def _batched_variants(Q, K, lengths, causal) -> dict[str, np.ndarray]:
@@ -737,7 +687,7 @@ def _grade_batched_masked_attention(call):
                 ) from None
             raise
         out, w = _unpack(value, what, (bb, nn, d_v), (bb, nn, nn))
-        ref_out, ref_w = _reference_batched_masked_attention(Q, K, V, L, causal)
+        ref_out, ref_w = answers.batched_masked_attention(Q, K, V, L, causal)
         known = {
             named(how, f"{what}: {_BATCHED_MISTAKES[how]}"): wrong
             for how, wrong in _batched_variants(Q, K, L, causal).items()
@@ -777,7 +727,7 @@ batched_masked_attention = Exercise(
     allowed=("helpers.softmax", "helpers.causal_mask", "helpers.padding_mask"),
     signature="batched_masked_attention(Q, K, V, lengths, causal)",
     grade=_grade_batched_masked_attention,
-    reference=_reference_batched_masked_attention,
+    reference=answers.batched_masked_attention,
     stars=2,
     title="a batch of padded sentences: padding mask and causal mask combined, (b, n, d)",
     hints=[
@@ -806,7 +756,7 @@ allowed_weight_with_mask = Prediction(
         "may attend to 'the', 'cat' and itself only. Does its weight on 'cat' rise, fall or "
         "stay the same?"
     ),
-    answer="rise",
+    answer=answers.allowed_weight_with_mask,
     choices=["rise", "fall", "stay"],
     explanation=(
         "The mask gives the future keys the score -inf, so their terms exp(-inf) = 0 leave the "
@@ -825,16 +775,6 @@ allowed_weight_with_mask = Prediction(
 
 # ----------------------------------------------------------------------------------------------
 # ★★★ decode_step(x_t, K_cache, V_cache, W_Q, W_K, W_V): one step of generation with a KV cache.
-
-
-def _reference_decode_step(x_t, K_cache, V_cache, W_Q, W_K, W_V):
-    q = x_t @ W_Q  # (d_k,): the new token's query
-    K_cache = np.vstack([K_cache, x_t @ W_K])  # (t + 1, d_k): its key joins the cache
-    V_cache = np.vstack([V_cache, x_t @ W_V])  # (t + 1, d_v): and its value
-    s = K_cache @ q / np.sqrt(q.shape[-1])  # (t + 1,): against every key so far, itself too
-    w = np.exp(s - s.max())
-    w = w / w.sum()  # no mask needed: the cache holds no future
-    return w @ V_cache, K_cache, V_cache  # (d_v,), (t + 1, d_k), (t + 1, d_v)
 
 
 _DECODE_MISTAKES = {
@@ -861,7 +801,7 @@ def _grade_decode_step(call):
         X = rng.normal(size=(n, d_model))
         W_Q, W_K, W_V = (rng.normal(size=(d_model, d)) / np.sqrt(d_model) for d in (d_k, d_k, d_v))
         Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-        full = _reference_masked_attention(Q, K, V, _reference_causal_mask(n))[0]  # (n, d_v)
+        full = answers.masked_attention(Q, K, V, answers.causal_mask(n))[0]  # (n, d_v)
         if all(_distinct([full[t], *_decode_mistakes(Q, K, V, t).values()]) for t in range(2, n)):
             break
     deferred = None
@@ -976,7 +916,7 @@ decode_step = Exercise(
     allowed=("helpers.softmax", "helpers.scaled_dot_product_attention", "helpers.causal_mask"),
     signature="decode_step(x_t, K_cache, V_cache, W_Q, W_K, W_V)",
     grade=_grade_decode_step,
-    reference=_reference_decode_step,
+    reference=answers.decode_step,
     stars=3,
     title="challenge: one step of generation with a KV cache, equal to the causal full pass",
     hints=[

@@ -26,6 +26,7 @@ from ._core import (
     unpack_pair,
 )
 from ._prediction import Prediction
+from .answers import lesson06 as answers
 
 
 def _swap(a):
@@ -55,7 +56,7 @@ cross_attention_shape = Prediction(
     name="cross_attention_shape",
     question="The decoder side has 4 tokens (the queries), the encoder side 6 (the keys and "
     "values). What shape is the cross-attention weight matrix: '4x6', '6x4', '6x6' or '4x4'?",
-    answer="4x6",
+    answer=answers.cross_attention_shape,
     choices=["4x6", "6x4", "6x6", "4x4"],
     explanation="One row per query (4 French tokens), one column per key (6 English tokens): "
     "Q K^T is (4, d_k) @ (d_k, 6) = (4, 6). The output has one row per query too: (4, d_v).",
@@ -72,19 +73,6 @@ cross_attention_shape = Prediction(
 
 # ----------------------------------------------------------------------------------------------
 # cross_attention(X_q, X_kv, W_Q, W_K, W_V, kv_lengths)
-
-
-def _reference_cross_attention(X_q, X_kv, W_Q, W_K, W_V, kv_lengths):
-    Q = X_q @ W_Q  # (b, n_q, d_k): the queries come from the decoder's side...
-    K = X_kv @ W_K  # (b, n_k, d_k): ...the keys and values from the encoder's
-    V = X_kv @ W_V  # (b, n_k, d_v)
-    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])  # (b, n_q, n_k)
-    real = np.arange(K.shape[-2]) < np.asarray(kv_lengths)[:, None]  # (b, n_k): not padding
-    scores = np.where(real[:, None, :], scores, -np.inf)  # a padded key is never attended
-    scores = scores - scores.max(axis=-1, keepdims=True)  # stable softmax over each row
-    weights = np.exp(scores)
-    weights = weights / weights.sum(axis=-1, keepdims=True)  # (b, n_q, n_k), rows sum to 1
-    return weights @ V, weights  # (b, n_q, d_v), (b, n_q, n_k)
 
 
 def _cross(X_q, X_kv, W_Q, W_K, W_V, lengths, how=""):
@@ -186,7 +174,7 @@ def _grade_cross_attention(call):
         )
         value = _call_batched(call, (*(a.astype(dtype) for a in inputs[:5]), lens.copy()), what)
         got_out, got_w = _unpack_cross(value, what, inputs, (b, nq, n_k, d_v))
-        ref_out, ref_w = _reference_cross_attention(*inputs)
+        ref_out, ref_w = answers.cross_attention(*inputs)
         known = {
             named(how, f"{what}: {message}"): _cross(*inputs, how=how)[1]
             for how, message in _CROSS_MISTAKES.items()
@@ -218,7 +206,7 @@ cross_attention = Exercise(
     allowed=("helpers.softmax", "helpers.scaled_dot_product_attention", "helpers.padding_mask"),
     signature="cross_attention(X_q, X_kv, W_Q, W_K, W_V, kv_lengths)",
     grade=_grade_cross_attention,
-    reference=_reference_cross_attention,
+    reference=answers.cross_attention,
     hints=[
         "The lesson's cross-attention, for a batch: Q from X_q, K and V from X_kv, scores "
         "(b, n_q, n_k). New is the padding: sequence s of X_kv has only kv_lengths[s] real "
@@ -237,20 +225,6 @@ cross_attention = Exercise(
 
 # ----------------------------------------------------------------------------------------------
 # multi_head_attention(X, W_Q, W_K, W_V, W_O): any leading axes, d_v may differ from d_k
-
-
-def _reference_multi_head_attention(X, W_Q, W_K, W_V, W_O):
-    heads, weights = [], []
-    for head in range(W_Q.shape[0]):  # head a has its own W_Q[a], W_K[a], W_V[a]
-        Q, K, V = X @ W_Q[head], X @ W_K[head], X @ W_V[head]  # (..., n, d_k), (..., n, d_v)
-        scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])  # (..., n, n)
-        scores = scores - scores.max(axis=-1, keepdims=True)  # stable softmax over each row
-        A = np.exp(scores)
-        A = A / A.sum(axis=-1, keepdims=True)  # (..., n, n), rows sum to 1
-        heads.append(A @ V)  # head_a: (..., n, d_v)
-        weights.append(A)
-    concat = np.concatenate(heads, axis=-1)  # (..., n, h * d_v): [head_1 | head_2 | ...]
-    return concat @ W_O, np.stack(weights, axis=-3)  # (..., n, d_model), (..., h, n, n)
 
 
 def _heads(X, W_Q, W_K, W_V, scale="sqrt_dk", shared=False):
@@ -410,7 +384,7 @@ multi_head_attention = Exercise(
     allowed=("helpers.softmax", "helpers.scaled_dot_product_attention"),
     signature="multi_head_attention(X, W_Q, W_K, W_V, W_O)",
     grade=_grade_multi_head_attention,
-    reference=_reference_multi_head_attention,
+    reference=answers.multi_head_attention,
     hints=[
         "Loop over the heads a (h = W_Q.shape[0]). Head a is ordinary attention with its own "
         "projections: Q = X @ W_Q[a], K = X @ W_K[a], V = X @ W_V[a]; @ works on any leading "
@@ -431,18 +405,6 @@ multi_head_attention = Exercise(
 
 # ----------------------------------------------------------------------------------------------
 # multi_query_attention(X, W_Q, W_K, W_V, W_O): the ★★★ challenge, any leading batch axes
-
-
-def _reference_multi_query_attention(X, W_Q, W_K, W_V, W_O):
-    K, V = X @ W_K, X @ W_V  # (..., n, d_k), (..., n, d_v): one key and one value per token
-    Q = np.einsum("...nd,hdk->...hnk", X, W_Q)  # (..., h, n, d_k): only the queries are per head
-    K_h, V_h = K[..., None, :, :], V[..., None, :, :]  # (..., 1, n, d): shared by every head
-    scores = Q @ np.swapaxes(K_h, -1, -2) / np.sqrt(Q.shape[-1])  # (..., h, n, n)
-    A = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    A = A / A.sum(axis=-1, keepdims=True)  # rows sum to 1
-    heads = A @ V_h  # (..., h, n, d_v)
-    concat = np.concatenate([heads[..., a, :, :] for a in range(heads.shape[-3])], axis=-1)
-    return concat @ W_O, A  # (..., n, d_model), (..., h, n, n)
 
 
 def _mqa(X, W_Q, W_K, W_V, W_O, how=""):
@@ -551,7 +513,7 @@ def _grade_multi_query_attention(call):
                 ) from None
             raise
         out, weights = _unpack_mqa(value, what, lead, h, n_, d_model)
-        ref_out, ref_w = _reference_multi_query_attention(*inputs)
+        ref_out, ref_w = answers.multi_query_attention(*inputs)
         known_w = {named(k, f"{what}: {m}"): _mqa(*inputs, how=k)[1]
                    for k, m in _MQA_WEIGHT_MISTAKES.items()}  # fmt: skip
         compare(
@@ -581,7 +543,7 @@ multi_query_attention = Exercise(
     allowed=("helpers.softmax", "helpers.scaled_dot_product_attention"),
     signature="multi_query_attention(X, W_Q, W_K, W_V, W_O)",
     grade=_grade_multi_query_attention,
-    reference=_reference_multi_query_attention,
+    reference=answers.multi_query_attention,
     hints=[
         "Compute K = X @ W_K and V = X @ W_V once: every head of a sentence uses the same keys "
         "and values, (..., n, d_k) and (..., n, d_v), with no head axis. Only the queries are "

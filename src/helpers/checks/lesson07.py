@@ -18,12 +18,13 @@ import numpy as np
 
 from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, named
 from ._prediction import Prediction
+from .answers import lesson07 as answers
 
 score_memory_doubling = Prediction(
     name="score_memory_doubling",
     question="If the sentence doubles in length (n -> 2n), by what factor does the memory of "
     "the attention weights grow? (a number)",
-    answer=4.0,
+    answer=answers.score_memory_doubling,
     explanation="The weights hold one number per (query, key) pair, n * n of them; with 2n "
     "tokens that is (2n)^2 = 4 n^2. Q, K and V only double: one row per token.",
     rtol=0.01,
@@ -32,11 +33,6 @@ score_memory_doubling = Prediction(
 
 # ----------------------------------------------------------------------------------------------
 # score_matrix_bytes(n, h, batch, dtype)
-
-
-def _reference(n, h, batch, dtype):
-    itemsize = np.dtype(dtype).itemsize  # bytes per number: 2, 4 or 8
-    return batch * h * n * n * itemsize  # one (n, n) matrix per head per sequence
 
 
 def _as_number(value, what: str) -> int | float:
@@ -127,7 +123,7 @@ def _grade_bytes(call):
         shown = repr(shown) if isinstance(dtype, str) else shown
         what = f"score_matrix_bytes(n={n}, h={h}, batch={batch}, dtype={shown})"
         got = _as_number(call(n, h, batch, dtype), what)
-        expected = _reference(n, h, batch, dtype)
+        expected = answers.score_matrix_bytes(n, h, batch, dtype)
         if isinstance(got, int) and got == expected:
             continue
         itemsize = np.dtype(dtype).itemsize
@@ -177,7 +173,7 @@ score_matrix_bytes = Exercise(
     allowed=(),  # NumPy only: helpers.blockwise.score_matrix_bytes is this answer
     signature="score_matrix_bytes(n, h, batch, dtype)",
     grade=_grade_bytes,
-    reference=_reference,
+    reference=answers.score_matrix_bytes,
     hints=[
         "Count the numbers first: how many attention weights does one head hold for one "
         "sequence of n tokens? Then how many heads, how many sequences?",
@@ -192,18 +188,6 @@ score_matrix_bytes = Exercise(
 
 # ----------------------------------------------------------------------------------------------
 # online_softmax_update(m, l, acc, scores, V_block)
-
-
-def _reference_online_softmax_update(m, l, acc, scores, V_block):
-    m_new = np.maximum(m, scores.max(axis=-1))  # (n_q,) the running max, this block included
-    # A row that has seen only -inf (masked keys) keeps m_new = -inf; subtract 0 there,
-    # since -inf - (-inf) is NaN. Its l and acc stay 0.
-    shift = np.where(np.isneginf(m_new), 0.0, m_new)  # (n_q,)
-    correction = np.exp(m - shift)  # (n_q,): exp(m_old - m_new) <= 1; 0 on the first block
-    p = np.exp(scores - shift[:, None])  # (n_q, b): exp(s - m_new); masked keys give 0
-    l = l * correction + p.sum(axis=-1)  # (n_q,)
-    acc = acc * correction[:, None] + p @ V_block  # (n_q, d_v)
-    return m_new, l, acc
 
 
 def _update_wrong(m, l, acc, scores, V_block, how):
@@ -343,7 +327,7 @@ def _grade_update(call):
         f"b={b}, d_v={d_v}; half the rows get a larger max)"
     )
     got = _unpack_state(call(m, l, acc, scores, V_b), what, n_q, d_v)
-    want = _reference_online_softmax_update(m, l, acc, scores, V_b)
+    want = answers.online_softmax_update(m, l, acc, scores, V_b)
     _compare_state(got, want, (m, l, acc, scores, V_b), what)
 
     # 2. The first block, from m = -inf, l = 0, acc = 0, with rows whose keys are all masked.
@@ -358,7 +342,7 @@ def _grade_update(call):
     )
     got = _unpack_state(call(*start, scores, V_b), what, n_q, d_v)
     _compare_state(
-        got, _reference_online_softmax_update(*start, scores, V_b), (*start, scores, V_b), what
+        got, answers.online_softmax_update(*start, scores, V_b), (*start, scores, V_b), what
     )
 
     # 3. A whole run over blocks of keys: acc / l is attention, even for large scores.
@@ -425,7 +409,7 @@ online_softmax_update = Exercise(
     allowed=(),  # NumPy only: helpers.blockwise folds blocks the same way
     signature="online_softmax_update(m, l, acc, scores, V_block)",
     grade=_grade_update,
-    reference=_reference_online_softmax_update,
+    reference=answers.online_softmax_update,
     hints=[
         "Three steps per block: the new running max m_new (per row), the factor that corrects "
         "what was summed with the old max, then add this block's exponentials. All of it row "
@@ -448,18 +432,6 @@ online_softmax_update = Exercise(
 # blockwise_attention(Q, K, V, block_size)
 
 
-def _reference_blockwise_attention(Q, K, V, block_size):
-    update = _reference_online_softmax_update  # = your online_softmax_update
-    n_q, n_k, d_v = Q.shape[0], K.shape[0], V.shape[1]
-    scale = 1 / np.sqrt(Q.shape[1])  # 1/sqrt(d_k)
-    m, l, acc = np.full(n_q, -np.inf), np.zeros(n_q), np.zeros((n_q, d_v))
-    for start in range(0, n_k, block_size):  # the last block may be shorter
-        stop = min(start + block_size, n_k)
-        scores = Q @ K[start:stop].T * scale  # (n_q, b): one tile, never (n_q, n_k)
-        m, l, acc = update(m, l, acc, scores, V[start:stop])
-    return acc / l[:, None]  # (n_q, d_v)
-
-
 def _blockwise_wrong(Q, K, V, block_size, how):
     with np.errstate(all="ignore"):
         return _blockwise_wrong_quietly(Q, K, V, block_size, how)
@@ -476,7 +448,7 @@ def _blockwise_wrong_quietly(Q, K, V, block_size, how):
         if how == "only_last_block":
             m, l, acc = np.full(n_q, -np.inf), np.zeros(n_q), np.zeros((n_q, V.shape[1]))
         s, e = (0, block_size) if how == "first_block_repeated" else (start, start + block_size)
-        m, l, acc = _reference_online_softmax_update(m, l, acc, Q @ K[s:e].T * scale, V[s:e])
+        m, l, acc = answers.online_softmax_update(m, l, acc, Q @ K[s:e].T * scale, V[s:e])
     return acc if how == "not_normalised" else acc / l[:, None]
 
 
@@ -614,7 +586,7 @@ blockwise_attention = Exercise(
     allowed=(),  # NumPy and the learner's own online_softmax_update
     signature="blockwise_attention(Q, K, V, block_size)",
     grade=_grade_blockwise,
-    reference=_reference_blockwise_attention,
+    reference=answers.blockwise_attention,
     hints=[
         "Start from m = -inf, l = 0, acc = 0 (shapes (n_q,), (n_q,), (n_q, d_v)), then walk "
         "over the keys block_size at a time and let your online_softmax_update fold each block "
@@ -637,7 +609,7 @@ blockwise_memory_growth = Prediction(
     question="From n = 1024 to n = 4096 (4 times as many tokens) the naive peak memory grows "
     "about 16 times. By what factor does the peak memory of blockwise attention (blocks of 128 "
     "keys) grow? (a number)",
-    answer=4.0,
+    answer=answers.blockwise_memory_growth,
     explanation="Blockwise attention holds one (n, 128) tile of scores and the (n, d_v) state "
     "m, l, acc: every one of them has one row per query, so its memory grows like n, not n^2. "
     "The time still grows like n^2: every query still meets every key.",
@@ -646,25 +618,6 @@ blockwise_memory_growth = Prediction(
 
 # ----------------------------------------------------------------------------------------------
 # causal_blockwise_attention(Q, K, V, block_size) -> (output, tiles): the ★★★ challenge
-
-
-def _reference_causal_blockwise(Q, K, V, block_size):
-    update = _reference_online_softmax_update  # = your online_softmax_update
-    n, d_v = Q.shape[0], V.shape[1]
-    scale = 1 / np.sqrt(Q.shape[1])
-    output, tiles = np.empty((n, d_v)), 0
-    for q0 in range(0, n, block_size):  # one block of queries at a time
-        q1 = min(q0 + block_size, n)
-        m, l, acc = np.full(q1 - q0, -np.inf), np.zeros(q1 - q0), np.zeros((q1 - q0, d_v))
-        for k0 in range(0, q1, block_size):  # key blocks after q1 - 1 are all future: skipped
-            k1 = min(k0 + block_size, n)
-            scores = Q[q0:q1] @ K[k0:k1].T * scale  # (b, b) tile
-            tiles += 1
-            future = np.arange(k0, k1)[None, :] > np.arange(q0, q1)[:, None]  # key j > query i
-            scores = np.where(future, -np.inf, scores)  # only the diagonal tile has any
-            m, l, acc = update(m, l, acc, scores, V[k0:k1])
-        output[q0:q1] = acc / l[:, None]
-    return output, tiles
 
 
 def _causal_attention(Q, K, V, scale=None, offset=0, mask="causal"):
@@ -746,7 +699,7 @@ def _grade_causal(call):
                 ),
             )
         out = as_result_array(value[0], what, (n, d_v), part="output")
-        expected, want_tiles = _reference_causal_blockwise(Q, K, V, b)
+        expected, want_tiles = answers.causal_blockwise_attention(Q, K, V, b)
         known = {}
         for how, message in _CAUSAL_MISTAKES.items():
             wrong = _causal_wrong(Q, K, V, b, how)
@@ -842,7 +795,7 @@ causal_blockwise_attention = Exercise(
     allowed=("helpers.causal_mask",),
     signature="causal_blockwise_attention(Q, K, V, block_size)",
     grade=_grade_causal,
-    reference=_reference_causal_blockwise,
+    reference=answers.causal_blockwise_attention,
     hints=[
         "Cut both the queries and the keys into blocks of block_size: a grid of n_b x n_b "
         "tiles, n_b = ceil(n / block_size). Query block q0:q1 only needs key blocks that start "

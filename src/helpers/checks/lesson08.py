@@ -14,19 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, named, raw_softmax
+from .answers import lesson08 as answers
 
 EPS = 1e-6
 
 
 # ----------------------------------------------------------------------------------------------
 # softmax_backward(A, dA)
-
-
-def _reference_softmax_backward(A, dA):
-    # d a_j / d s_k = a_j (delta_jk - a_k), so dS_k = sum_j dA_j a_j (delta_jk - a_k)
-    #              = a_k (dA_k - sum_j dA_j a_j): one number per row subtracted, then times A.
-    row = (dA * A).sum(axis=-1, keepdims=True)  # (..., n_q, 1): sum_j dA_j a_j per row
-    return A * (dA - row)  # (..., n_q, n_k)
 
 
 def _finite_difference_softmax(S, dA, eps=EPS):
@@ -148,7 +142,7 @@ softmax_backward = Exercise(
     allowed=(),  # NumPy only: helpers.training.softmax_backward is this answer
     signature="softmax_backward(A, dA)",
     grade=_grade_softmax_backward,
-    reference=_reference_softmax_backward,
+    reference=answers.softmax_backward,
     hints=[
         "Work on one row first: a = softmax(s), and the lesson's Jacobian d a_j / d s_k = "
         "a_j (delta_jk - a_k). The chain rule gives ds_k = sum_j da_j * d a_j / d s_k.",
@@ -164,19 +158,6 @@ softmax_backward = Exercise(
 
 # ----------------------------------------------------------------------------------------------
 # attention_backward(Q, K, V, dO) -> (dQ, dK, dV): the ★★★ challenge
-
-
-def _reference_attention_backward(Q, K, V, dO):
-    c = 1 / np.sqrt(Q.shape[-1])  # the scale 1/sqrt(d_k)
-    S = Q @ K.T * c  # (n_q, n_k)
-    A = np.exp(S - S.max(axis=-1, keepdims=True))
-    A = A / A.sum(axis=-1, keepdims=True)  # forward: O = A V
-    dA = dO @ V.T  # (n_q, n_k)
-    dV = A.T @ dO  # (n_k, d_v)
-    dS = A * (dA - (dA * A).sum(axis=-1, keepdims=True))  # softmax_backward
-    dQ = dS @ K * c  # (n_q, d_k)
-    dK = dS.T @ Q * c  # (n_k, d_k)
-    return dQ, dK, dV
 
 
 def _attention(Q, K, V):
@@ -298,7 +279,7 @@ attention_backward = Exercise(
     ),
     signature="attention_backward(Q, K, V, dO)",
     grade=_grade_attention_backward,
-    reference=_reference_attention_backward,
+    reference=answers.attention_backward,
     hints=[
         "Redo the forward pass, keeping what the backward pass needs: c = 1/sqrt(d_k), "
         "S = c Q K^T, A = softmax(S), O = A V. Then walk back through the three lines.",

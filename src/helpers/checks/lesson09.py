@@ -21,6 +21,7 @@ import numpy as np
 from ._core import Exercise, Mistake, as_result_array, close, compare, fresh_rng, named
 from ._prediction import Prediction
 from ._scores import check_scores_per_map
+from .answers import lesson09 as answers
 
 # ----------------------------------------------------------------------------------------------
 # helpers for the checks
@@ -39,12 +40,6 @@ def _diagonal(A, offset):
 
 # ----------------------------------------------------------------------------------------------
 # head_offset_score(A, offset)
-
-
-def _reference_head_offset_score(A, offset):
-    # A[i, i + offset] for every query i that has such a key: a diagonal of each map.
-    weights = np.diagonal(A, offset, axis1=-2, axis2=-1)  # (..., n - |offset|)
-    return weights.mean(axis=-1)  # one score per map: shape (...)
 
 
 def _offset_mistakes(A, offset, what):
@@ -89,7 +84,7 @@ def _distinguishing_attention(rng, shape, offset, what, tries: int = 100):
     divides_by_n), so the mistake named is the one made."""
     for _ in range(tries):
         A = _random_attention(rng, shape)
-        right = _reference_head_offset_score(A, offset)
+        right = answers.head_offset_score(A, offset)
         values = [v for v in _offset_mistakes(A, offset, what).values() if not close(v, right)]
         if all(not close(a, b) for k, a in enumerate(values) for b in values[k + 1 :]):
             return A
@@ -134,7 +129,7 @@ def _grade_head_offset_score(call):
     for label, shape, offset, dtype in cases:
         what = f"head_offset_score(A of shape {shape}, offset={offset}) on {label}"
         A = _distinguishing_attention(rng, shape, offset, what).astype(dtype)
-        expected = _reference_head_offset_score(A.astype(float), offset)
+        expected = answers.head_offset_score(A.astype(float), offset)
         value = call(A, offset)
         if len(shape) > 2:
             _diagonal_of_first_axes(A.astype(float), offset, value, what)
@@ -160,7 +155,7 @@ head_offset_score = Exercise(
     allowed=(),  # NumPy only: helpers.pretrained.head_offset_score is the answer
     signature="head_offset_score(A, offset)",
     grade=_grade_head_offset_score,
-    reference=_reference_head_offset_score,
+    reference=answers.head_offset_score,
     stars=2,
     title="mean weight on the token offset places away, for one map or a stack of maps",
     hints=[
@@ -177,14 +172,6 @@ head_offset_score = Exercise(
 
 # ----------------------------------------------------------------------------------------------
 # most_previous_token_head(attentions)
-
-
-def _reference_most_previous_token_head(attentions):
-    # Previous-token score of every head in every sentence: (sentences, layers, heads).
-    scores = np.stack([np.diagonal(A, -1, axis1=-2, axis2=-1).mean(-1) for A in attentions])
-    mean = scores.mean(axis=0)  # (layers, heads), averaged over the sentences
-    layer, head = np.unravel_index(np.argmax(mean), mean.shape)
-    return int(layer), int(head)
 
 
 def _argmax2(M):
@@ -218,7 +205,7 @@ def _plant(rng, layers, heads, lengths):
 
 
 def _previous_head_mistakes(attentions):
-    right = _reference_most_previous_token_head(attentions)
+    right = answers.most_previous_token_head(attentions)
     layer, head = right
     heads = attentions[0].shape[1]
 
@@ -323,7 +310,7 @@ most_previous_token_head = Exercise(
     allowed=(),
     signature="most_previous_token_head(attentions)",
     grade=_grade_most_previous_token_head,
-    reference=_reference_most_previous_token_head,
+    reference=answers.most_previous_token_head,
     stars=1,
     title="find the (layer, head) that looks most at the previous token",
     hints=[
@@ -341,14 +328,6 @@ most_previous_token_head = Exercise(
 
 # ----------------------------------------------------------------------------------------------
 # attention_distance(A)
-
-
-def _reference_attention_distance(A):
-    n = A.shape[-1]
-    positions = np.arange(n)
-    distance = np.abs(positions[:, None] - positions[None, :])  # (n, n): |i - j|
-    per_query = (A * distance).sum(axis=-1)  # (..., n): expected distance of each query
-    return per_query.mean(axis=-1)  # (...): mean over the queries
 
 
 def _distance_mistakes(A, what):
@@ -403,7 +382,7 @@ def _grade_attention_distance(call):
     for label, shape, dtype in cases:
         A = _random_attention(rng, shape).astype(dtype)
         what = f"attention_distance(A of shape {shape}) on {label}"
-        expected = _reference_attention_distance(A.astype(float))
+        expected = answers.attention_distance(A.astype(float))
         got = as_result_array(call(A), what, expected.shape)
         compare(
             got,
@@ -433,7 +412,7 @@ attention_distance = Exercise(
     allowed=(),  # NumPy only: helpers.pretrained.attention_distance is the answer
     signature="attention_distance(A)",
     grade=_grade_attention_distance,
-    reference=_reference_attention_distance,
+    reference=answers.attention_distance,
     stars=1,
     title="how far a head looks, in tokens, for any stack of maps",
     hints=[
@@ -457,7 +436,7 @@ sink_prediction = Prediction(
         "or [SEP] rather than on an ordinary word: 'few' (under 12), 'some' (12 to 36) or "
         "'most' (over 36)?"
     ),
-    answer="most",
+    answer=answers.sink_prediction,
     choices=["few", "some", "most"],
     wrong={
         "few": (

@@ -20,6 +20,7 @@ import numpy as np
 from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, named
 from ._prediction import Prediction
 from ._scores import check_scores_per_map
+from .answers import lesson10 as answers
 
 # ----------------------------------------------------------------------------------------------
 # helpers for the checks
@@ -40,11 +41,6 @@ def _diagonal(A, offset):
 
 # ----------------------------------------------------------------------------------------------
 # previous_token_score(A)
-
-
-def _reference_previous_token_score(A):
-    # A[i, i - 1] for the queries i = 1 .. n - 1 (query 0 has no previous token).
-    return np.diagonal(A, -1, axis1=-2, axis2=-1).mean(axis=-1)  # one score per map: (...)
 
 
 def _previous_mistakes(A, what):
@@ -87,7 +83,7 @@ def _grade_previous_token_score(call):
     for label, shape, dtype in cases:
         A = _random_causal_attention(rng, shape).astype(dtype)
         what = f"previous_token_score(A of shape {shape}) on {label}"
-        expected = _reference_previous_token_score(A.astype(float))
+        expected = answers.previous_token_score(A.astype(float))
         check_scores_per_map(
             call(A),
             A,
@@ -120,7 +116,7 @@ previous_token_score = Exercise(
     allowed=(),
     signature="previous_token_score(A)",
     grade=_grade_previous_token_score,
-    reference=_reference_previous_token_score,
+    reference=answers.previous_token_score,
     stars=1,
     title="mean weight on the previous token, one score per map of a stack",
     hints=[
@@ -135,14 +131,6 @@ previous_token_score = Exercise(
 
 # ----------------------------------------------------------------------------------------------
 # induction_score(A, L)
-
-
-def _reference_induction_score(A, L):
-    # Query i (i >= L) holds the token of position i - L; the token after that one is at
-    # i - L + 1: the diagonal at offset -(L - 1), from query L on.
-    n = A.shape[-1]
-    queries = np.arange(L, n)
-    return A[..., queries, queries - L + 1].mean(axis=-1)  # one score per map: (...)
 
 
 def _induction_mistakes(A, L, what):
@@ -197,7 +185,7 @@ def _grade_induction_score(call):
     for label, shape, L, dtype in cases:
         A = _random_causal_attention(rng, shape).astype(dtype)
         what = f"induction_score(A of shape {shape}, L={L}) on {label}"
-        expected = _reference_induction_score(A.astype(float), L)
+        expected = answers.induction_score(A.astype(float), L)
         check_scores_per_map(
             call(A, L),
             A,
@@ -233,7 +221,7 @@ induction_score = Exercise(
     allowed=(),
     signature="induction_score(A, L)",
     grade=_grade_induction_score,
-    reference=_reference_induction_score,
+    reference=answers.induction_score,
     stars=2,
     title="mean weight on the token after the earlier occurrence, in a repeat of length L",
     hints=[
@@ -250,15 +238,6 @@ induction_score = Exercise(
 
 # ----------------------------------------------------------------------------------------------
 # induction_qk(W_E, W_V, W_O, W_Q, W_K): the challenge
-
-
-def _reference_induction_qk(W_E, W_V, W_O, W_Q, W_K):
-    # Query side: a token a, straight from the embedding, through the induction head's W_Q.
-    queries = W_E @ W_Q  # (vocab, d_head)
-    # Key side: the previous-token head moved token b's embedding, through its W_OV = W_V W_O,
-    # into the next position's residual stream; the induction head reads it with W_K.
-    keys = W_E @ W_V @ W_O @ W_K  # (vocab, d_head)
-    return queries @ keys.T / np.sqrt(W_Q.shape[1])  # (vocab, vocab): [a, b]
 
 
 def _qk_mistakes(W_E, W_V, W_O, W_Q, W_K, what):
@@ -306,7 +285,7 @@ def _grade_induction_qk(call):
             f"W_K {W_K.shape}) with {label}"
         )
         exact = [M.astype(float) for M in args]
-        expected = _reference_induction_qk(*exact)
+        expected = answers.induction_qk(*exact)
         got = as_result_array(call(*[M.copy() for M in args]), what, expected.shape)
         compare(
             got,
@@ -328,7 +307,7 @@ induction_qk = Exercise(
     allowed=(),
     signature="induction_qk(W_E, W_V, W_O, W_Q, W_K)",
     grade=_grade_induction_qk,
-    reference=_reference_induction_qk,
+    reference=answers.induction_qk,
     stars=3,
     title="challenge: compose the previous-token head's W_OV with the induction head's W_QK",
     hints=[
@@ -354,7 +333,7 @@ phase_prediction = Prediction(
         "'steadily' (a little every step) or 'suddenly' (slowly for a while, then a drop of "
         "more than a nat within a few dozen steps)?"
     ),
-    answer="suddenly",
+    answer=answers.phase_prediction,
     choices=["steadily", "suddenly"],
     wrong={
         "steadily": (
@@ -378,7 +357,7 @@ ablation_prediction = Prediction(
         "loss on the repeats, 0.3 nats or so with the whole model, becomes: 'below 0.5', "
         "'0.5 to 2', or 'above 2' nats?"
     ),
-    answer="above 2",
+    answer=answers.ablation_prediction,
     choices=["below 0.5", "0.5 to 2", "above 2"],
     wrong={
         "below 0.5": (
@@ -403,7 +382,7 @@ composition_prediction = Prediction(
         "The layer-1 heads read the previous-token head's output through their queries, keys "
         "and values. Which path does the copying need most: 'queries', 'keys' or 'values'?"
     ),
-    answer="keys",
+    answer=answers.composition_prediction,
     choices=["queries", "keys", "values"],
     wrong={
         "queries": (

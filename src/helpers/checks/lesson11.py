@@ -18,6 +18,7 @@ import numpy as np
 
 from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, named, raw_softmax
 from ._prediction import Prediction
+from .answers import lesson11 as answers
 
 # ----------------------------------------------------------------------------------------------
 # rope_rotate(X, positions)
@@ -32,16 +33,6 @@ def _angles(positions, d, base=10000.0, exponent=2.0):
 def _rotate_half(X, angles):
     half = X.shape[-1] // 2
     x1, x2 = X[..., :half], X[..., half:]
-    cos, sin = np.cos(angles), np.sin(angles)
-    return np.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], axis=-1)
-
-
-def _reference_rope_rotate(X, positions):
-    # Pair i = (dimension i, dimension i + d/2), turned by position * 10000^(-2i/d).
-    X = np.asarray(X, dtype=float)
-    d = X.shape[-1]
-    angles = np.asarray(positions, dtype=float)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
-    x1, x2 = X[..., : d // 2], X[..., d // 2 :]
     cos, sin = np.cos(angles), np.sin(angles)
     return np.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], axis=-1)
 
@@ -97,7 +88,7 @@ def _grade_rope_rotate(call):
     for label, shape, positions, dtype in cases:
         X = rng.standard_normal(shape).astype(dtype)
         what = f"rope_rotate(X of shape {shape}, positions {list(positions)}) on {label}"
-        expected = _reference_rope_rotate(X.astype(float), positions)
+        expected = answers.rope_rotate(X.astype(float), positions)
         got = as_result_array(call(X.copy(), positions.copy()), what, expected.shape)
         if np.allclose(got, X, atol=1e-6):
             raise Mistake(f"{what} returned X unchanged: every row but position 0's must turn.",
@@ -117,7 +108,7 @@ rope_rotate = Exercise(
     allowed=(),  # NumPy only: helpers.rope.rotate is the answer
     signature="rope_rotate(X, positions)",
     grade=_grade_rope_rotate,
-    reference=_reference_rope_rotate,
+    reference=answers.rope_rotate,
     stars=2,
     title="rotate queries or keys by their positions (rotate-half RoPE)",
     hints=[
@@ -133,13 +124,6 @@ rope_rotate = Exercise(
 
 # ----------------------------------------------------------------------------------------------
 # alibi_bias(n, slopes)
-
-
-def _reference_alibi_bias(n, slopes):
-    # Query i, key j: -m_h (i - j) for the keys j <= i; the future is masked.
-    slopes = np.asarray(slopes, dtype=float)
-    distance = np.arange(n)[:, None] - np.arange(n)[None, :]  # (n, n): i - j
-    return np.where(distance >= 0, -slopes[:, None, None] * distance, -np.inf)
 
 
 def _alibi_mistakes(n, slopes, what):
@@ -184,7 +168,7 @@ def _grade_alibi_bias(call):
     ]
     for label, n, slopes in cases:
         what = f"alibi_bias({n}, slopes of {len(slopes)} heads) with {label}"
-        expected = _reference_alibi_bias(n, slopes)
+        expected = answers.alibi_bias(n, slopes)
         value = call(n, slopes.copy())
         if np.shape(value) == (n, n, len(slopes)) and n != len(slopes) and n > 1:
             raise Mistake(f"{what} has shape (n, n, h); the heads come first: (h, n, n), "
@@ -204,7 +188,7 @@ alibi_bias = Exercise(
     allowed=(),  # NumPy only: helpers.rope.alibi_bias is the answer
     signature="alibi_bias(n, slopes)",
     grade=_grade_alibi_bias,
-    reference=_reference_alibi_bias,
+    reference=answers.alibi_bias,
     stars=1,
     title="ALiBi's bias: a penalty proportional to distance, one slope per head",
     hints=[
@@ -220,32 +204,12 @@ alibi_bias = Exercise(
 # rope_decode_step(q, k, v, K_cache, V_cache, position): the challenge
 
 
-def _reference_rope_decode_step(q, k, v, K_cache, V_cache, position):
-    # The new token's query and key turn at its own position; the cached keys were turned at
-    # theirs when they were cached, and stay as they are.
-    q, k, v = (np.asarray(a, dtype=float) for a in (q, k, v))
-    d = q.shape[-1]
-    angles = position * 10000.0 ** (-np.arange(0, d, 2) / d)  # (d/2,): one per pair
-    cos, sin = np.cos(angles), np.sin(angles)
-
-    def turn(x):  # rotate-half RoPE at `position`, rows of (h, d)
-        x1, x2 = x[:, : d // 2], x[:, d // 2 :]
-        return np.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], axis=-1)
-
-    K_new = np.concatenate([K_cache, turn(k)[:, None]], axis=1)  # (h, t + 1, d)
-    V_new = np.concatenate([V_cache, v[:, None]], axis=1)
-    scores = np.einsum("hd,htd->ht", turn(q), K_new) / np.sqrt(d)
-    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    weights /= weights.sum(axis=-1, keepdims=True)
-    return np.einsum("ht,htd->hd", weights, V_new), K_new, V_new
-
-
 def _decode_variant(q, k, v, K_cache, V_cache, position, *, rotate_q=True, rotate_k=True,
                     rerotate=False, scale=True, self_key=True):  # fmt: skip
     d = q.shape[-1]
-    q_rot = _reference_rope_rotate(q[:, None], [position])[:, 0] if rotate_q else q
-    k_rot = _reference_rope_rotate(k[:, None], [position])[:, 0] if rotate_k else k
-    cache = _reference_rope_rotate(K_cache, [position] * K_cache.shape[1]) if rerotate else K_cache
+    q_rot = answers.rope_rotate(q[:, None], [position])[:, 0] if rotate_q else q
+    k_rot = answers.rope_rotate(k[:, None], [position])[:, 0] if rotate_k else k
+    cache = answers.rope_rotate(K_cache, [position] * K_cache.shape[1]) if rerotate else K_cache
     K_new = np.concatenate([cache, k_rot[:, None]], axis=1)
     V_new = np.concatenate([V_cache, v[:, None]], axis=1)
     keys, values = (K_new, V_new) if self_key else (cache, V_cache)
@@ -260,13 +224,13 @@ def _grade_rope_decode_step(call):
         # A whole sequence, unrotated; its first t keys rotated at their positions: the cache
         # (tests/test_checks_lesson11.py checks the reference against a full forward pass).
         Q, K, V = (rng.standard_normal((h, t + 1, d)) for _ in range(3))
-        K_cache = _reference_rope_rotate(K[:, :t], np.arange(t))
+        K_cache = answers.rope_rotate(K[:, :t], np.arange(t))
         q, k, v = Q[:, t], K[:, t], V[:, t]
         args = [a.astype(dtype) for a in (q, k, v, K_cache, V[:, :t])]
         what = (f"rope_decode_step(q {q.shape}, k, v, K_cache {K_cache.shape}, V_cache, "
                 f"position={t}) in {label}")  # fmt: skip
         exact = [a.astype(float) for a in args]
-        out, K_new, V_new = _reference_rope_decode_step(*exact, t)
+        out, K_new, V_new = answers.rope_decode_step(*exact, t)
         value = call(*[a.copy() for a in args], t)
         if not isinstance(value, tuple) or len(value) != 3:
             raise Mistake(f"{what} must return three things, (output, K_cache, V_cache): the "
@@ -310,7 +274,7 @@ rope_decode_step = Exercise(
     allowed=("helpers.rope.rotate", "helpers.softmax"),  # the rotation, not the step
     signature="rope_decode_step(q, k, v, K_cache, V_cache, position)",
     grade=_grade_rope_decode_step,
-    reference=_reference_rope_decode_step,
+    reference=answers.rope_decode_step,
     stars=3,
     title="challenge: one decoding step with RoPE and a KV cache",
     hints=[
@@ -336,7 +300,7 @@ shift_prediction = Prediction(
         "and ALiBi', 'RoPE, ALiBi and none', or 'all four' (sinusoidal encodings added to the "
         "embeddings too)?"
     ),
-    answer="RoPE, ALiBi and none",
+    answer=answers.shift_prediction,
     choices=["only RoPE", "RoPE and ALiBi", "RoPE, ALiBi and none", "all four"],
     wrong={
         "only RoPE": (
@@ -368,7 +332,7 @@ length_prediction = Prediction(
         "placed after position 32. Its loss on the repeated tokens, 0.3 nats or so at 32 "
         "tokens, becomes: 'below 0.5', '0.5 to 2', or 'above 2' nats?"
     ),
-    answer="0.5 to 2",
+    answer=answers.length_prediction,
     choices=["below 0.5", "0.5 to 2", "above 2"],
     wrong={
         "below 0.5": (
