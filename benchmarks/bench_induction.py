@@ -29,7 +29,8 @@ import time
 import numpy as np
 
 from helpers import induction
-from helpers.induction.model import _one_blas_thread, init_params, loss_and_grads
+from helpers.blas import one_blas_thread
+from helpers.induction.model import init_params, loss_and_grads
 from helpers.induction.task import SETTINGS, mixed_batch, repeat_task
 from helpers.training import Adam
 
@@ -58,7 +59,7 @@ def main() -> None:
     params = init_params(s["vocab_size"], s["d_model"], s["n_heads"], s["max_len"], seed=0)
     params = {name: value.astype(np.float32) for name, value in params.items()}
     data = repeat_task(np.random.default_rng(0), s["batch"], s["max_len"], s["vocab_size"])
-    with _one_blas_thread():
+    with one_blas_thread():
         wall, cpu = _median_times(
             lambda: loss_and_grads(params, data.tokens, data.targets, s["n_heads"]), 30
         )
@@ -160,7 +161,7 @@ def against_torch(repeats: int) -> None:
     for _ in range(3):  # warm both up (PyTorch's first steps allocate)
         numpy_step(*batches[1]), torch_step(*torch_batches[1])
     ratios, times = [], {"numpy": [], "torch": []}
-    with _one_blas_thread():
+    with one_blas_thread():
         for (tokens, targets), (t_tokens, t_targets) in zip(batches, torch_batches):
             # In turn, pair by pair: a slow moment on a shared machine hits both sides.
             a = time.perf_counter()

@@ -17,7 +17,7 @@ import pytest
 
 import helpers
 from helpers import checks
-from helpers.checks import Exercise, _core
+from helpers.checks import Exercise, policy
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISES = [e for e in checks.catalogue() if isinstance(e, Exercise)]
@@ -59,7 +59,7 @@ def test_every_allowed_name_is_a_real_helper(exercise):
         if dotted.endswith(".*"):
             importlib.import_module(dotted.removesuffix(".*"))
         else:
-            _core._resolve(dotted)  # raises if the name is not there
+            policy.resolve(dotted)  # raises if the name is not there
 
 
 def test_a_helper_outside_the_list_is_refused_called_or_passed():

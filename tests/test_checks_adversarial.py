@@ -18,9 +18,9 @@ import pytest
 from learner_code import as_learner_code
 
 from helpers import checks
-from helpers.checks import _core
+from helpers.checks import exercise, timelimit
 
-EXERCISES = [e for e in checks.catalogue() if isinstance(e, _core.Exercise)]
+EXERCISES = [e for e in checks.catalogue() if isinstance(e, exercise.Exercise)]
 MARGIN_SECONDS = 1.5
 
 
@@ -120,8 +120,8 @@ CORPUS = {
 
 @pytest.fixture(autouse=True)
 def low_limits(monkeypatch):
-    monkeypatch.setattr(_core, "TIME_LIMIT_SECONDS", 0.1)
-    monkeypatch.setattr(_core, "CHECK_TIME_LIMIT_SECONDS", 0.5)
+    monkeypatch.setattr(timelimit, "TIME_LIMIT_SECONDS", 0.1)
+    monkeypatch.setattr(timelimit, "CHECK_TIME_LIMIT_SECONDS", 0.5)
 
 
 def _state():
@@ -142,7 +142,7 @@ def _assert_contract(exercise, answer):
     start = time.perf_counter()
     result = exercise.check(answer)  # must not raise
     elapsed = time.perf_counter() - start
-    assert elapsed < _core.CHECK_TIME_LIMIT_SECONDS + MARGIN_SECONDS, elapsed
+    assert elapsed < timelimit.CHECK_TIME_LIMIT_SECONDS + MARGIN_SECONDS, elapsed
     assert result.passed is not True, result
     assert result.exercise == exercise.name
     assert result.mistake is None or result.mistake.startswith(exercise.name + ".")

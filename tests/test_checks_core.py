@@ -7,7 +7,7 @@ import pytest
 from learner_code import as_learner_code
 
 from helpers import checks
-from helpers.checks import _core, _record
+from helpers.checks import compare, exercise, messages, mistakes, record, results, timelimit
 
 ex = checks.positional_encoding
 right_answer = as_learner_code(ex)  # the shown solution, as notebook code
@@ -43,7 +43,7 @@ def test_an_error_raised_inside_numpy_points_at_the_learners_line():
 
 
 def test_an_endless_loop_hits_the_time_limit(monkeypatch):
-    monkeypatch.setattr(_core, "TIME_LIMIT_SECONDS", 0.3)
+    monkeypatch.setattr(timelimit, "TIME_LIMIT_SECONDS", 0.3)
 
     def positional_encoding(n_positions, d_model):
         while True:
@@ -56,7 +56,7 @@ def test_an_endless_loop_hits_the_time_limit(monkeypatch):
 def test_the_time_limit_also_works_outside_the_main_thread(monkeypatch):
     import threading
 
-    monkeypatch.setattr(_core, "TIME_LIMIT_SECONDS", 0.3)
+    monkeypatch.setattr(timelimit, "TIME_LIMIT_SECONDS", 0.3)
     results = []
 
     def positional_encoding(n_positions, d_model):
@@ -101,7 +101,7 @@ def test_an_answer_that_modifies_its_input_cannot_corrupt_the_check():
     def destructive(x):
         x[:] = 0
 
-    assert _core.Exercise("f", "f(x)", grade, lambda x: x, ["h"]).check(destructive).passed
+    assert exercise.Exercise("f", "f(x)", grade, lambda x: x, ["h"]).check(destructive).passed
     assert np.array_equal(calls[0], np.ones(3))
 
 
@@ -109,15 +109,15 @@ def test_a_bug_in_a_checker_is_not_blamed_on_the_learner():
     def grade(call):
         raise KeyError("oops")
 
-    result = _core.Exercise("f", "f()", grade, lambda: 0, ["h"]).check(lambda: 0)
+    result = exercise.Exercise("f", "f()", grade, lambda: 0, ["h"]).check(lambda: 0)
     assert result.passed is False and "checker itself failed" in result.message
 
 
 def test_results_render_as_coloured_html_and_plain_text():
-    good = _core.CheckResult(True, "fine <b>")
+    good = results.CheckResult(True, "fine <b>")
     assert "Correct" in good._repr_html_() and "&lt;b&gt;" in good._repr_html_()
     assert str(good).startswith("✓ Correct")
-    assert str(_core.CheckResult(False, "x")).startswith("✗ Not yet")
+    assert str(results.CheckResult(False, "x")).startswith("✗ Not yet")
 
 
 def test_hints_progress_and_clamp_and_solution_is_code():
@@ -129,8 +129,8 @@ def test_hints_progress_and_clamp_and_solution_is_code():
 
 def test_results_show_the_check_and_cross_symbols_in_html_too():
     # Lesson 00 promises "✓ Correct, or ✗ what is wrong".
-    assert "✓ Correct" in _core.CheckResult(True, "fine")._repr_html_()
-    assert "✗ Not yet" in _core.CheckResult(False, "x")._repr_html_()
+    assert "✓ Correct" in results.CheckResult(True, "fine")._repr_html_()
+    assert "✗ Not yet" in results.CheckResult(False, "x")._repr_html_()
 
 
 def test_numpy_warnings_in_the_answer_are_not_printed():
@@ -178,18 +178,18 @@ def test_a_call_to_an_unfinished_helper_of_the_learners_is_named():
 
 def test_unpack_pair_names_the_usual_slips_by_their_shapes():
     output, weights = np.zeros((3, 2)), np.zeros((3, 5))
-    assert _core.unpack_pair((output, weights), "f(x)", (3, 2), (3, 5)) == (output, weights)
+    assert compare.unpack_pair((output, weights), "f(x)", (3, 2), (3, 5)) == (output, weights)
     for value, words in [
         (None, "returned None"),
         (weights, "only the weights"),
         ((output, weights, output), "returned 3 values"),
         ((weights, output), "returned (weights, output)"),
     ]:
-        with pytest.raises(_core.Mistake, match=re.escape(words)):
-            _core.unpack_pair(value, "f(x)", (3, 2), (3, 5))
+        with pytest.raises(mistakes.Mistake, match=re.escape(words)):
+            compare.unpack_pair(value, "f(x)", (3, 2), (3, 5))
     # Equal shapes cannot tell the order: the values come back for the exercise to compare.
     square = np.ones((3, 3))
-    assert _core.unpack_pair((square, output), "f(x)", (3, 3), (3, 3))[0] is square
+    assert compare.unpack_pair((square, output), "f(x)", (3, 3), (3, 3))[0] is square
 
 
 # ----------------------------------------------------------------------------------------------
@@ -198,8 +198,8 @@ def test_unpack_pair_names_the_usual_slips_by_their_shapes():
 
 @pytest.fixture
 def short_limits(monkeypatch):
-    monkeypatch.setattr(_core, "TIME_LIMIT_SECONDS", 0.3)
-    monkeypatch.setattr(_core, "CHECK_TIME_LIMIT_SECONDS", 1.2)
+    monkeypatch.setattr(timelimit, "TIME_LIMIT_SECONDS", 0.3)
+    monkeypatch.setattr(timelimit, "CHECK_TIME_LIMIT_SECONDS", 1.2)
 
 
 def _no_timer_left():
@@ -216,13 +216,13 @@ def test_a_complex_answer_is_rejected_with_its_own_mistake_id():
     result = ex.check(positional_encoding)
     assert result.passed is False and result.mistake == "positional_encoding.complex"
     assert "complex numbers" in result.message
-    with pytest.raises(_core.Mistake) as caught:
-        _core.as_result_array([1 + 2j, 3], "f(x)", (2,))
+    with pytest.raises(mistakes.Mistake) as caught:
+        compare.as_result_array([1 + 2j, 3], "f(x)", (2,))
     assert caught.value.id == "complex"
-    with pytest.raises(_core.Mistake) as caught:
-        _core.compare(np.ones(3) + 0j, np.ones(3), {}, "differs.")
+    with pytest.raises(mistakes.Mistake) as caught:
+        compare.compare(np.ones(3) + 0j, np.ones(3), {}, "differs.")
     assert caught.value.id == "complex"
-    assert not _core.close(np.ones(3) + 1e-9j, np.ones(3))
+    assert not compare.close(np.ones(3) + 1e-9j, np.ones(3))
 
 
 @pytest.mark.parametrize("raised", [SystemExit, SystemExit(3), KeyboardInterrupt, GeneratorExit])
@@ -305,8 +305,8 @@ def test_a_slow_object_anywhere_is_stopped_by_the_whole_check_limit(short_limits
 
 
 def test_a_long_call_into_compiled_code_is_named_when_it_returns(monkeypatch):
-    monkeypatch.setattr(_core, "TIME_LIMIT_SECONDS", 0.05)
-    monkeypatch.setattr(_core, "_LATE_SECONDS", 0.2)
+    monkeypatch.setattr(timelimit, "TIME_LIMIT_SECONDS", 0.05)
+    monkeypatch.setattr(messages, "LATE_SECONDS", 0.2)
 
     def positional_encoding(n_positions, d_model):
         return sum(range(60_000_000))  # one C call: no signal handler runs until it returns
@@ -394,7 +394,7 @@ def test_every_check_appends_one_json_line_when_grading(tmp_path, monkeypatch):
     import json
 
     log = tmp_path / "log.jsonl"
-    monkeypatch.setenv(_core.GRADE_LOG_VARIABLE, str(log))
+    monkeypatch.setenv(record.LOG_VARIABLE, str(log))
     ex.check(transposed)
     ex.check(right_answer)
     prediction = next(p for p in checks.catalogue() if isinstance(p, checks.Prediction))
@@ -408,5 +408,5 @@ def test_every_check_appends_one_json_line_when_grading(tmp_path, monkeypatch):
         (prediction.name, None, None),
     ]
     assert {r["lesson"] for r in records[:2]} == {"01"} and records[0]["phase"] == "notebook"
-    assert _record.answers["positional_encoding"] is right_answer
-    assert _record.answers[prediction.name] is None
+    assert record.answers["positional_encoding"] is right_answer
+    assert record.answers[prediction.name] is None

@@ -9,7 +9,7 @@ import pytest
 from check_tables import assert_mistakes_distinct
 
 from helpers import checks, softmax
-from helpers.checks._core import seeded_draws
+from helpers.checks.draws import seeded_draws
 
 ex = checks.scaled_scores
 KT = lambda K: np.swapaxes(K, -1, -2)  # noqa: E731 (Kᵀ of each matrix, batched)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from helpers import checks
-from helpers.checks import _core, lesson04
+from helpers.checks import exercise, lesson04
 
 # Answers never call into the check module (its .reference is refused like a helper): the
 # reference answers below are the tests' own copies.
@@ -623,7 +623,7 @@ def test_a_max_without_keepdims_on_a_non_square_matrix_points_at_keepdims():
 
     # The check's square case names this mistake first; the rectangular cases raise.
     grade = checks.softmax._grade
-    only_rectangular = _core.Exercise(
+    only_rectangular = exercise.Exercise(
         "softmax", "softmax(z)", lambda call: grade(lambda z: call(z[:, :-1])), None, []
     )
     result = only_rectangular.check(softmax)
@@ -655,14 +655,14 @@ def test_a_wrongly_shaped_output_reads_as_a_sentence():
 
 
 def test_the_keepdims_hint_is_only_for_a_reduction_along_an_axis():
-    from helpers.checks._core import _reduces_without_keepdims
+    from helpers.checks.messages import reduces_without_keepdims
 
-    assert _reduces_without_keepdims("e = np.exp(z - z.max(-1))")
-    assert _reduces_without_keepdims("m = np.max(z, axis=-1)")
-    assert _reduces_without_keepdims("s = e / np.sum(e, -1)")
-    assert not _reduces_without_keepdims("e = np.exp(z - z.max(axis=-1, keepdims=True))")
-    assert not _reduces_without_keepdims("y = x + np.ones(17) * e.sum()")  # one number
-    assert not _reduces_without_keepdims("m = np.max(z)")
+    assert reduces_without_keepdims("e = np.exp(z - z.max(-1))")
+    assert reduces_without_keepdims("m = np.max(z, axis=-1)")
+    assert reduces_without_keepdims("s = e / np.sum(e, -1)")
+    assert not reduces_without_keepdims("e = np.exp(z - z.max(axis=-1, keepdims=True))")
+    assert not reduces_without_keepdims("y = x + np.ones(17) * e.sum()")  # one number
+    assert not reduces_without_keepdims("m = np.max(z)")
 
 
 # ------------------------------------------------------------------------------ the lesson itself

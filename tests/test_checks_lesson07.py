@@ -426,10 +426,10 @@ def test_blockwise_answers_that_copy_their_inputs_pass_on_every_draw(answer, dra
 def test_an_answer_that_works_in_float32_passes_the_large_scores_case():
     """Scores of several hundred, rounded in float32, once moved a cancelling output (values
     around 0) past the tolerance on about 1 draw in 100; the large case now has values in [1, 2]."""
-    from helpers.checks import _core
+    from helpers.checks import draws
 
     for seed in range(85, 100):  # seed 91 failed before the fix; the sweep runs 300 seeds
-        with _core.seeded_draws(seed):
+        with draws.seeded_draws(seed):
             result = blockwise_check(blockwise_in_float32)
         assert result.passed is True, (seed, result.message)
 

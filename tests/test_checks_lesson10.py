@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from helpers import checks, induction
-from helpers.checks import _core
+from helpers.checks import draws
 from helpers.pretrained import head_offset_score as helpers_head_offset_score
 
 # ------------------------------------------------------------------------ previous_token_score
@@ -221,7 +221,7 @@ def test_predictions_accept_the_answer_and_explain_a_wrong_guess():
 def test_correct_answers_pass_on_many_draws(name):
     exercise = getattr(checks, name)
     for seed in range(20):
-        with _core.seeded_draws(seed):
+        with draws.seeded_draws(seed):
             for answer in SWEEP[name]["correct"]:
                 result = exercise.check(answer)
                 assert result.passed is True, (seed, answer.__name__, result.message)

@@ -7,7 +7,7 @@ import pytest
 
 import helpers
 from helpers import checks, rope
-from helpers.checks import _core
+from helpers.checks import draws
 
 # ------------------------------------------------------------------------------ rope_rotate
 
@@ -318,6 +318,6 @@ def test_the_references_agree_with_the_helpers_and_a_full_forward_pass():
 
 
 def test_the_checks_draw_new_cases_each_time():
-    with _core.seeded_draws(1):
+    with draws.seeded_draws(1):
         first = checks.rope_rotate.check(rope_loops)
     assert first.passed is True

@@ -3,7 +3,7 @@ draws (issue 17, part 2).
 
 Each ``tests/test_checks_lessonNN.py`` holds a ``SWEEP`` table: per exercise, correct answers in
 several styles (loops, einsum, float32, copies of the inputs) and one answer per named mistake.
-Each draw is seeded (``_core.seeded_draws``), so every answer meets the same cases and a failure
+Each draw is seeded (``draws.seeded_draws``), so every answer meets the same cases and a failure
 names the seed that reproduces it. ``make test`` runs a sample of seeds; ``make sweep`` runs
 ``HELPERS_SWEEP_SEEDS`` (default there: 300) of them. A correct answer rejected on one draw
 fails; a mistake must be named right on at least 99 % of draws.
@@ -19,7 +19,7 @@ import re
 import pytest
 
 from helpers import checks
-from helpers.checks import Exercise, _core
+from helpers.checks import Exercise, draws
 
 SEEDS = range(int(os.environ.get("HELPERS_SWEEP_SEEDS", "6")))
 LESSONS = [f"{n:02d}" for n in range(1, 12)]
@@ -53,7 +53,7 @@ def test_every_exercise_is_swept_with_three_correct_styles():
 def test_correct_answers_pass_on_every_draw(name):
     exercise, rejected = EXERCISES[name], []
     for seed in SEEDS:
-        with _core.seeded_draws(seed):
+        with draws.seeded_draws(seed):
             for answer in SWEEP[name]["correct"]:
                 result = exercise.check(answer)
                 if result.passed is not True:
@@ -67,7 +67,7 @@ def test_named_mistakes_are_named_right_on_99_percent_of_draws(name):
     for mistake, answer in SWEEP[name].get("mistakes", {}).items():
         wrong = []
         for seed in SEEDS:
-            with _core.seeded_draws(seed):
+            with draws.seeded_draws(seed):
                 result = exercise.check(answer)
             if result.mistake != f"{name}.{mistake}":
                 wrong.append(f"seed {seed}: {result.mistake}: {result.message[:300]}")

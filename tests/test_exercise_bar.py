@@ -5,7 +5,7 @@ from learner_code import as_learner_code
 
 from helpers import checks
 from helpers.checks import Exercise, Prediction
-from helpers.checks._prediction import _sentences
+from helpers.checks.prediction import _sentences
 
 EXERCISES = [e for e in checks.catalogue() if isinstance(e, Exercise)]
 PREDICTIONS = [e for e in checks.catalogue() if isinstance(e, Prediction)]

@@ -36,9 +36,9 @@ CHECK = check_cell("scaled_scores")
 
 # Attacks on the verdict: each ends with the check of a stub or a wrong answer.
 VERDICT_ATTACKS = {
-    # Every record the checks write says "correct" (and the name _core imported is rebound).
+    # Every record the checks write says "correct" (and the name each module imported rebound).
     "forged_records": [
-        "from helpers.checks import _record, _core\n"
+        "from helpers.checks import exercise, prediction, record as _record\n"
         "_real = _record.append\n"
         "def _forged(record):\n"
         "    import dataclasses\n"
@@ -46,16 +46,16 @@ VERDICT_ATTACKS = {
         "        record = dataclasses.replace(record, passed=True, mistake=None)\n"
         "    _real(record)\n"
         "_record.append = _forged\n"
-        "_core._record = _record",
+        "exercise.record = prediction.record = _record",
         SS_STUB,
         CHECK,
     ],
     # The result of every check says "correct".
     "patched_result": [
-        "from helpers.checks import _core\n"
-        "_core.Exercise._result = lambda self, passed, message, mistake=None: "
-        "_core.CheckResult(True, 'ok', self.name, None)\n"
-        "_core.Exercise.verdict = lambda self, answer: self._result(True, 'ok')",
+        "from helpers.checks import exercise\n"
+        "exercise.Exercise._result = lambda self, passed, message, mistake=None: "
+        "exercise.CheckResult(True, 'ok', self.name, None)\n"
+        "exercise.Exercise.verdict = lambda self, answer: self._result(True, 'ok')",
         WRONG,
         CHECK,
     ],
@@ -80,11 +80,11 @@ VERDICT_ATTACKS = {
     # The answer itself patches the checks each time it is called, then returns garbage.
     "patch_at_call_time": [
         "def scaled_scores(Q, K):\n"
-        "    import helpers.checks._core as c\n"
+        "    import helpers.checks.exercise as c, helpers.checks.compare as cmp\n"
         "    c.Exercise._result = lambda self, passed, message, mistake=None: "
         "c.CheckResult(True, 'ok', self.name, None)\n"
-        "    c.compare = lambda *a, **k: None\n"
-        "    import helpers.checks._wire as w\n"
+        "    cmp.compare = lambda *a, **k: None\n"
+        "    import helpers.checks.wire as w\n"
         "    w.MAX_BYTES = 10**12\n"
         "    return np.zeros((Q.shape[0], K.shape[0]))",
         CHECK,

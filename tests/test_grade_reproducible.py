@@ -17,7 +17,7 @@ import numpy as np
 from course_grader import main
 
 from helpers import checks
-from helpers.checks import _core
+from helpers.checks import draws, record
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "grade"))
@@ -71,8 +71,8 @@ def _cases_drawn(exercise, answer_args: list) -> list:
 
 def test_when_grading_draws_depend_on_the_student_and_exercise_only(monkeypatch):
     def drawn(student: str, times: int = 1) -> list:
-        monkeypatch.setenv(_core.GRADE_STUDENT_VARIABLE, student)
-        monkeypatch.setattr(_core, "_checks_so_far", {})  # a new kernel
+        monkeypatch.setenv(record.STUDENT_VARIABLE, student)
+        monkeypatch.setattr(draws, "checks_so_far", {})  # a new kernel
         seen: list = []
         for _ in range(times):
             for exercise in (checks.positional_encoding, checks.scaled_scores):
@@ -87,7 +87,7 @@ def test_when_grading_draws_depend_on_the_student_and_exercise_only(monkeypatch)
 
 
 def test_outside_grading_every_check_draws_fresh_cases(monkeypatch):
-    monkeypatch.delenv(_core.GRADE_STUDENT_VARIABLE, raising=False)
+    monkeypatch.delenv(record.STUDENT_VARIABLE, raising=False)
     seen: list = []
     for _ in range(5):
         _cases_drawn(checks.scaled_scores, seen)
@@ -97,7 +97,7 @@ def test_outside_grading_every_check_draws_fresh_cases(monkeypatch):
 def test_seeded_draws_give_every_answer_the_same_cases():
     first: list = []
     second: list = []
-    with _core.seeded_draws(7):
+    with draws.seeded_draws(7):
         _cases_drawn(checks.scaled_scores, first)
         _cases_drawn(checks.scaled_scores, second)
     assert first == second

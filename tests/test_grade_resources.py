@@ -95,7 +95,7 @@ def graded(tmp_path_factory):
     root = tmp_path_factory.mktemp("resources")
     # Red team: a lone surrogate, which JSON can spell and UTF-8 cannot hold, in a cell the
     # report quotes (it stopped the whole class's grading); and a folder name that is not UTF-8.
-    nb = notebook("03", [SETUP, WRONG, CHECK, "import helpers.checks._core  # SURROGATE"])
+    nb = notebook("03", [SETUP, WRONG, CHECK, "import helpers.checks.exercise  # SURROGATE"])
     text = class_builder.nbformat.writes(nb).replace("SURROGATE", "\\ud800")
     for name in ("surrogate", os.fsdecode(b"not-utf8-\xff")):
         (root / "submissions" / name).mkdir(parents=True)
@@ -264,7 +264,7 @@ def test_lesson_07s_memory_is_measured_where_the_notebook_cannot_hide_it(tmp_pat
     # In the notebook, the same answer passed: the notebook's own record differs from the
     # grader's verdict, and the report says so.
     from helpers import checks
-    from helpers.checks._core import LocalAnswer
+    from helpers.checks.calling import LocalAnswer
 
     namespace = {"np": np}
     exec(BLOCKWISE_MMAP, namespace)

@@ -95,19 +95,19 @@ def test_a_notebook_without_the_lesson_metadata_is_stale(tmp_path, monkeypatch):
     monkeypatch.setattr(build_lessons, "ROOT", tmp_path)
     monkeypatch.setattr(build_lessons, "SOLUTIONS", tmp_path / "solutions")
     monkeypatch.setattr(build_lessons, "NOTEBOOKS", tmp_path / "notebooks")
-    source = tmp_path / "solutions" / "07_x.py"
+    source = tmp_path / "solutions" / "99_x.py"  # a lesson number with no answers module
     source.write_text(
         "# %% [markdown]\n# A lesson without code.\n\n# %% [markdown]\n# ---\n# "
         + " ".join(f"[link]({link})" for link in build_lessons.LICENCE_LINKS)
         + "\n"
     )
-    learner = tmp_path / "notebooks" / "07_x.py"
+    learner = tmp_path / "notebooks" / "99_x.py"
     learner.write_text(build_lessons.learner_text(source.read_text()))
     nbformat.write(
-        build_lessons.as_notebook(learner.read_text(), "07"), learner.with_suffix(".ipynb")
+        build_lessons.as_notebook(learner.read_text(), "99"), learner.with_suffix(".ipynb")
     )
     nbformat.write(
-        build_lessons.solved_notebook(source.read_text(), "07"), source.with_suffix(".ipynb")
+        build_lessons.solved_notebook(source.read_text(), "99"), source.with_suffix(".ipynb")
     )
     assert build_lessons.stale_files(source) == []
     nbformat.write(build_lessons.as_notebook(learner.read_text()), learner.with_suffix(".ipynb"))
@@ -121,33 +121,29 @@ def test_lesson_00_is_recognised_by_its_metadata_though_it_names_other_exercises
 
 
 def test_the_record_is_written_and_read_by_one_module(tmp_path, monkeypatch):
-    from helpers.checks import _core, _record
+    from helpers.checks import record
 
     log = tmp_path / "log.jsonl"
-    env = _record.kernel_variables({"HELPERS_GRADE_LOG": "stale", "PATH": "/bin"}, log, 2, "ada")
+    env = record.kernel_variables({"HELPERS_GRADE_LOG": "stale", "PATH": "/bin"}, log, 2, "ada")
     assert env == {
         "PATH": "/bin",
-        _record.LOG_VARIABLE: str(log),
-        _record.STUDENT_VARIABLE: "ada",
-        _record.TIME_LIMIT_VARIABLE: "2",
+        record.LOG_VARIABLE: str(log),
+        record.STUDENT_VARIABLE: "ada",
+        record.TIME_LIMIT_VARIABLE: "2",
     }
-    assert _record.kernel_variables(env, None, None) == {"PATH": "/bin"}
-    monkeypatch.setenv(_record.LOG_VARIABLE, str(log))
-    _record.append(_record.Record("softmax", "04", False, "softmax.columns", "x" * 5000))
-    _record.append(_record.Record("attention", phase="final", found=False))
+    assert record.kernel_variables(env, None, None) == {"PATH": "/bin"}
+    monkeypatch.setenv(record.LOG_VARIABLE, str(log))
+    record.append(record.Record("softmax", "04", False, "softmax.columns", "x" * 5000))
+    record.append(record.Record("attention", phase="final", found=False))
     with open(log, "a") as f:
         f.write('{"exercise": "cut off by a killed ker')  # a half-written line is skipped
-    records = _record.read(log)
+    records = record.read(log)
     assert [(r["exercise"], r["passed"], r["mistake"], r["phase"]) for r in records] == [
         ("softmax", False, "softmax.columns", "notebook"),
         ("attention", None, None, "final"),
     ]
     assert len(records[0]["message"]) == 4000 and "found" not in records[0]
     assert records[1]["found"] is False
-    # The checks' side uses the same names.
-    assert _core.GRADE_LOG_VARIABLE == _record.LOG_VARIABLE
-    assert _core.GRADE_STUDENT_VARIABLE == _record.STUDENT_VARIABLE
-    assert _core._append_to_grade_log is _record.append
 
 
 def _answer(exercise: str, variant: int, extra: int) -> str:

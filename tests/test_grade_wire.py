@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from course_grader import _wire
 
-from helpers.checks import _wire as kernel_wire
+from helpers.checks import wire as kernel_wire
 
 
 def _round_trip(value):
@@ -100,15 +100,16 @@ def test_object_arrays_and_pickles_are_refused():
 
 def test_sizes_are_bounded(monkeypatch):
     deep = {"t": "str", "v": "x"}
-    for _ in range(_wire.MAX_DEPTH + 5):
+    for _ in range(_wire.LIMITS.MAX_DEPTH + 5):
         deep = {"t": "list", "v": [deep]}
     with pytest.raises(_wire.WireError):
         _wire.decode(json.dumps(deep), _packed())
     # An archive that says it unpacks to more than the limit (a zip bomb) is not unpacked.
-    monkeypatch.setattr(_wire, "MAX_BYTES", 2**20)
+    monkeypatch.setattr(_wire.LIMITS, "MAX_BYTES", 2**20)
     bomb = io.BytesIO()
     with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as z:
-        z.writestr("a0.npy", b"\0" * (_wire.MAX_BYTES + 1))
+        z.writestr("a0.npy", b"\0" * (_wire.LIMITS.MAX_BYTES + 1))
     with pytest.raises(_wire.WireError, match="unpack"):
         _wire.decode(json.dumps({"t": "array", "k": "a0"}), bomb.getvalue())
-    assert kernel_wire.encode("y" * (_wire.MAX_TEXT + 10))[0].count("y") == _wire.MAX_TEXT
+    longest = _wire.LIMITS.MAX_TEXT
+    assert kernel_wire.encode("y" * (longest + 10))[0].count("y") == longest

@@ -13,7 +13,7 @@ import pytest
 import helpers
 from helpers import induction
 from helpers.induction import circuits, probes
-from helpers.induction.model import _causal_attention, forward, init_params
+from helpers.induction.model import causal_attention, forward, init_params
 from helpers.induction.task import evaluate, repeat_task
 from helpers.training import softmax_backward
 
@@ -59,7 +59,7 @@ def test_the_training_attention_equals_the_course_helper(dtype):
     rng = np.random.default_rng(2)
     Q, K, V = (rng.standard_normal((3, 2, 7, 4)).astype(dtype) for _ in range(3))
     bias = np.where(helpers.causal_mask(7), 0.0, -np.inf).astype(dtype)
-    out, A = _causal_attention(Q, K, V, bias)
+    out, A = causal_attention(Q, K, V, bias)
     ref_out, ref_A = helpers.scaled_dot_product_attention(Q, K, V, mask=helpers.causal_mask(7))
     tol = 1e-12 if dtype == np.float64 else 1e-5
     np.testing.assert_allclose(A, ref_A, atol=tol)

@@ -62,11 +62,11 @@ def test_gradient_check_of_a_backward_pass_that_forgets_the_scale():
 def test_positions_without_a_target_do_not_contribute():
     params, X, targets = small_problem()
     cache = T.forward(params, X)
-    loss, dlogits = T._cross_entropy(cache.logits, targets)
+    loss, dlogits = T.cross_entropy(cache.logits, targets)
     assert np.all(dlogits[:, 0] == 0)  # position 0 has no previous token, so no target
     changed = cache.logits.copy()
     changed[:, 0] += np.arange(len(E))  # any change to position 0's logits...
-    assert T._cross_entropy(changed, targets)[0] == loss  # ...leaves the loss unchanged
+    assert T.cross_entropy(changed, targets)[0] == loss  # ...leaves the loss unchanged
 
 
 def test_previous_token_targets_shift_by_one():

@@ -43,6 +43,7 @@ __all__ = [
     "runnable_kernels",
     "kernel_env",
     "kernel_in_child",
+    "one_blas_thread",
 ]
 
 # The OpenBLAS kernels the tests run under, each with the CPU flags (as Linux's /proc/cpuinfo
@@ -158,3 +159,19 @@ def kernel_in_child(
         [python, "-c", code], env=env, capture_output=True, text=True, check=True
     )
     return json.loads(result.stdout)
+
+
+_THREADS: list = []  # one ThreadpoolController, made on first use (it inspects the process)
+
+
+def one_blas_thread():
+    """A context with one BLAS thread, for lesson 10's model's many small products: training
+    (whose float32 products must not depend on the number of threads) and every forward pass.
+    With OpenBLAS's default threads, two processes doing this at once on 2 cores (pytest's two
+    workers, or a test beside a lesson's kernel) took minutes instead of seconds under the
+    ``Haswell`` kernel; alone, one thread is as fast here."""
+    from threadpoolctl import ThreadpoolController  # at call time: this module imports light
+
+    if not _THREADS:
+        _THREADS.append(ThreadpoolController())
+    return _THREADS[0].limit(limits=1, user_api="blas")

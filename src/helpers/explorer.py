@@ -62,7 +62,7 @@ from .explorer_controls import (
     shown,
     valid_temperature,
 )
-from .explorer_draw import ExplorerDrawing, ExplorerState, _axis_label, _word
+from .explorer_draw import ExplorerDrawing, ExplorerState, axis_label, word_label
 from .explorer_figure import static_figure
 from .explorer_weights import MAX_TOKENS, SeededWeights, check_source
 from .live import show as _show_live
@@ -293,7 +293,7 @@ class AttentionExplorer:
         return (
             f"Attention explorer: head {self._head} of {self.n_heads}, {mask}, temperature "
             f"{self._temperature:g}, over {len(self._tokens)} tokens; heatmap with rows = query, "
-            f"columns = key, and the weights of query {_word(self._tokens[self._query])!r} "
+            f"columns = key, and the weights of query {word_label(self._tokens[self._query])!r} "
             f"(position {self._query}) as bars{self.drawing().top_key_text()}."
         )
 
@@ -372,7 +372,7 @@ class AttentionExplorer:
         tokens = loaded.tokens
         self._tokens = tokens
         self._text_note = loaded.note
-        self._labels = tuple(_axis_label(t) for t in tokens)  # escaped, shortened
+        self._labels = tuple(axis_label(t) for t in tokens)  # escaped, shortened
         self._weights_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self._drawing_cache: dict = {}  # the drawing's, for this sentence
         self._preview_key: tuple | None = None  # (causal, temperature) of the preview's maps
@@ -443,7 +443,7 @@ class AttentionExplorer:
     def _set_token_options(self) -> None:
         """One token button per token (the sentence changed)."""
         with self._holding_events():
-            self.parts.tokens.tokens = [_word(token) for token in self._tokens]
+            self.parts.tokens.tokens = [word_label(token) for token in self._tokens]
 
     def _table_toggled(self, change) -> None:
         """The table view was opened (draw the table) or closed (send nothing more)."""

@@ -50,22 +50,22 @@ LABEL_CHARS = 12  # longer tokens are shortened to 11 characters and "…" on th
 WORD_CHARS = 40
 
 
-def _short(token: str, limit: int = LABEL_CHARS) -> str:
+def short_label(token: str, limit: int = LABEL_CHARS) -> str:
     """``token`` cut to ``limit`` characters, the last one "…", if it is longer."""
     return token if len(token) <= limit else token[: limit - 1] + "…"
 
 
-def _word(token: str) -> str:
+def word_label(token: str) -> str:
     """``token`` as text shows it: at most ``WORD_CHARS`` characters."""
-    return _short(token, WORD_CHARS)
+    return short_label(token, WORD_CHARS)
 
 
-def _axis_label(token: str) -> str:
+def axis_label(token: str) -> str:
     """A token as an SVG axis label: escaped and shortened (the word, up to ``WORD_CHARS``
     characters, in a ``<title>``, which the browser shows on hover)."""
     if len(token) <= LABEL_CHARS:
         return _esc(token)
-    return f"<title>{_esc(_word(token))}</title>{_esc(_short(token))}"
+    return f"<title>{_esc(word_label(token))}</title>{_esc(short_label(token))}"
 
 
 def _esc(text: str) -> str:
@@ -76,7 +76,7 @@ def _esc(text: str) -> str:
 class ExplorerState:
     """What an explorer shows: all its drawing reads.
 
-    ``tokens`` (at most 64) and their axis ``labels`` (escaped, shortened: :func:`_axis_label`;
+    ``tokens`` (at most 64) and their axis ``labels`` (escaped, shortened: :func:`axis_label`;
     made from the tokens when not given), the ``(n, n)`` ``weights`` shown (rows = query,
     columns = key), the selected ``query``, which map (``layer``, ``head``, ``causal``,
     ``temperature``), how many layers the model has (``n_layers``: the layer is named only
@@ -99,7 +99,7 @@ class ExplorerState:
     def __post_init__(self):
         object.__setattr__(self, "tokens", tuple(self.tokens))
         if self.labels is None:
-            object.__setattr__(self, "labels", tuple(_axis_label(t) for t in self.tokens))
+            object.__setattr__(self, "labels", tuple(axis_label(t) for t in self.tokens))
 
     @property
     def map_key(self) -> tuple:
@@ -137,7 +137,7 @@ class ExplorerDrawing:
         row = state.weights[state.query]
         key = int(np.argmax(row))
         return (
-            f"; its largest weight, {row[key]:.2f}, is on key {_word(state.tokens[key])!r} "
+            f"; its largest weight, {row[key]:.2f}, is on key {word_label(state.tokens[key])!r} "
             f"(position {key})"
         )
 
@@ -146,7 +146,7 @@ class ExplorerDrawing:
         which map this is (so the message changes with the head, the mask, the temperature)."""
         state = self.state
         n = len(state.tokens)
-        token = _word(state.tokens[query])
+        token = word_label(state.tokens[query])
         row = state.weights[query]
         top = int(np.argmax(row))
         if state.causal:
@@ -159,7 +159,7 @@ class ExplorerDrawing:
             where = f"across all {n} token{'s' * (n > 1)}"
         return (
             f'"{token}" (position {query}) distributes its attention {where}, most to '
-            f'"{_word(state.tokens[top])}" ({row[top]:.2f}); {self.view_words()}. Brighter '
+            f'"{word_label(state.tokens[top])}" ({row[top]:.2f}); {self.view_words()}. Brighter '
             "cell = more attention. Click a token, or use the arrow keys in the token row, to "
             "switch."
         )
@@ -185,7 +185,7 @@ class ExplorerDrawing:
         state = self.state
         if not state.tokens:
             return '<p class="explorer-table">No tokens, no table: type a sentence.</p>'
-        words = [_esc(f"{_word(t)} ({i})") for i, t in enumerate(state.tokens)]
+        words = [_esc(f"{word_label(t)} ({i})") for i, t in enumerate(state.tokens)]
         parts = [
             '<table class="explorer-table"><caption>Attention weights, '
             f"{_esc(self.view_words())}: one row per query token, one column per key token "
@@ -318,7 +318,7 @@ class ExplorerDrawing:
     def _map_label(self) -> str:
         """The heatmap in words (its SVG's aria-label): what, how big, where the extremes are."""
         state = self.state
-        words = [_word(t) for t in state.tokens]
+        words = [word_label(t) for t in state.tokens]
         mask = "causal mask on" if state.causal else "no mask"
         what = f"attention weights of head {state.head}, {mask}, temperature {state.temperature:g}"
         hidden = ~causal_mask(len(words)) if state.causal else None
@@ -326,7 +326,7 @@ class ExplorerDrawing:
 
     def _bars_label(self, query: int) -> str:
         """One query's bar chart in words (its SVG's aria-label): every key's weight."""
-        words = [_word(t) for t in self.state.tokens]
+        words = [word_label(t) for t in self.state.tokens]
         row = self.state.weights[query]
         return f"Weights of query {words[query]!r} (position {query}) over the keys: " + ", ".join(
             f"{word} {w:.2f}" for word, w in zip(words, row)

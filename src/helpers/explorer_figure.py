@@ -13,7 +13,7 @@ from matplotlib.patches import Rectangle
 
 from .attention import causal_mask
 from .explorer_colours import HEX, HIGHLIGHT, MASKED_MARK_COLOUR, MASKED_MARKER, colour_index
-from .explorer_draw import ExplorerDrawing, _short, _word
+from .explorer_draw import ExplorerDrawing, short_label, word_label
 from .plots import plot_heatmap
 
 __all__ = ["static_figure"]
@@ -38,7 +38,7 @@ def static_figure(drawing: ExplorerDrawing, dpi: int = 90) -> Figure:
             ax.set_axis_off()
         heat_ax.text(0.5, 0.5, "no tokens: type a sentence", ha="center", va="center")
     else:
-        short = [_short(t) for t in state.tokens]
+        short = [short_label(t) for t in state.tokens]
         labels = short if n <= 32 else [t if i % 4 == 0 else "" for i, t in enumerate(short)]
         masked = ~causal_mask(n) if state.causal else None
         plot_heatmap(
@@ -81,7 +81,8 @@ def static_figure(drawing: ExplorerDrawing, dpi: int = 90) -> Figure:
         bar_ax.set_xticks(np.arange(n), labels, rotation=45 if n > 6 else 0)
         bar_ax.set_xlabel("key")
         bar_ax.set_ylabel("attention weight")
-        bar_ax.set_title(f"query {_word(state.tokens[state.query])!r} (position {state.query})")
+        query = word_label(state.tokens[state.query])
+        bar_ax.set_title(f"query {query!r} (position {state.query})")
         if n <= 12:
             for j, w in enumerate(row[:seen]):
                 bar_ax.text(j, w + 0.02, f"{w:.2f}", ha="center", fontsize=8)

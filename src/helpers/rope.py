@@ -73,7 +73,7 @@ def rotate(X, positions=None, base: float = 10000.0, interleaved: bool = False) 
         first, second = X[..., 0::2], X[..., 1::2]
     else:
         first, second = X[..., : d // 2], X[..., d // 2 :]
-    turned_first, turned_second = _turn(first, second, cos, sin)
+    turned_first, turned_second = turn(first, second, cos, sin)
     out = np.empty(np.broadcast_shapes(X.shape, turned_first.shape[:-1] + (d,)), dtype=X.dtype)
     if interleaved:
         out[..., 0::2], out[..., 1::2] = turned_first, turned_second
@@ -82,7 +82,7 @@ def rotate(X, positions=None, base: float = 10000.0, interleaved: bool = False) 
     return out
 
 
-def _turn(first: np.ndarray, second: np.ndarray, cos: np.ndarray, sin: np.ndarray):
+def turn(first: np.ndarray, second: np.ndarray, cos: np.ndarray, sin: np.ndarray):
     """Each pair (``first[..., i]``, ``second[..., i]``) turned by the angle whose cosine and
     sine are given (no checks: :func:`rotate` and lesson 10's model call it)."""
     return first * cos - second * sin, first * sin + second * cos

@@ -139,7 +139,7 @@ def forward(params: dict[str, np.ndarray], X: np.ndarray) -> Cache:
     return Cache(X, Q, K, V, A, O, O @ params["W_out"])
 
 
-def _cross_entropy(logits: np.ndarray, targets: np.ndarray):
+def cross_entropy(logits: np.ndarray, targets: np.ndarray):
     """Mean cross-entropy over positions with a target, and its gradient w.r.t. the logits."""
     targets = np.asarray(targets)
     if targets.shape != logits.shape[:-1]:
@@ -219,7 +219,7 @@ def loss_and_grads(
     cache : Cache
     """
     cache = forward(params, X)
-    loss, dlogits = _cross_entropy(cache.logits, targets)  # (batch, n, vocab)
+    loss, dlogits = cross_entropy(cache.logits, targets)  # (batch, n, vocab)
     scale = 1.0 / np.sqrt(cache.Q.shape[-1])
     grads = {"W_out": np.einsum("bnk,bnv->kv", cache.O, dlogits)}
     dO = dlogits @ params["W_out"].T  # (batch, n, d_k)
@@ -397,7 +397,7 @@ def train(
     def snapshot(step: int) -> None:
         run.steps.append(step)
         run.weights.append(forward(params, X_probe).A[0].copy())
-        run.test_loss.append(_cross_entropy(forward(params, X_test).logits, test_targets)[0])
+        run.test_loss.append(cross_entropy(forward(params, X_test).logits, test_targets)[0])
         run.test_accuracy.append(accuracy(params, X_test, test_targets))
 
     snapshot(0)

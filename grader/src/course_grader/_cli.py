@@ -88,7 +88,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--check-time-limit",
-        type=_seconds(3600),  # the checks' own bound (helpers.checks._record)
+        type=_seconds(3600),  # the checks' own bound (helpers.checks.record)
         default=5.0,
         help="seconds for one call of a student's function inside a check",
     )

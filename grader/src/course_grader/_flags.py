@@ -9,7 +9,7 @@ import os
 import re
 
 from . import _bubblewrap, _cgroup
-from ._grading import Submission, _cell_label
+from ._grading import Submission, cell_label
 from ._sandbox import Limits
 
 
@@ -71,9 +71,13 @@ _REFUSED = {"PermissionError", "FileNotFoundError", "OSError", "ConnectionRefuse
 # Names no lesson's code uses: the checks' and the grader's insides, the profile and trace hooks
 # the checks' watch and time limit set, the grading variables, a check's own answer, and a
 # prediction's answer (it ships with the course: reading it scores the point, so it is shown).
+_CHECKS_INSIDES = (
+    "calling|compare|draws|exercise|messages|mistakes|policy|record|results|timelimit|wire|answers"
+)
 _INTERNALS = re.compile(
-    r"\b(_core|_record|_runner|_remote|_wire|_HelperWatch|_watching|_call_learner|LocalAnswer"
+    r"\b(_core|_record|_runner|_remote|_wire|HelperWatch|call_learner|LocalAnswer"
     r"|setprofile|settrace|HELPERS_GRADE_\w+|HELPERS_CHECK_\w+)\b|\.reference\b"
+    rf"|\bchecks\.(?:{_CHECKS_INSIDES})\b|\bchecks\s+import\s[^\n]*\b(?:{_CHECKS_INSIDES})\b"
     r"|\bcourse_grader\b|\bchecks\.grading\b|\bgrading\.serve\b"  # the grader, its door
     r"|\bchecks\.\w+\.answer\b"  # a prediction's answer, read instead of predicted
 )
@@ -85,8 +89,8 @@ def flags_for(submission: Submission) -> list[str]:
     and cells that tried what the sandbox refuses."""
     outcome, found = submission.outcome, []
     assert outcome is not None
-    # While grading, a check only notes what it was given (checks._core._deferred): a record
-    # with a verdict, or of another lesson's exercise, was written by the notebook itself.
+    # While grading, a check only notes what it was given (helpers.checks.exercise.deferred): a
+    # record with a verdict, or of another lesson's exercise, was written by the notebook itself.
     names = {v["exercise"] for v in outcome.verdicts}
     forged = sorted({str(r.get("exercise"))[:40] for r in outcome.log
                      if r.get("passed") is not None or r.get("exercise") not in names
@@ -100,14 +104,14 @@ def flags_for(submission: Submission) -> list[str]:
         match = _INTERNALS.search(cell.source) if cell.cell_type == "code" else None
         if match:
             found.append(
-                f"{_cell_label(submission.nb, index)} reaches into the checks' or the grader's "
+                f"{cell_label(submission.nb, index)} reaches into the checks' or the grader's "
                 f"insides (`{match.group(0)}`): the grades do not depend on them, but look at "
                 "what it tried"
             )
     for error in outcome.errors:
         if error.ename in _REFUSED and submission.nb is not None:
             found.append(
-                f"{_cell_label(submission.nb, error.index)} raised {error.ename}: "
+                f"{cell_label(submission.nb, error.index)} raised {error.ename}: "
                 f"{error.evalue[:120]} "
                 "(a file, network or process outside its sandbox?)"
             )

@@ -207,7 +207,7 @@ def _status_of(record: dict) -> tuple[str, str]:
     return "not_yet", mistake
 
 
-def _cell_label(nb: nbformat.NotebookNode, index: int) -> str:
+def cell_label(nb: nbformat.NotebookNode, index: int) -> str:
     source = nb.cells[index].source if 0 <= index < len(nb.cells) else ""
     line = next((s.strip() for s in source.splitlines() if s.strip()), "")
     line = line if len(line) <= 50 else line[:47] + "..."
@@ -223,7 +223,7 @@ def _errors_mentioning(submission: Submission, pattern: str) -> list[str]:
             pattern, submission.nb.cells[error.index].source
         ):
             evalue = f": {error.evalue}" if error.evalue else ""
-            found.append(f"{_cell_label(submission.nb, error.index)} raised {error.ename}{evalue}")
+            found.append(f"{cell_label(submission.nb, error.index)} raised {error.ename}{evalue}")
     return found
 
 
@@ -233,7 +233,7 @@ def _stopped_message(submission: Submission, limits: Limits) -> tuple[str, str]:
     assert outcome is not None and submission.nb is not None
     at = outcome.stopped_at
     where = (
-        _cell_label(submission.nb, at)
+        cell_label(submission.nb, at)
         if at is not None and at >= 0
         else (outcome.detail or "the notebook")
     )

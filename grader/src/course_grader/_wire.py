@@ -1,13 +1,13 @@
 """What crosses from a student's kernel to the grader, the grader's side: the reply read back
 and checked, never unpickled (:func:`decode`).
 
-The kernel writes what a student's function returned with ``helpers.checks._wire.encode`` (through
+The kernel writes what a student's function returned with ``helpers.checks.wire.encode`` (through
 :func:`helpers.checks.grading.serve`): a JSON document and an ``.npz`` of arrays. That side is
 student territory and may write anything at all: :func:`decode` checks the sizes
-(:data:`MAX_BYTES` in all, :data:`MAX_ITEMS` values), the structure and the dtypes, and raises
+(``MAX_BYTES`` in all, ``MAX_ITEMS`` values), the structure and the dtypes, and raises
 :class:`WireError` on anything else. ``json.loads`` and ``np.load(allow_pickle=False)`` build
 numbers, strings, lists and numeric arrays, never objects of the writer's choosing. What may
-cross is listed in ``helpers.checks._wire``; anything else arrives as an :class:`Opaque`.
+cross is listed in ``helpers.checks.wire``; anything else arrives as an :class:`Opaque`.
 """
 
 from __future__ import annotations
@@ -23,11 +23,8 @@ import numpy as np
 
 from helpers.checks import grading
 
-# The format's limits, as the kernel's side writes them (one definition, in the learner's package)
-MAX_BYTES, MAX_JSON = grading.WIRE_MAX_BYTES, grading.WIRE_MAX_JSON
-MAX_ITEMS, MAX_ARRAYS = grading.WIRE_MAX_ITEMS, grading.WIRE_MAX_ARRAYS
-MAX_DEPTH, MAX_TEXT = grading.WIRE_MAX_DEPTH, grading.WIRE_MAX_TEXT
-_DTYPE_KINDS = grading.WIRE_DTYPE_KINDS
+# The format's limits, as the kernel's side writes them: one definition, in the learner's package.
+LIMITS = grading.wire
 
 
 class WireError(ValueError):
@@ -62,11 +59,11 @@ def read(stem: str, dir_fd: int) -> Any:
     """The value written as ``stem.json`` and ``stem.npz`` in the folder ``dir_fd`` (the
     grader's side): :func:`decode` of the two files."""
     try:
-        text = read_file(stem + ".json", dir_fd, MAX_JSON)
-        packed = read_file(stem + ".npz", dir_fd, MAX_BYTES)
+        text = read_file(stem + ".json", dir_fd, LIMITS.MAX_JSON)
+        packed = read_file(stem + ".npz", dir_fd, LIMITS.MAX_BYTES)
     except OSError as missing:
         raise WireError(f"no reply it can read ({type(missing).__name__})") from None
-    if len(text) > MAX_JSON or len(packed) > MAX_BYTES:
+    if len(text) > LIMITS.MAX_JSON or len(packed) > LIMITS.MAX_BYTES:
         raise WireError("the reply is larger than the grader reads")
     return decode(text, packed)
 
@@ -78,11 +75,11 @@ def _arrays(packed: bytes, wanted: set[str]) -> dict[str, np.ndarray]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(packed))
         infos = archive.infolist()
-        if len(infos) > MAX_ARRAYS:
+        if len(infos) > LIMITS.MAX_ARRAYS:
             raise WireError("too many arrays")
         # The sizes as stored in the archive: a small file must not unpack to gigabytes.
-        if sum(info.file_size for info in infos if info.filename[:-4] in wanted) > MAX_BYTES:
-            raise WireError(f"the arrays unpack to more than {MAX_BYTES // 2**20} MB")
+        if sum(info.file_size for info in infos if info.filename[:-4] in wanted) > LIMITS.MAX_BYTES:
+            raise WireError(f"the arrays unpack to more than {LIMITS.MAX_BYTES // 2**20} MB")
         with np.load(io.BytesIO(packed), allow_pickle=False) as loaded:
             return {key: loaded[key] for key in loaded.files if key in wanted}
     except WireError:
@@ -121,7 +118,7 @@ def decode(text: bytes | str, packed: bytes) -> Any:
 
     def build(node: Any, depth: int) -> Any:
         count[0] += 1
-        if depth > MAX_DEPTH + 1 or count[0] > MAX_ITEMS + 1:
+        if depth > LIMITS.MAX_DEPTH + 1 or count[0] > LIMITS.MAX_ITEMS + 1:
             raise WireError("nested too deep or too many values")
         if node is None or isinstance(node, bool) or type(node) is int:
             return node
@@ -130,7 +127,7 @@ def decode(text: bytes | str, packed: bytes) -> Any:
         kind = node["t"]
         if kind in ("str", "float", "int"):
             v = node.get("v")
-            if not isinstance(v, str) or len(v) > MAX_TEXT:
+            if not isinstance(v, str) or len(v) > LIMITS.MAX_TEXT:
                 raise WireError(f"a bad {kind}")
             try:
                 return v if kind == "str" else (float(v) if kind == "float" else int(v))
@@ -138,7 +135,7 @@ def decode(text: bytes | str, packed: bytes) -> Any:
                 raise WireError(f"a bad {kind}") from None
         if kind in ("array", "scalar"):
             array = arrays.get(node.get("k")) if isinstance(node.get("k"), str) else None
-            if not isinstance(array, np.ndarray) or array.dtype.kind not in _DTYPE_KINDS:
+            if not isinstance(array, np.ndarray) or array.dtype.kind not in LIMITS.DTYPE_KINDS:
                 raise WireError("a missing or unsupported array")
             if kind == "array":
                 return array
@@ -155,7 +152,7 @@ def decode(text: bytes | str, packed: bytes) -> Any:
             items = node.get("v")
             if not isinstance(items, dict):
                 raise WireError("a bad dict")
-            return {str(k)[:MAX_TEXT]: build(x, depth + 1) for k, x in items.items()}
+            return {str(k)[: LIMITS.MAX_TEXT]: build(x, depth + 1) for k, x in items.items()}
         if kind == "opaque":
             name = node.get("type")
             return Opaque(name[:100] if isinstance(name, str) else "object")

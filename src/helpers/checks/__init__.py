@@ -10,8 +10,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ._core import CheckResult, Exercise, Mistake, named
-from ._prediction import Prediction
+from .exercise import Exercise
+from .mistakes import Mistake, named
+from .prediction import Prediction
+from .results import CheckResult
 
 __all__ = ["CheckResult", "Exercise", "Mistake", "Prediction", "named", "catalogue"]
 

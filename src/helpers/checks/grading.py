@@ -5,15 +5,16 @@ repository): instructors install it, learners never get it. It grades a notebook
 notebook's cells in a kernel of its own, then checking every exercise again *from its own
 process*: the check draws its cases and judges the outputs there, and only the student's
 functions run in the kernel. What the grader needs of the checks, and what the kernel does for
-it, is here and nowhere else: the grader imports this module, never ``_core``, ``_record``,
-``_wire`` or ``_prediction`` (``tests/test_grader_package.py`` reads its imports).
+it, is here and nowhere else: the grader imports this module, never the checks' other
+modules (``tests/test_grader_package.py`` reads its imports).
 
 In the student's kernel
     :func:`serve` answers one request of the grader's (call the student's function on these
     arguments, or say what the notebook holds under a name) and writes the reply in the wire
-    format (``_wire``: plain values, never a pickle). Everything it does runs where the
-    student's code ran first, so nothing it writes is trusted: it can only be an output the
-    grader's check then judges, or a reason the call failed (which fails the check).
+    format (:mod:`helpers.checks.wire`: plain values, never a pickle). Everything it does runs
+    where the student's code ran first, so nothing it writes is trusted: it can only be an
+    output the grader's check then judges, or a reason the call failed (which fails the
+    check).
 
 In the grader's process
     the catalogue of exercises and predictions; the environment a graded kernel gets
@@ -29,27 +30,27 @@ import pickle
 import tracemalloc
 from typing import Any
 
-from . import _core, _record, _wire
-from ._core import CHECK_TIME_LIMIT_SECONDS, CheckResult, Exercise, LearnerError, Mistake
-from ._prediction import Prediction
+from . import calling, compare, draws, messages, record, wire
+from .exercise import Exercise
+from .mistakes import LearnerError, Mistake
+from .prediction import Prediction
+from .results import CheckResult
+from .timelimit import CHECK_TIME_LIMIT_SECONDS
 
 __all__ = [
     "CHECK_TIME_LIMIT_SECONDS", "CheckResult", "Exercise", "LearnerError", "Mistake",
     "Prediction", "catalogue", "current_check", "hints", "judge_prediction", "kernel_variables",
     "not_a_function", "parse_log", "refuse_complex", "safe_str", "serve", "type_name",
-    "LOG_VARIABLE", "STUDENT_VARIABLE", "TIME_LIMIT_VARIABLE",
+    "LOG_VARIABLE", "STUDENT_VARIABLE", "TIME_LIMIT_VARIABLE", "wire",
 ]  # fmt: skip
 
 # --- The grading kernel's environment and the log its checks write (standard library only) ---
-LOG_VARIABLE, STUDENT_VARIABLE = _record.LOG_VARIABLE, _record.STUDENT_VARIABLE
-TIME_LIMIT_VARIABLE = _record.TIME_LIMIT_VARIABLE
-kernel_variables = _record.kernel_variables
-parse_log = _record.parse
+LOG_VARIABLE, STUDENT_VARIABLE = record.LOG_VARIABLE, record.STUDENT_VARIABLE
+TIME_LIMIT_VARIABLE = record.TIME_LIMIT_VARIABLE
+kernel_variables = record.kernel_variables
+parse_log = record.parse
 
-# --- The wire format's limits, which the grader's reader enforces ---
-WIRE_MAX_BYTES, WIRE_MAX_JSON, WIRE_MAX_ITEMS = _wire.MAX_BYTES, _wire.MAX_JSON, _wire.MAX_ITEMS
-WIRE_MAX_ARRAYS, WIRE_MAX_DEPTH, WIRE_MAX_TEXT = _wire.MAX_ARRAYS, _wire.MAX_DEPTH, _wire.MAX_TEXT
-WIRE_DTYPE_KINDS = _wire._DTYPE_KINDS
+# --- The wire format (its limits, which the grader's reader enforces): grading.wire ---
 
 
 # --- The grader's side ---
@@ -60,25 +61,23 @@ def catalogue() -> list[Exercise | Prediction]:
     return every_item()
 
 
-def current_check():
-    """The state of the check running in this thread (its time limit, its draws), or None."""
-    return _core._current_check.get(None)
+current_check = draws.current_check
 
 
 def type_name(value: Any) -> str:
     """The type's name of any value, safely (a student's object may break ``type().__name__``)."""
-    return _core._type_name(value)
+    return messages.type_name(value)
 
 
 def safe_str(value: Any, limit: int = 600) -> str:
     """``str(value)`` at most ``limit`` characters, never raising (a student's ``__str__`` may)."""
-    return _core._safe_str(value, limit)
+    return messages.safe_str(value, limit)
 
 
 def refuse_complex(value: Any, where: str) -> None:
     """Raise the checks' ``complex`` mistake if ``value`` holds complex numbers."""
-    if _core._is_complex(value):
-        raise _core._complex_mistake(where)
+    if compare.is_complex(value):
+        raise compare.complex_mistake(where)
 
 
 def hints(item: Exercise | Prediction) -> list[str]:
@@ -100,7 +99,7 @@ def judge_prediction(prediction: Prediction, guess: Any) -> CheckResult:
     """A prediction's verdict on ``guess`` (a value read from the kernel), within the checks'
     time limit; a guess the check cannot read fails with the id ``bad``."""
     try:
-        return _core._in_known_state(prediction._check, (guess,), CHECK_TIME_LIMIT_SECONDS)
+        return calling.in_known_state(prediction._check, (guess,), CHECK_TIME_LIMIT_SECONDS)
     except BaseException as bug:
         return prediction._result(False, f"could not read your guess ({type_name(bug)})", "bad")
 
@@ -117,7 +116,7 @@ def _namespace() -> dict:
 
 def _answer(name: str):
     """What the notebook's last check of ``name`` was given, else its variable ``name``."""
-    answers = getattr(_record, "answers", {})
+    answers = getattr(record, "answers", {})
     if isinstance(answers, dict) and name in answers:
         return answers[name], True
     namespace = _namespace()
@@ -137,12 +136,12 @@ def _exercise(name: str) -> Exercise:
 def _call(request: dict) -> dict:
     fn, _ = _answer(request["name"])
     exercise = _exercise(request["name"])
-    answer = _core.LocalAnswer(fn, exercise.signature, exercise.allowed)
+    answer = calling.LocalAnswer(fn, exercise.signature, exercise.allowed)
     try:
         if request.get("measure"):
             value, peak = answer.measure_peak(*request["args"])
         else:
-            value, peak = _core._call_learner(fn, request["args"], exercise.signature,
+            value, peak = calling.call_learner(fn, request["args"], exercise.signature,
                                               answer.watch), None  # fmt: skip
     except NotImplementedError as stub:
         return _error("stub", "", "", answer.stub_raiser(stub))
@@ -160,7 +159,7 @@ def _find(request: dict) -> dict:
         reply["value"] = value
     elif callable(value):
         exercise = _exercise(request["name"])
-        reply["refused"] = _core.LocalAnswer(value, exercise.signature,
+        reply["refused"] = calling.LocalAnswer(value, exercise.signature,
                                              exercise.allowed).refused()  # fmt: skip
     return reply
 
@@ -178,4 +177,4 @@ def serve(request_path: str) -> None:
     finally:
         if tracemalloc.is_tracing() and not was_tracing:
             tracemalloc.stop()
-    _wire.write(reply, request["reply"])
+    wire.write(reply, request["reply"])

@@ -5,9 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..positions import sinusoidal_positional_encoding
-from ._core import Exercise, Mistake, as_result_array, close, compare, fresh_rng, named
-from ._prediction import Prediction
 from .answers import lesson01 as answers
+from .compare import as_result_array, close, compare
+from .draws import fresh_rng
+from .exercise import Exercise
+from .mistakes import Mistake, named
+from .prediction import Prediction
 
 
 def _variant(n, d, base=10000.0, exponent="2i", swap=False, halves=False, start=0):

@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import (
-    Exercise,
-    LearnerError,
-    Mistake,
-    as_result_array,
-    close,
-    compare,
-    fresh_rng,
-    named,
-)
-from ._prediction import Prediction
 from .answers import lesson02 as answers
+from .compare import as_result_array, close, compare
+from .draws import fresh_rng
+from .exercise import Exercise
+from .mistakes import LearnerError, Mistake, named
+from .prediction import Prediction
 
 # ----------------------------------------------------------------------------------------------
 # ★ project_qkv(X, W_qkv) -> (Q, K, V): one fused matrix [W_Q | W_K | W_V], any leading axes

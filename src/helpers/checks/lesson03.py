@@ -5,9 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..attention import softmax
-from ._core import Exercise, LearnerError, Mistake, as_result_array, compare, fresh_rng, named
-from ._prediction import Prediction
 from .answers import lesson03 as answers
+from .compare import as_result_array, compare
+from .draws import fresh_rng
+from .exercise import Exercise
+from .mistakes import LearnerError, Mistake, named
+from .prediction import Prediction
 
 # ----------------------------------------------------------------------------------------------
 # ★★ scaled_scores(Q, K): (..., n_q, d_k), (..., n_k, d_k) -> (..., n_q, n_k)

@@ -9,21 +9,12 @@ import numpy as np
 
 from ..attention import scaled_dot_product_attention
 from ..attention import softmax as _softmax
-from ._core import (
-    Exercise,
-    LearnerError,
-    Mistake,
-    as_result_array,
-    as_result_pair,
-    close,
-    compare,
-    fresh_rng,
-    named,
-    raw_softmax,
-    unpack_pair,
-)
-from ._prediction import Prediction
 from .answers import lesson04 as answers
+from .compare import as_result_array, as_result_pair, close, compare, raw_softmax, unpack_pair
+from .draws import fresh_rng
+from .exercise import Exercise
+from .mistakes import LearnerError, Mistake, named
+from .prediction import Prediction
 
 # ------------------------------------------------------------------------------ softmax
 # What common wrong softmaxes return, to recognise them. NumPy's overflow warnings are

@@ -6,21 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import (
-    Exercise,
-    LearnerError,
-    Mistake,
-    as_result_array,
-    as_result_pair,
-    close,
-    compare,
-    fresh_rng,
-    named,
-    raw_softmax,
-    unpack_pair,
-)
-from ._prediction import Prediction
 from .answers import lesson05 as answers
+from .compare import as_result_array, as_result_pair, close, compare, raw_softmax, unpack_pair
+from .draws import fresh_rng
+from .exercise import Exercise
+from .mistakes import LearnerError, Mistake, named
+from .prediction import Prediction
 
 # ----------------------------------------------------------------------------------------------
 # causal_mask(n)

@@ -14,19 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import (
-    Exercise,
-    LearnerError,
-    Mistake,
-    as_result_pair,
-    compare,
-    fresh_rng,
-    named,
-    raw_softmax,
-    unpack_pair,
-)
-from ._prediction import Prediction
 from .answers import lesson06 as answers
+from .compare import as_result_pair, compare, raw_softmax, unpack_pair
+from .draws import fresh_rng
+from .exercise import Exercise
+from .mistakes import LearnerError, Mistake, named
+from .prediction import Prediction
 
 
 def _swap(a):

@@ -16,9 +16,12 @@ import numbers
 
 import numpy as np
 
-from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, named
-from ._prediction import Prediction
 from .answers import lesson07 as answers
+from .compare import as_result_array, compare
+from .draws import fresh_rng
+from .exercise import Exercise
+from .mistakes import Mistake, named
+from .prediction import Prediction
 
 score_memory_doubling = Prediction(
     name="score_memory_doubling",

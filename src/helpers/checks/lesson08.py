@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, named, raw_softmax
 from .answers import lesson08 as answers
+from .compare import as_result_array, compare, raw_softmax
+from .draws import fresh_rng
+from .exercise import Exercise
+from .mistakes import Mistake, named
 
 EPS = 1e-6
 

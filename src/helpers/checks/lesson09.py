@@ -18,10 +18,13 @@ import warnings
 
 import numpy as np
 
-from ._core import Exercise, Mistake, as_result_array, close, compare, fresh_rng, named
-from ._prediction import Prediction
-from ._scores import check_scores_per_map
 from .answers import lesson09 as answers
+from .compare import as_result_array, close, compare
+from .draws import fresh_rng
+from .exercise import Exercise
+from .mistakes import Mistake, named
+from .prediction import Prediction
+from .scores import check_scores_per_map
 
 # ----------------------------------------------------------------------------------------------
 # helpers for the checks

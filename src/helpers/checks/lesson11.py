@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import Exercise, Mistake, as_result_array, compare, fresh_rng, named, raw_softmax
-from ._prediction import Prediction
 from .answers import lesson11 as answers
+from .compare import as_result_array, compare, raw_softmax
+from .draws import fresh_rng
+from .exercise import Exercise
+from .mistakes import Mistake, named
+from .prediction import Prediction
 
 # ----------------------------------------------------------------------------------------------
 # rope_rotate(X, positions)

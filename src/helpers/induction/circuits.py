@@ -24,14 +24,14 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..blas import one_blas_thread
 from .model import (
     InductionModel,
-    _causal_attention,
-    _one_blas_thread,
-    _position_bias,
-    _rope,
-    _rope_tables,
-    _split,
+    apply_rope,
+    causal_attention,
+    position_bias,
+    rope_tables,
+    split_batch_heads,
 )
 from .probes import next_token_losses
 
@@ -106,7 +106,7 @@ def run(
     unembedding (``"out"``); everywhere else the head's own output is. With every read (the
     default) it is an ablation; with one, path patching of that path alone.
     """
-    with _one_blas_thread():
+    with one_blas_thread():
         return _run(model, tokens, replace, reads)
 
 
@@ -128,10 +128,10 @@ def _run(model, tokens, replace, reads) -> Run:
     embedding = params["W_E"][tokens].astype(dtype)
     if positions == "learned":
         embedding = embedding + params["W_pos"][:n]
-    bias = _position_bias(n, n_heads, positions, dtype, getattr(model, "window", None))
+    bias = position_bias(n, n_heads, positions, dtype, getattr(model, "window", None))
     if positions == "rope":
         scale = getattr(model, "position_scale", 1.0)
-        tables = _rope_tables(n, params["W_Q"].shape[-1] // n_heads, dtype, scale)
+        tables = rope_tables(n, params["W_Q"].shape[-1] // n_heads, dtype, scale)
     # The residual stream as each read sees it: "patched" (the replacements in) for the reads
     # named, "plain" (every head's own output) for the others; one stream if they coincide.
     plain = patched = embedding
@@ -139,12 +139,12 @@ def _run(model, tokens, replace, reads) -> Run:
     for layer in range(n_layers):
         seen = {r: (patched if r in reads else plain) for r in READS}
         Q, K, V = (
-            _split(seen[r] @ params[w][layer].astype(dtype), n_heads)
+            split_batch_heads(seen[r] @ params[w][layer].astype(dtype), n_heads)
             for r, w in (("q", "W_Q"), ("k", "W_K"), ("v", "W_V"))
         )
         if positions == "rope":
-            Q, K = _rope(Q, *tables), _rope(K, *tables)
-        out, A = _causal_attention(Q, K, V, bias)
+            Q, K = apply_rope(Q, *tables), apply_rope(K, *tables)
+        out, A = causal_attention(Q, K, V, bias)
         heads = _heads_of(out, params["W_O"][layer].astype(dtype), n_heads)  # (b, h, n, d)
         outputs.append(heads)
         maps.append(A)

@@ -25,11 +25,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
 from ..attention import causal_mask, softmax
-from ..rope import _turn, alibi_bias, alibi_slopes, frequencies
-from ..training import _cross_entropy
+from ..blas import one_blas_thread
+from ..rope import alibi_bias, alibi_slopes, frequencies, turn
+from ..training import cross_entropy
 
 __all__ = [
     "ALPHABET",
@@ -113,20 +113,6 @@ def init_params(
     }
 
 
-_THREADS: list = []  # one ThreadpoolController, made on first use (it inspects the process)
-
-
-def _one_blas_thread():
-    """One BLAS thread for the model's many small products: training (whose float32 products
-    must not depend on the number of threads) and every forward pass. With OpenBLAS's default
-    threads, two processes doing this at once on 2 cores
-    (pytest's two workers, or a test beside a lesson's kernel) took minutes instead of seconds
-    under the ``Haswell`` kernel (issue 32); alone, one thread is as fast here."""
-    if not _THREADS:
-        _THREADS.append(ThreadpoolController())
-    return _THREADS[0].limit(limits=1, user_api="blas")
-
-
 @dataclass
 class Cache:
     """What the forward pass keeps for the backward pass (per layer, lists of arrays)."""
@@ -141,7 +127,7 @@ class Cache:
     logits: np.ndarray  # (b, n, vocab_size)
 
 
-def _split(M: np.ndarray, n_heads: int) -> np.ndarray:
+def split_batch_heads(M: np.ndarray, n_heads: int) -> np.ndarray:
     b, n, d = M.shape
     return M.reshape(b, n, n_heads, d // n_heads).transpose(0, 2, 1, 3)  # (b, h, n, d_head)
 
@@ -151,7 +137,7 @@ def _merge(M: np.ndarray) -> np.ndarray:
     return M.transpose(0, 2, 1, 3).reshape(b, n, h * e)  # (b, n, d_model)
 
 
-def _causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, bias: np.ndarray):
+def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, bias: np.ndarray):
     """``scaled_dot_product_attention(Q, K, V, causal_mask(n))`` without its input checks.
 
     The same arithmetic, in the inputs' dtype (float32 while training); the tests compare it
@@ -176,20 +162,20 @@ def _check_positions(positions) -> str:
     return positions
 
 
-def _rope_tables(n: int, d_head: int, dtype, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def rope_tables(n: int, d_head: int, dtype, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """``cos, sin (n, d_head / 2)`` of RoPE's angles at positions ``0 .. n-1`` times ``scale``
     (rotate-half convention, base 10000: :func:`helpers.rope.rotate`'s), in ``dtype``."""
     angles = (np.arange(n) * scale)[:, None] * frequencies(d_head)[None, :]
     return np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
 
 
-def _rope(X: np.ndarray, cos: np.ndarray, sin: np.ndarray, sign: float = 1.0) -> np.ndarray:
+def apply_rope(X: np.ndarray, cos: np.ndarray, sin: np.ndarray, sign: float = 1.0) -> np.ndarray:
     """``X (..., n, d_head)`` rotated by the tables (``sign=-1``: back, the transpose)."""
     half = X.shape[-1] // 2
-    return np.concatenate(_turn(X[..., :half], X[..., half:], cos, sign * sin), axis=-1)
+    return np.concatenate(turn(X[..., :half], X[..., half:], cos, sign * sin), axis=-1)
 
 
-def _position_bias(n: int, n_heads: int, positions: str, dtype, window: int | None = None):
+def position_bias(n: int, n_heads: int, positions: str, dtype, window: int | None = None):
     """What is added to the scores before the softmax: ``-inf`` on future keys, and ALiBi's
     ``-m_h (i - j)`` on the others for ``positions="alibi"`` (``(h, n, n)``; else ``(n, n)``).
     ``window``: ``-inf`` too on the keys ``window`` or more positions back (lesson 11)."""
@@ -227,17 +213,17 @@ def forward(
     if positions == "learned":
         x = x + params["W_pos"][:n]
     dtype = params["W_Q"].dtype
-    bias = _position_bias(n, n_heads, positions, dtype, window)
+    bias = position_bias(n, n_heads, positions, dtype, window)
     tables = None
     if positions == "rope":
-        tables = _rope_tables(n, x.shape[-1] // n_heads, dtype, position_scale)
+        tables = rope_tables(n, x.shape[-1] // n_heads, dtype, position_scale)
     cache = Cache(tokens, [x], [], [], [], [], [], None)
     ablate = set(ablate)
     for layer in range(params["W_Q"].shape[0]):
-        Q, K, V = (_split(x @ params[w][layer], n_heads) for w in ("W_Q", "W_K", "W_V"))
+        Q, K, V = (split_batch_heads(x @ params[w][layer], n_heads) for w in ("W_Q", "W_K", "W_V"))
         if tables is not None:
-            Q, K = _rope(Q, *tables), _rope(K, *tables)
-        out, A = _causal_attention(Q, K, V, bias)  # (b, h, n, d_head), (b, h, n, n)
+            Q, K = apply_rope(Q, *tables), apply_rope(K, *tables)
+        out, A = causal_attention(Q, K, V, bias)  # (b, h, n, d_head), (b, h, n, n)
         for lay, head in ablate:
             if lay == layer:
                 out[:, head] = 0.0
@@ -279,7 +265,7 @@ def loss_and_grads(
     interpolation).
     """
     cache = forward(params, tokens, n_heads, positions=positions, position_scale=position_scale)
-    loss, dlogits = _cross_entropy(cache.logits, targets)  # (b, n, vocab)
+    loss, dlogits = cross_entropy(cache.logits, targets)  # (b, n, vocab)
     dlogits = dlogits.astype(cache.logits.dtype, copy=False)
     grads = {name: np.zeros_like(value) for name, value in params.items()}
     d_model = params["W_U"].shape[0]
@@ -291,7 +277,7 @@ def loss_and_grads(
         Q, K, V = cache.Q[layer], cache.K[layer], cache.V[layer]
         flat_x = x.reshape(-1, d_model)
         grads["W_O"][layer] = cache.Z[layer].reshape(-1, d_model).T @ dx.reshape(-1, d_model)
-        dZ = _split(dx @ params["W_O"][layer].T, n_heads)  # (b, h, n, d_head)
+        dZ = split_batch_heads(dx @ params["W_O"][layer].T, n_heads)  # (b, h, n, d_head)
         dA = dZ @ np.swapaxes(V, -1, -2)  # (b, h, n, n)
         dV = np.swapaxes(A, -1, -2) @ dZ  # (b, h, n, d_head)
         # Lesson 08's softmax_backward, written out to stay in the training dtype (float32).
@@ -299,8 +285,8 @@ def loss_and_grads(
         dQ = dS @ K * scale
         dK = np.swapaxes(dS, -1, -2) @ Q * scale
         if positions == "rope":
-            tables = _rope_tables(tokens.shape[1], d_model // n_heads, dQ.dtype, position_scale)
-            dQ, dK = _rope(dQ, *tables, sign=-1.0), _rope(dK, *tables, sign=-1.0)
+            tables = rope_tables(tokens.shape[1], d_model // n_heads, dQ.dtype, position_scale)
+            dQ, dK = apply_rope(dQ, *tables, sign=-1.0), apply_rope(dK, *tables, sign=-1.0)
         dx = dx.copy()
         for name, d in (("W_Q", dQ), ("W_K", dK), ("W_V", dV)):
             d = _merge(d)  # (b, n, d_model)
@@ -483,7 +469,7 @@ class InductionModel:
         """The forward pass on ``(b, n)`` tokens with every intermediate (see :class:`Cache`)."""
         tokens = self.check_tokens(tokens)
         single = tokens.ndim == 1
-        with _one_blas_thread():
+        with one_blas_thread():
             cache = forward(self.params, tokens[None] if single else tokens, self.n_heads,
                             self._check_ablate(ablate), self.positions,
                             self.position_scale, self.window)  # fmt: skip
@@ -525,7 +511,7 @@ class InductionModel:
         if targets.shape != tokens.shape:
             raise ValueError(f"targets must have the shape of tokens {tokens.shape}, got "
                              f"{targets.shape}")  # fmt: skip
-        return _cross_entropy(logits, targets)[0]
+        return cross_entropy(logits, targets)[0]
 
     def head_weights(self, layer: int, head: int) -> dict[str, np.ndarray]:
         """One head's ``W_Q, W_K, W_V (d_model, d_head)`` and ``W_O (d_head, d_model)``."""
@@ -571,7 +557,7 @@ class InductionModel:
                     # Each at its own position: the key is cached already rotated, and never
                     # rotated again; the new query is rotated at the position it reads from.
                     angle = position * self.position_scale * frequencies(e)
-                    q, k = (_rope(t, np.cos(angle), np.sin(angle)) for t in (q, k))
+                    q, k = (apply_rope(t, np.cos(angle), np.sin(angle)) for t in (q, k))
                 cache["K"][layer] = np.concatenate([cache["K"][layer], k], 1)
                 cache["V"][layer] = np.concatenate([cache["V"][layer], v.reshape(h, 1, e)], 1)
                 scores = q @ np.swapaxes(cache["K"][layer], -1, -2) / np.sqrt(e)  # (h, 1, t)

@@ -74,9 +74,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..blas import one_blas_thread
 from ..training import Adam
 from . import circuits
-from .model import InductionModel, _one_blas_thread, forward, init_params, loss_and_grads
+from .model import InductionModel, forward, init_params, loss_and_grads
 
 __all__ = [
     "Repeats",
@@ -434,7 +435,7 @@ def train(
     # threads (seen here: the loss at step 50 off by 4.8e-7 with the default threads), and the
     # same seed must retrace the shipped run exactly under the same BLAS kernel, whatever the
     # number of cores.
-    with _one_blas_thread():
+    with one_blas_thread():
         if record(0):
             return model, history
         for step in range(1, steps + 1):

@@ -32,7 +32,7 @@ MAX_ITEMS = 100_000  # values in the JSON tree
 MAX_ARRAYS = 1_000  # entries in the .npz
 MAX_DEPTH = 20
 MAX_TEXT = 10_000  # characters of one string
-_DTYPE_KINDS = "biufcUS"  # bool, ints, floats, complex (a check names it), str, bytes
+DTYPE_KINDS = "biufcUS"  # bool, ints, floats, complex (a check names it), str, bytes
 
 
 def _type_name(value: Any) -> str:
@@ -52,7 +52,7 @@ def encode(value: Any) -> tuple[str, dict[str, np.ndarray]]:
         if depth > MAX_DEPTH or count[0] > MAX_ITEMS:
             return {"t": "opaque", "type": "nested too deep or too large"}
         # NumPy first: np.float64 is also a Python float.
-        if isinstance(v, (np.ndarray, np.generic)) and np.asarray(v).dtype.kind in _DTYPE_KINDS:
+        if isinstance(v, (np.ndarray, np.generic)) and np.asarray(v).dtype.kind in DTYPE_KINDS:
             key = f"a{len(arrays)}"
             arrays[key] = np.asarray(v)
             return {"t": "array" if isinstance(v, np.ndarray) else "scalar", "k": key}

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ._core import Mistake, as_result_array, compare, named
+from .compare import as_result_array, compare
+from .mistakes import Mistake, named
 
 
 def check_scores_per_map(

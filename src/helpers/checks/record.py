@@ -6,7 +6,7 @@ cell) and appends one :class:`Record` as a JSON line (:func:`append`) to the fil
 ``HELPERS_GRADE_LOG``, with no verdict (the grader computes those in its own process,
 :mod:`course_grader._remote`); after the run the grader reads them back (:func:`read`): how
 many checks of each exercise ran (their draws), and any line that claims a verdict, which no
-check wrote. The checks' side (:mod:`helpers.checks._core`) and the grader's
+check wrote. The checks' side (:mod:`helpers.checks.exercise`) and the grader's
 (:mod:`course_grader`) import the names from here and nowhere else. Standard library only:
 the kernel imports it with every check.
 

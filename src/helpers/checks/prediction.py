@@ -1,7 +1,8 @@
 """Predictions: a question answered before a widget or figure shows the answer.
 
 ``checks.<name>.check("fall")``: explained whichever way the learner answered, so a wrong guess
-teaches as much as a right one. Results carry the same ids as exercise checks (see ``_core``).
+teaches as much as a right one. Results carry the same ids as exercise checks
+(:mod:`helpers.checks.exercise`).
 """
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from . import _core, _record  # _core's time limit is read at call time (tests may lower it)
-from ._core import CheckResult, _Checked, _log_for_grading, _Text, _type_name
+from . import record, timelimit  # the time limit is read at call time (tests may lower it)
+from .calling import in_known_state
+from .exercise import Checked, being_graded, deferred, log_for_grading
+from .messages import type_name
+from .results import CheckResult, Text
 
 
-class Prediction(_Checked):
+class Prediction(Checked):
     """A question asked *before* a widget answers it: ``checks.<name>.check("fall")``.
 
     The learner's copy sets the guess to None (``guess = None  ### ANSWER`` in the source), which
@@ -69,16 +73,16 @@ class Prediction(_Checked):
 
     def check(self, guess: Any) -> CheckResult:
         """Compare the guess with the answer and explain. Never raises."""
-        _record.answers[self.name] = guess  # what make grade checks, from its own process
-        if _core._grading():
-            result = _core._deferred(self)
-            _log_for_grading(result, self.lesson)
+        record.answers[self.name] = guess  # what make grade checks, from its own process
+        if being_graded():
+            result = deferred(self)
+            log_for_grading(result, self.lesson)
             return result
         try:
-            result = _core._in_known_state(self._check, (guess,), _core.CHECK_TIME_LIMIT_SECONDS)
+            result = in_known_state(self._check, (guess,), timelimit.CHECK_TIME_LIMIT_SECONDS)
         except BaseException as bug:  # e.g. a guess whose __str__ or __float__ raises or hangs
-            result = self._result(False, f"could not read your guess ({_type_name(bug)})", "bad")
-        _log_for_grading(result, self.lesson)
+            result = self._result(False, f"could not read your guess ({type_name(bug)})", "bad")
+        log_for_grading(result, self.lesson)
         return result
 
     def _result(self, passed: bool | None, message: str, mistake: str | None = None):
@@ -131,11 +135,11 @@ class Prediction(_Checked):
             direction.replace(" ", "_"),
         )
 
-    def hint(self, level: int = 1) -> _Text:
-        return _Text("Hint", "run the widget or figure below after you guess; then explain it.")
+    def hint(self, level: int = 1) -> Text:
+        return Text("Hint", "run the widget or figure below after you guess; then explain it.")
 
-    def solution(self) -> _Text:
-        return _Text(f"Answer to {self.name}", f"{self.answer}: {self.explanation}")
+    def solution(self) -> Text:
+        return Text(f"Answer to {self.name}", f"{self.answer}: {self.explanation}")
 
 
 def _sentences(text: str) -> str:
