@@ -1,6 +1,6 @@
 """The similarity check against ``copydetect`` on the same class (issue 34, section 4).
 
-``tests/fixtures/grade/copy_class.py`` holds independent correct answers to lesson 04's
+``tests/support/copy_class.py`` holds independent correct answers to lesson 04's
 ``softmax`` and ``attention`` and copies of some of them made with a copier's first edits. A
 detector is usable on it when some threshold reports every copy and no independent pair: its
 lowest copy scores above its highest independent pair. Prints both for
@@ -20,9 +20,9 @@ import sys
 import warnings
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "grade"))
-import copy_class  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from course_grader._similarity import similarity  # noqa: E402
+from support import copy_class  # noqa: E402
 
 
 def copydetect_score(k: int, window: int):

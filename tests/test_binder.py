@@ -16,30 +16,11 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 import yaml
+from support.requirements import normalise, requirement_pins
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 BINDER_LINK = re.compile(r"https://mybinder\.org/v2/gh/[^\s)\]>]+")
-
-
-def normalise(name: str) -> str:
-    """A package name as PEP 503 compares them: lower case, runs of -_. as one -."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def requirement_pins(lines: list[str]) -> dict[str, str]:
-    """``name==version`` lines (comments, blanks ignored) as {normalised name: version}."""
-    pins = {}
-    for line in lines:
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        match = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;]+)", line)
-        assert match, f"not pinned as name==version: {line!r}"
-        name = normalise(match.group(1))
-        assert name not in pins, f"{name} listed twice"
-        pins[name] = match.group(2)
-    return pins
 
 
 def section(name: str) -> str:

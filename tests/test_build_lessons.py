@@ -1,15 +1,11 @@
 """The lesson pipeline: stubs for the learner, and no stale generated file."""
 
 import shutil
-import sys
 import uuid
-from pathlib import Path
 
+import build_lessons
 import nbformat
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-import build_lessons  # noqa: E402
 
 SOURCES = build_lessons.lesson_sources()
 

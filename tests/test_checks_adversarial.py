@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 import pytest
-from learner_code import as_learner_code
+from support.learner_code import as_learner_code
 
 from helpers import checks
 from helpers.checks import exercise, timelimit

@@ -4,7 +4,7 @@ import re
 
 import numpy as np
 import pytest
-from learner_code import as_learner_code
+from support.learner_code import as_learner_code
 
 from helpers import checks
 from helpers.checks import compare, exercise, messages, mistakes, record, results, timelimit

@@ -256,7 +256,7 @@ def test_shift_matrix_each_mistake_is_named(name):
 
 
 def test_shift_matrix_mistake_messages_are_distinct():
-    from check_tables import assert_mistakes_distinct
+    from support.check_tables import assert_mistakes_distinct
 
     assert_mistakes_distinct(shift, {k: v[:2] for k, v in SHIFT_MISTAKES.items()})
 

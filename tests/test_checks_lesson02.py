@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 import pytest
-from check_tables import assert_mistakes_distinct
+from support.check_tables import assert_mistakes_distinct
 
 from helpers import checks, softmax
 

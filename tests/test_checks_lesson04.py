@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-import built_lessons
 import numpy as np
 import pytest
+from support import built_lessons
 
 from helpers import checks
 from helpers.checks import exercise, lesson04

@@ -4,7 +4,7 @@ import re
 
 import numpy as np
 import pytest
-from check_tables import assert_mistakes_distinct
+from support.check_tables import assert_mistakes_distinct
 
 import helpers
 from helpers import checks

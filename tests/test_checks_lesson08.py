@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from check_tables import assert_mistakes_distinct
+from support.check_tables import assert_mistakes_distinct
 
 import helpers
 from helpers import checks

@@ -1,7 +1,7 @@
 """The bar every exercise meets (issue 10), checked over the whole course at once."""
 
 import pytest
-from learner_code import as_learner_code
+from support.learner_code import as_learner_code
 
 from helpers import checks
 from helpers.checks import Exercise, Prediction

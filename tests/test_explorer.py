@@ -523,9 +523,8 @@ def test_a_failed_sentence_change_leaves_the_previous_sentence_whole():
     assert ex.parts.text.value == helpers.RUNNING_SENTENCE
 
 
-def test_a_huge_word_is_capped_in_titles_buttons_and_alt_text_and_stays_fast():
-    import time
-
+def test_a_huge_word_is_capped_in_titles_buttons_and_alt_text():
+    # Its speed (10-19 s when the whole word went into the title): benchmarks/bench_explorer.py.
     word = "a" * 100_000
     ex = AttentionExplorer(f"the {word} sat", causal=True, query=1)
     assert ex.tokens[1] == word  # the math keeps the whole word
@@ -535,10 +534,8 @@ def test_a_huge_word_is_capped_in_titles_buttons_and_alt_text_and_stays_fast():
     assert len(ex.parts.tokens.tokens[1]) == cap
     assert all(len(message) < 300 for message in ex.parts.tokens.messages)
     assert len(ex.heatmap_svg) + len(ex.bars_svg) < 20_000
-    start = time.perf_counter()
     fig = ex.static_figure(dpi=40)
     png = ex.static_png(dpi=40)
-    assert time.perf_counter() - start < 5  # was 10-19 s: the whole word in the title
     assert len(fig.axes[1].get_title()) < 80 and png.startswith(b"\x89PNG")
 
 

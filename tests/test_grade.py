@@ -1,6 +1,6 @@
 """make grade on a class of broken notebooks: exactly the expected grades.csv (issue 11).
 
-The class (tests/fixtures/grade/class_builder.py) has 13 students x 2 lessons: right, wrong
+The class (tests/support/class_builder.py) has 13 students x 2 lessons: right, wrong
 with a named mistake, untouched, not JSON, endless loops, sys.exit, os._exit, a killed kernel,
 16 GiB allocations, two million printed lines, renamed and deleted functions, no metadata.
 The grader runs once (two kernels at a time, short limits) for every test in this file.
@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "grade"))
-import class_builder  # noqa: E402
-from course_grader import COLUMNS, STATUSES  # noqa: E402
+from course_grader import COLUMNS, STATUSES
+from support import class_builder
 
 LIMITS = ["--cell-timeout", "6", "--check-time-limit", "1", "--memory-limit", "2G"]
 

@@ -24,10 +24,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "grade"))
-import class_builder  # noqa: E402
-from class_builder import SETUP, SS_CORRECT, SS_STUB, check_cell, notebook  # noqa: E402
-from course_grader import _bubblewrap  # noqa: E402
+from course_grader import _bubblewrap
+from support import class_builder
+from support.class_builder import SETUP, SS_CORRECT, SS_STUB, check_cell, notebook
 
 SECRET = "grader-secret-7f3a9c"
 OTHER = "another-students-answer-51e2"

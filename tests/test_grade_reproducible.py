@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import sys
 from pathlib import Path
 
 import nbformat
@@ -20,8 +19,7 @@ from helpers import checks
 from helpers.checks import draws, record
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "grade"))
-import class_builder  # noqa: E402
+from support import class_builder
 
 # Messages that name the drawn case: "called with n_positions=7, d_model=12".
 RAISES = """\

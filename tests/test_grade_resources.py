@@ -21,10 +21,9 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "grade"))
-import class_builder  # noqa: E402
-from class_builder import SETUP, SS_CORRECT, check_cell, notebook  # noqa: E402
-from course_grader import _bubblewrap, _cgroup  # noqa: E402
+from course_grader import _bubblewrap, _cgroup
+from support import class_builder
+from support.class_builder import SETUP, SS_CORRECT, check_cell, notebook
 
 CHECK = check_cell("scaled_scores")
 WRONG = "def scaled_scores(Q, K):\n    return Q @ np.swapaxes(K, -1, -2)"  # unscaled

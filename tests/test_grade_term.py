@@ -1,6 +1,6 @@
 """What a term needs from make grade (issue 18), on a small class graded from this clone.
 
-One module-scoped run grades tests/fixtures/grade/term_class.py's class (6 students, lessons
+One module-scoped run grades tests/support/term_class.py's class (6 students, lessons
 01 and 03, a roster, a points file); then, reusing its OUT, a run without a roster, a
 ``--no-cache`` regrade of one student, dee's late lesson 03 regraded alone (``--students``),
 and a rerun with nothing changed. Every file is checked cell by cell: scores.csv, the Canvas
@@ -29,18 +29,16 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "grade"))
-import class_builder  # noqa: E402
-import term_class  # noqa: E402
-from course_grader import COLUMNS, main  # noqa: E402
-from course_grader._grading import student_order  # noqa: E402
-from course_grader._points import PointsError, default_points, load_points  # noqa: E402
-from course_grader._progress import Progress  # noqa: E402
-from course_grader._roster import RosterError, read_roster  # noqa: E402
-from course_grader._similarity import answer_sources  # noqa: E402
+from course_grader import COLUMNS, main
+from course_grader._grading import student_order
+from course_grader._points import PointsError, default_points, load_points
+from course_grader._progress import Progress
+from course_grader._roster import RosterError, read_roster
+from course_grader._similarity import answer_sources
+from support import class_builder, term_class
 
-from helpers import checks  # noqa: E402
-from helpers.checks import Exercise, Prediction  # noqa: E402
+from helpers import checks
+from helpers.checks import Exercise, Prediction
 
 LIMITS = ["--jobs", "2", "--cell-timeout", "30", "--check-time-limit", "2"]
 PE, SS = "positional_encoding", "scaled_scores"

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import csv
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "grade"))
-sys.path.insert(0, str(ROOT / "tools"))
-import build_lessons  # noqa: E402
-import class_builder  # noqa: E402
-from course_grader import _grading  # noqa: E402
-from course_grader._cli import main  # noqa: E402
+import build_lessons
+from course_grader import _grading
+from course_grader._cli import main
+from support import class_builder
 
 
 def _submission(tmp_path: Path, name: str, nb_or_text) -> _grading.Submission:

@@ -15,9 +15,8 @@ import pytest
 from helpers.checks import grading
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import check_pip_install  # noqa: E402
-from test_binder import normalise, requirement_pins  # noqa: E402
+import check_pip_install
+from support.requirements import normalise, requirement_pins
 
 HELPERS = ROOT / "src" / "helpers"
 GRADER = ROOT / "grader" / "src" / "course_grader"

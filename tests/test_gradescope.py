@@ -30,10 +30,9 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import make_gradescope  # noqa: E402
-from course_grader import _gradescope  # noqa: E402
-from course_grader._points import default_points  # noqa: E402
+import make_gradescope
+from course_grader import _gradescope
+from course_grader._points import default_points
 
 LESSON = "03"
 RIGHT = ROOT / "solutions" / "03_scores_and_scaling.ipynb"

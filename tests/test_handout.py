@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import check_pip_install  # noqa: E402
+import check_pip_install
 
 PREFIX = "self-attention-course/"
 

@@ -14,9 +14,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-import built_lessons
 import numpy as np
 import pytest
+from support import built_lessons
 
 import helpers
 from helpers.pretrained import MODEL_DIR, MiniLM, ModelFilesError, gelu, layer_norm, load_minilm

@@ -4,17 +4,15 @@ The pages in Chromium: tests/browser/test_site_in_browser.py."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import build_lessons  # noqa: E402
-import build_site  # noqa: E402
-import site_assets  # noqa: E402
+import build_lessons
+import build_site
+import site_assets
 
 SOURCES = build_lessons.lesson_sources()
 

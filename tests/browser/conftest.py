@@ -32,7 +32,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 # tools/run_tests.py's search, which leaves the learner copies to these tests when it finds one.
-sys.path.insert(0, str(ROOT / "tools"))
 from run_tests import INSTALL_CHROMIUM, find_chromium  # noqa: E402
 
 CHROMIUM_ARGS = [

@@ -54,7 +54,8 @@ CONSOLE_NOISE: list[str] = []
 # The audit: axe-core's rules for WCAG 2.0/2.1 level A and AA, and its best practices, over the
 # course's content only: rendered markdown cells and cell outputs (figures, widgets, check
 # results). JupyterLab's own UI (toolbars, prompts, editors) is not the course's to fix.
-AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
+from support.accessibility import AXE_TAGS  # noqa: E402
+
 AXE_CONTEXT = {
     "include": [[f"{PANEL} .jp-MarkdownOutput"], [f"{PANEL} .jp-OutputArea-output"]],
 }

@@ -21,18 +21,16 @@ import re
 import subprocess
 import sys
 
+import build_lessons  # noqa: E402
+import build_site  # noqa: E402
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 from explorer_walks import ROOT
+from run_tests import find_chromium  # noqa: E402
 from slider_walks import SLIDERS
-from test_lessons_in_browser import AXE_TAGS
+from support.accessibility import AXE_TAGS
 
 from conftest import CHROMIUM_ARGS
-
-sys.path.insert(0, str(ROOT / "tools"))
-import build_lessons  # noqa: E402
-import build_site  # noqa: E402
-from run_tests import find_chromium  # noqa: E402
 
 pytestmark = pytest.mark.browser
 

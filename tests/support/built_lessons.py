@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
+SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
 
 
 def printed(lesson: str) -> str:
