@@ -43,8 +43,8 @@ from IPython.display import Image, display
 from PIL import Image as PILImage
 
 import helpers
-from helpers import explorer_colours
-from helpers.explorer import AttentionExplorer
+from helpers.explorer import colours
+from helpers.explorer.widget import AttentionExplorer
 from helpers.plots import plot_heatmap
 
 
@@ -179,8 +179,8 @@ def measure(repeats: int) -> None:
 def grid_maps(repeats: int) -> None:
     """Lesson 09's grid after a new sentence: every map's layer (``map_svg_of``, 72 calls, the
     weights read from the sentence's forward pass); the forward pass itself not timed."""
+    from helpers.explorer.grid import RealAttentionExplorer
     from helpers.pretrained import ModelFilesError, load_minilm
-    from helpers.real_explorer import RealAttentionExplorer
 
     try:
         ex = RealAttentionExplorer("the cat sat on the mat", layer=4, head=5, model=load_minilm())
@@ -205,7 +205,7 @@ def grid_maps(repeats: int) -> None:
 def pillow_palette_png(indices: np.ndarray) -> bytes:
     """What the explorer's hand-written encoder makes, made by Pillow (same zlib level 1)."""
     image = PILImage.frombytes("P", indices.shape[::-1], indices.tobytes())
-    image.putpalette(explorer_colours.PALETTE.tobytes())
+    image.putpalette(colours.PALETTE.tobytes())
     buffer = io.BytesIO()
     image.save(buffer, format="png", compress_level=1)
     return buffer.getvalue()
@@ -218,13 +218,13 @@ def png_encoders() -> None:
     for n in (6, 64):
         cell = int(min(44, max(6, 300 // n)))  # as AttentionExplorer._cell_size
         weights = rng.dirichlet(np.ones(n), size=n)
-        indices = explorer_colours.colour_index(weights)
+        indices = colours.colour_index(weights)
         big = np.repeat(np.repeat(indices, cell, axis=0), cell, axis=1)
-        decoded = np.asarray(PILImage.open(io.BytesIO(explorer_colours.palette_png(big))))
+        decoded = np.asarray(PILImage.open(io.BytesIO(colours.palette_png(big))))
         assert (decoded == big).all(), "the hand-written PNG does not decode to its pixels"
         us = {}
         for name, encode in (
-            ("hand-written", explorer_colours.palette_png),
+            ("hand-written", colours.palette_png),
             ("Pillow", pillow_palette_png),
         ):
             runs = timeit.repeat(lambda f=encode, x=big: f(x), number=200, repeat=5)

@@ -41,9 +41,9 @@ import numpy as np
 
 import helpers
 from helpers import checks
+from helpers.explorer import AttentionGrid
 from helpers.plots import heatmap_alt, plot_heatmap, show_figure
 from helpers.pretrained import MODEL_DIR, MiniLM, layer_norm, load_minilm, special_token_weight
-from helpers.real_explorer import AttentionGrid
 
 np.set_printoptions(precision=3, suppress=True)
 

@@ -43,9 +43,9 @@ import numpy as np
 
 import helpers
 from helpers import blas, checks, induction
+from helpers.explorer import InductionExplorer
 from helpers.induction import circuits, probes, repeat_task, reproduce
 from helpers.induction.model import decode, encode
-from helpers.induction_explorer import InductionExplorer
 from helpers.plots import plot_heatmap, show_figure
 
 np.set_printoptions(precision=2, suppress=True)

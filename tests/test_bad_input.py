@@ -61,7 +61,7 @@ FUNCTIONS = public_functions()
 
 def explorer_entry_points() -> dict[str, object]:
     """The attention explorer's constructor and the methods its controls call."""
-    from helpers.explorer import AttentionExplorer
+    from helpers.explorer.widget import AttentionExplorer
 
     shared = AttentionExplorer()
     return {

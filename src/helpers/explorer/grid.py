@@ -1,6 +1,6 @@
 """Lesson 09's widgets: the 72 attention maps of a real model, and the explorer on one of them.
 
-* :class:`RealAttentionExplorer`: lesson 04's :class:`~helpers.explorer.AttentionExplorer`
+* :class:`RealAttentionExplorer`: lesson 04's :class:`~helpers.explorer.widget.AttentionExplorer`
   (token buttons, your own sentence, the bar chart, the same SVG drawing) on the weights of
   all-MiniLM-L6-v2, with a layer selector beside the head selector. The encoder has no causal
   mask and the model was trained at temperature 1, so those two controls are hidden.
@@ -23,12 +23,12 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .explorer import AttentionExplorer
-from .explorer_colours import colour_index, palette_png
-from .explorer_front import GridPicker
-from .explorer_weights import MiniLMWeights
-from .live import show as _show_live
-from .pretrained import MiniLM, load_minilm
+from ..front import GridPicker
+from ..live import show as _show_live
+from ..pretrained import MiniLM, load_minilm
+from .colours import colour_index, palette_png
+from .sources import MiniLMWeights
+from .widget import AttentionExplorer
 
 __all__ = ["AttentionGrid", "RealAttentionExplorer", "grid_mosaic", "plot_attention_grid"]
 
@@ -38,7 +38,7 @@ SELECTED = "#f03b20"  # the explorer's highlight colour
 class RealAttentionExplorer(AttentionExplorer):
     """The attention explorer on all-MiniLM-L6-v2: one (layer, head) map at a time.
 
-    Lesson 04's explorer with the model's weights (:class:`helpers.explorer_weights.
+    Lesson 04's explorer with the model's weights (:class:`helpers.explorer.sources.
     MiniLMWeights`): the same drawing, a layer selector beside the head selector, no causal or
     temperature control (the source fixes both).
 
@@ -99,7 +99,7 @@ class AttentionGrid:
     ``grid.widget`` holds the 6 x 12 grid (rows = layers, columns = heads; each cell the
     (n, n) map, rows = query, columns = key, same colour scale 0..1) above a
     :class:`RealAttentionExplorer` (``grid.explorer``). The grid is a keyboard grid
-    (:class:`helpers.explorer_front.GridPicker`): a click, or the arrow keys and Enter, picks a
+    (:class:`helpers.front.GridPicker`): a click, or the arrow keys and Enter, picks a
     map; the picked one is outlined at once, in the browser.
     """
 

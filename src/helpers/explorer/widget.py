@@ -1,4 +1,4 @@
-"""The attention explorer: pick a token, see where it looks.
+"""The attention explorer's state and wiring: :class:`AttentionExplorer`.
 
 The lesson text's interactive figure, for lessons 04-06. A heatmap of one head's attention
 weights over a sentence (rows = query, columns = key), a row of token buttons that pick the
@@ -9,21 +9,21 @@ toggle, a temperature slider and a text box for your own sentence::
     ex = AttentionExplorer(sentence=helpers.RUNNING_SENTENCE, n_heads=2, query=1)
     ex.show()
 
-The explorer is four parts, one module each:
+The explorer is these parts, one module each of :mod:`helpers.explorer`:
 
-* **state and wiring** (this module): the sentence, layer, head, mask, temperature and query,
-  what a control's move does, and which picture goes to which widget when;
-* **widgets** (:mod:`helpers.explorer_controls`): :func:`~helpers.explorer_controls.build_parts`
+* **state and wiring** (this module, ``widget``): the sentence, layer, head, mask, temperature
+  and query, what a control's move does, and which picture goes to which widget when;
+* **widgets** (:mod:`helpers.explorer.controls`): :func:`~helpers.explorer.controls.build_parts`
   makes the controls and the pictures' layers, laid out, as
-  :class:`~helpers.explorer_controls.ExplorerParts` (:attr:`AttentionExplorer.parts`);
-* **weights** (:mod:`helpers.explorer_weights`): a weight source, by default the course's
+  :class:`~helpers.explorer.controls.ExplorerParts` (:attr:`AttentionExplorer.parts`);
+* **weights** (:mod:`helpers.explorer.sources`): a weight source, by default the course's
   math (``build_Z`` -> ``seeded_projections`` -> per-head ``scaled_dot_product_attention``,
   ``causal_mask`` when the toggle is on, scale ``1 / (sqrt(d_k) * temperature)``); lessons 09
   and 10 pass their trained models' sources;
-* **drawing** (:mod:`helpers.explorer_draw`): :class:`~helpers.explorer_draw.ExplorerDrawing`
-  takes an :class:`~helpers.explorer_draw.ExplorerState` (:attr:`AttentionExplorer.state`)
+* **drawing** (:mod:`helpers.explorer.drawing`): :class:`~helpers.explorer.drawing.ExplorerDrawing`
+  takes an :class:`~helpers.explorer.drawing.ExplorerState` (:attr:`AttentionExplorer.state`)
   and returns its SVG layers, words, table and figure, no widget involved;
-* and the browser modules (:mod:`helpers.explorer_front`): the token row with its arrow keys
+* and the browser modules (:mod:`helpers.front`): the token row with its arrow keys
   and live message, the table view, lesson 09's grid.
 
 **Why it is fast.** The per-head Q, K, V are computed once per sentence, the weights once per
@@ -51,9 +51,10 @@ from dataclasses import replace
 import ipywidgets as widgets
 import numpy as np
 
-from ._validate import ArgumentTypeError, whole_number
-from .embeddings import D_MODEL, RUNNING_SENTENCE
-from .explorer_controls import (
+from .._validate import ArgumentTypeError, whole_number
+from ..embeddings import D_MODEL, RUNNING_SENTENCE
+from ..live import show as _show_live
+from .controls import (
     TEMPERATURE_RANGE,
     TEMPERATURES,
     ExplorerParts,
@@ -62,10 +63,9 @@ from .explorer_controls import (
     shown,
     valid_temperature,
 )
-from .explorer_draw import ExplorerDrawing, ExplorerState, axis_label, word_label
-from .explorer_figure import static_figure
-from .explorer_weights import MAX_TOKENS, SeededWeights, check_source
-from .live import show as _show_live
+from .drawing import ExplorerDrawing, ExplorerState, axis_label, word_label
+from .figure import static_figure
+from .sources import MAX_TOKENS, SeededWeights, check_source
 
 __all__ = ["AttentionExplorer", "ExplorerParts", "MAX_TOKENS", "TEMPERATURES", "TEMPERATURE_RANGE"]
 
@@ -299,7 +299,7 @@ class AttentionExplorer:
 
     def static_figure(self, dpi: int = 90):
         """The figure :meth:`static_png` saves: heatmap on the left, the query's bars right
-        (a matplotlib Figure, :func:`helpers.explorer_figure.static_figure`)."""
+        (a matplotlib Figure, :func:`helpers.explorer.figure.static_figure`)."""
         return static_figure(self.drawing(), dpi)
 
     def table_html(self) -> str:

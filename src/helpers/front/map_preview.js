@@ -1,4 +1,4 @@
-// The explorer's maps in the browser (helpers.explorer_front.MapPreview): it shows nothing
+// The explorer's maps in the browser (helpers.front.MapPreview): it shows nothing
 // itself. It holds the heatmap's bottom layer (cells and numbers) of every (layer, head) map,
 // `maps`, row by row, `n_heads` a row, for the sentence, mask and temperature shown; when the
 // explorer's head or layer buttons (ipywidgets ToggleButtons, CSS classes explorer-head and

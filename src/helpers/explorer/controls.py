@@ -2,14 +2,14 @@
 
 :func:`build_parts` makes them and lays them out, and returns them by name as
 :class:`ExplorerParts`; it wires nothing to the explorer (no observers: the explorer,
-:class:`helpers.explorer.AttentionExplorer`, observes ``parts.…`` itself) and draws nothing
+:class:`helpers.explorer.widget.AttentionExplorer`, observes ``parts.…`` itself) and draws nothing
 (the pictures' layers start empty). The only link it makes is the token row's ``followers``:
 what the token row moves in the browser with the query (the Stacks, the table), so that a
 token pick is answered in the browser.
 
 The CSS classes (``attention-explorer``, ``explorer-head``, ...), the layout and the names
 are what the browser tests, the accessibility audit and the browser modules
-(:mod:`helpers.explorer_front`) rely on.
+(:mod:`helpers.front`) rely on.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import ipywidgets as widgets
 import numpy as np
 from ipywidgets.widgets.widget_string import HTMLStyle
 
-from ._validate import ArgumentTypeError
-from .explorer_front import MapPreview, PressedStates, Slider, TableView, TokenRow
-from .live import slider
+from .._validate import ArgumentTypeError
+from ..front import MapPreview, PressedStates, Slider, TableView, TokenRow
+from ..live import slider
 
 __all__ = [
     "ExplorerParts", "TEMPERATURES", "TEMPERATURE_RANGE", "build_parts", "causal_look", "shown",
@@ -77,15 +77,15 @@ def shown(stack: widgets.Stack) -> str:
 class ExplorerParts:
     """An explorer's widgets (:attr:`AttentionExplorer.parts`). ``widget``: the whole explorer
     (CSS class ``attention-explorer``). Controls: ``text`` (the sentence box), ``tokens`` (the
-    token row and message, a :class:`~helpers.explorer_front.TokenRow`), ``layer`` (None with
+    token row and message, a :class:`~helpers.front.TokenRow`), ``layer`` (None with
     one layer), ``head``, ``causal``, ``temperature``, ``table`` (the table view, a
-    :class:`~helpers.explorer_front.TableView`) and ``controls_box`` (the row of layer, head,
+    :class:`~helpers.front.TableView`) and ``controls_box`` (the row of layer, head,
     causal and temperature). Pictures: ``heatmap`` (a grid of three stacked layers:
     ``heatmap_map``, ``heatmap_axes`` and ``query_layers``, a Stack with one child per query),
     ``bars`` (``bars_axes`` under ``bar_values``, a Stack). ``followers``: what the token row
     moves in the browser with the query (the Stacks and the table). ``preview``: every map's
     bottom layer, held in the browser for the head and layer buttons (a
-    :class:`~helpers.explorer_front.MapPreview`, not shown)."""
+    :class:`~helpers.front.MapPreview`, not shown)."""
 
     text: widgets.Text
     tokens: TokenRow
@@ -159,8 +159,8 @@ def build_parts(
     # browser (its followers), so a pick shows the child that is already there; the token row
     # holds every query's message and switches it itself. The kernel only hears which query is
     # shown, once, after the browser painted it (jslinks sent one message per Stack, and the
-    # kernel's answers to them delayed the paint: helpers/explorer_front/token_row.js). The
-    # token row is a small browser module (helpers.explorer_front): a radio group with arrow
+    # kernel's answers to them delayed the paint: helpers/front/token_row.js). The
+    # token row is a small browser module (helpers.front): a radio group with arrow
     # keys, and the message as a live region that screen readers announce.
     tokens = TokenRow()
     query_layers = widgets.Stack()

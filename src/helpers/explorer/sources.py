@@ -1,6 +1,6 @@
 """Where an attention explorer's weights come from: one small class per model.
 
-An explorer (:class:`helpers.explorer.AttentionExplorer`) draws whatever its *weight source*
+An explorer (:class:`helpers.explorer.widget.AttentionExplorer`) draws whatever its *weight source*
 gives it. A source has ``n_layers``, ``n_heads`` and ``d_k`` and two methods:
 
 * ``load(text) -> LoadedText``: tokenize the text and do the per-sentence work once (for the
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import ArgumentTypeError
-from .attention import causal_mask, scaled_dot_product_attention
-from .embeddings import build_Z, tokenize, valid_text
-from .projections import seeded_projections
+from .._validate import ArgumentTypeError
+from ..attention import causal_mask, scaled_dot_product_attention
+from ..embeddings import build_Z, tokenize, valid_text
+from ..projections import seeded_projections
 
 __all__ = [
     "InductionWeights", "LoadedText", "MAX_TOKENS", "MiniLMWeights", "SeededWeights",
@@ -45,7 +45,7 @@ def check_source(source):
     missing = [name for name in _SOURCE_NEEDS if not hasattr(source, name)]
     if missing:
         raise ArgumentTypeError(
-            f"source must be a weight source (see helpers.explorer_weights): "
+            f"source must be a weight source (see helpers.explorer.sources): "
             f"{type(source).__name__} has no {', '.join(missing)}"
         )
     return source
@@ -159,7 +159,7 @@ class InductionWeights:
     )
 
     def __init__(self, model):
-        from .induction.model import ALPHABET
+        from ..induction.model import ALPHABET
 
         self.model, self.alphabet = model, ALPHABET
         self.n_layers, self.n_heads = model.n_layers, model.n_heads
@@ -169,7 +169,7 @@ class InductionWeights:
         )
 
     def load(self, text: str) -> LoadedText:
-        from .induction.model import encode
+        from ..induction.model import encode
 
         text = _text(text, "the sequence")
         kept = "".join(c for c in text if c in self.alphabet)[: self.model.max_len]

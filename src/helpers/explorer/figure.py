@@ -1,7 +1,7 @@
 """The attention explorer as a static matplotlib figure: what a notebook shows without a kernel
 (GitHub, nbviewer, a saved notebook in JupyterLab) and the explorer's PNG fallback
-(:meth:`helpers.explorer.AttentionExplorer.static_png`). It draws the same state as the SVG
-drawing (:class:`helpers.explorer_draw.ExplorerDrawing`), with the same colours and marks.
+(:meth:`helpers.explorer.widget.AttentionExplorer.static_png`). It draws the same state as the SVG
+drawing (:class:`helpers.explorer.drawing.ExplorerDrawing`), with the same colours and marks.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .attention import causal_mask
-from .explorer_colours import HEX, HIGHLIGHT, MASKED_MARK_COLOUR, MASKED_MARKER, colour_index
-from .explorer_draw import ExplorerDrawing, short_label, word_label
-from .plots import plot_heatmap
+from ..attention import causal_mask
+from ..plots import plot_heatmap
+from .colours import HEX, HIGHLIGHT, MASKED_MARK_COLOUR, MASKED_MARKER, colour_index
+from .drawing import ExplorerDrawing, short_label, word_label
 
 __all__ = ["static_figure"]
 
@@ -22,7 +22,7 @@ __all__ = ["static_figure"]
 def static_figure(drawing: ExplorerDrawing, dpi: int = 90) -> Figure:
     """The explorer's state drawn by matplotlib: the heatmap on the left (the selected query's
     row outlined), the query's bars on the right (masked keys marked on the zero line); what
-    :meth:`helpers.explorer.AttentionExplorer.static_png` saves."""
+    :meth:`helpers.explorer.widget.AttentionExplorer.static_png` saves."""
     state = drawing.state
     n = len(state.tokens)
     size = min(max(0.5 * n + 1.5, 3.5), 9.0)

@@ -5,13 +5,13 @@ the query, which map, what the learner may change); :class:`ExplorerDrawing` tur
 into strings: the heatmap's three SVG layers (map, axes, selected query), the bar chart's two,
 the message of each query and the table view's HTML. It holds no widget and sends nothing
 (tests draw a state without any): which string goes to which widget, and when, is
-:class:`helpers.explorer.AttentionExplorer`'s business. The same state as a matplotlib figure
-is :func:`helpers.explorer_figure.static_figure`; the colours and marks both use are
-:mod:`helpers.explorer_colours`.
+:class:`helpers.explorer.widget.AttentionExplorer`'s business. The same state as a matplotlib figure
+is :func:`helpers.explorer.figure.static_figure`; the colours and marks both use are
+:mod:`helpers.explorer.colours`.
 
 **Why SVG.** Redrawing a matplotlib figure per click costs 55-136 ms. The heatmap's cells are
 SVG squares up to ``RECT_TOKENS`` tokens, above it one small palette PNG built in NumPy
-(:func:`helpers.explorer_colours.palette_png`, which says why not Pillow); labels, numbers,
+(:func:`helpers.explorer.colours.palette_png`, which says why not Pillow); labels, numbers,
 highlight and bars are SVG text and rectangles.
 """
 
@@ -25,8 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import causal_mask
-from .explorer_colours import (
+from ..attention import causal_mask
+from ..plots import MASKED_GREY, heatmap_alt
+from .colours import (
     HEX,
     HIGHLIGHT,
     HIGHLIGHT_TEXT,
@@ -36,7 +37,6 @@ from .explorer_colours import (
     colour_index,
     palette_png,
 )
-from .plots import MASKED_GREY, heatmap_alt
 
 # Up to this many tokens the heatmap's cells are SVG squares, drawn with the rest of the SVG;
 # above it, one palette PNG. In Chromium a click on lesson 04's explorer took 28 ms to new

@@ -1,4 +1,4 @@
-// Shared by the browser modules that use it (helpers.explorer_front puts it ahead of each one:
+// Shared by the browser modules that use it (helpers.front puts it ahead of each one:
 // an anywidget module is one file, with no imports between them).
 
 const LATEST_MS = 100; // a hidden page paints no frame: go on anyway

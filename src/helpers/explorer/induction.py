@@ -1,18 +1,18 @@
 """Lesson 10's widget: the attention explorer on the trained induction model.
 
-:class:`InductionExplorer` is lesson 04's :class:`~helpers.explorer.AttentionExplorer` (token
+:class:`InductionExplorer` is lesson 04's :class:`~helpers.explorer.widget.AttentionExplorer` (token
 buttons, the layer and head buttons, arrow keys, your own sequence, the bar chart, the same
 SVG drawing) on the weights of :func:`helpers.induction.load`'s model
-(:class:`helpers.explorer_weights.InductionWeights`). Its tokens are characters
+(:class:`helpers.explorer.sources.InductionWeights`). Its tokens are characters
 (:data:`helpers.induction.model.ALPHABET`, 64 of them); the model is causal, so the mask is
 always on (masked cells grey) and its control hidden. This module only names the model.
 """
 
 from __future__ import annotations
 
-from .explorer import AttentionExplorer
-from .explorer_weights import SPACE, InductionWeights
-from .induction import InductionModel, load
+from ..induction import InductionModel, load
+from .sources import SPACE, InductionWeights
+from .widget import AttentionExplorer
 
 __all__ = ["InductionExplorer", "SPACE"]
 

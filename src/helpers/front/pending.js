@@ -1,4 +1,4 @@
-// Shared by map_preview.js and attention_grid.js (helpers.explorer_front puts it ahead of
+// Shared by map_preview.js and attention_grid.js (helpers.front puts it ahead of
 // each: an anywidget module is one file, with no imports between them).
 //
 // drawMapAhead(explorer, svg): a head or layer change drawn in the browser, before the kernel

@@ -14,7 +14,7 @@ import zlib
 import matplotlib
 import numpy as np
 
-from .plots import BLACK_TEXT_FROM, MASKED_GREY
+from ..plots import BLACK_TEXT_FROM, MASKED_GREY
 
 __all__ = [
     "HEX",

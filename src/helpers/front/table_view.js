@@ -1,4 +1,4 @@
-// The explorer's table view (helpers.explorer_front.TableView): a toggle button named
+// The explorer's table view (helpers.front.TableView): a toggle button named
 // "table view" (aria-pressed) that shows or hides the weights as an HTML table, drawn by the
 // kernel into `table`. The selected query's row is marked (aria-current) here, in the browser,
 // from `index`, which the explorer links to the token row's.

@@ -1,4 +1,4 @@
-// The explorer's token row and message line (helpers.explorer_front.TokenRow).
+// The explorer's token row and message line (helpers.front.TokenRow).
 //
 // A radio group: one button per token, only the selected one in the tab order (roving
 // tabindex). Click, Space or Enter picks a token; the arrow keys move to the next or previous

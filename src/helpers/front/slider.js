@@ -1,4 +1,4 @@
-// The course's slider (helpers.live.slider, helpers.explorer_front.Slider).
+// The course's slider (helpers.live.slider, helpers.front.Slider).
 //
 // A native <input type="range"> with a <label>: the browser gives it role "slider", its name
 // from the label, and the keys (arrows one step, Page Up/Down a tenth of the range, Home and

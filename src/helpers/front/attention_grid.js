@@ -1,4 +1,4 @@
-// Lesson 09's grid of attention maps (helpers.explorer_front.GridPicker): rows = layers,
+// Lesson 09's grid of attention maps (helpers.front.GridPicker): rows = layers,
 // columns = heads, each cell one map (a thumbnail). A keyboard grid (role=grid, roving
 // tabindex): the arrow keys move the focus (Left/Right the head, Up/Down the layer), Home and
 // End go to the first and last head of the row, Enter or Space (or a click) picks the cell:
@@ -110,7 +110,7 @@ function render({ model, el }) {
     if (!quiet) cells[k][a].focus();
   }
 
-  // The explorer in the same output as the grid (helpers.real_explorer.AttentionGrid puts
+  // The explorer in the same output as the grid (helpers.explorer.grid.AttentionGrid puts
   // both in one box).
   function explorer() {
     const box = el.closest(".real-model-grid");

@@ -1,4 +1,4 @@
-// Shows nothing (helpers.explorer_front.PressedStates): gives each ipywidgets toggle button
+// Shows nothing (helpers.front.PressedStates): gives each ipywidgets toggle button
 // in the same output (ToggleButtons' buttons, a ToggleButton) `aria-pressed`, kept equal to
 // its pressed state. ipywidgets 8 shows that state only as the CSS class `mod-active`, which a
 // screen reader does not hear: without this, "÷ √d_k" is read as a plain button, pressed or not.
