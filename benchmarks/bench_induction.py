@@ -22,6 +22,7 @@ with it while CPU times do not (much).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import time
@@ -31,7 +32,8 @@ import numpy as np
 from helpers import induction
 from helpers.blas import one_blas_thread
 from helpers.induction.model import init_params, loss_and_grads
-from helpers.induction.task import SETTINGS, mixed_batch, repeat_task
+from helpers.induction.task import mixed_batch, repeat_task
+from helpers.induction.train import SHIPPED
 from helpers.training import Adam
 
 TORCH_INSTALL = ".venv/bin/pip install torch==2.13.0"
@@ -55,7 +57,7 @@ def main() -> None:
     print(f"load average at the start: {os.getloadavg()[0]:.1f}; "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}")  # fmt: skip
 
-    s = SETTINGS
+    s = dataclasses.asdict(SHIPPED)
     params = init_params(s["vocab_size"], s["d_model"], s["n_heads"], s["max_len"], seed=0)
     params = {name: value.astype(np.float32) for name, value in params.items()}
     data = repeat_task(np.random.default_rng(0), s["batch"], s["max_len"], s["vocab_size"])
@@ -84,7 +86,7 @@ def main() -> None:
             return True
         return False
 
-    induction.train(seed=0, steps=args.steps, eval_every=SETTINGS["eval_every"], callback=stop)
+    induction.train(seed=0, steps=args.steps, eval_every=SHIPPED.eval_every, callback=stop)
     if found:
         print(
             f"3. retraining from seed 0: loss on repeats below 1 nat at step {found['step']}, "
@@ -139,7 +141,7 @@ def against_torch(repeats: int) -> None:
         print(f"4. PyTorch not installed: skipped (for this part only: {TORCH_INSTALL})")
         return
     torch.set_num_threads(1)
-    s = SETTINGS
+    s = dataclasses.asdict(SHIPPED)
     params = init_params(s["vocab_size"], s["d_model"], s["n_heads"], s["max_len"], seed=0)
     params = {name: value.astype(np.float32) for name, value in params.items()}
     rng = np.random.default_rng(0)

@@ -227,6 +227,12 @@ print(
 # the final residual stream is an exact sum: the token and position embeddings, which reach the
 # unembedding directly (the **direct path**; its token part $W_E W_U$ is Elhage et al.'s
 # bigram term), plus each head's output. Section 7 measures what each term adds to the right answer.
+#
+# The forward pass below takes `hooks`: a function given for a named point of the pass sees the
+# value there and may replace it: `blocks.0.hook_z` holds layer 0's heads' weighted values
+# $AV$, `blocks.1.hook_k_input` the residual stream layer 1's keys read, `hook_resid_final`
+# what the unembedding reads. Every ablation and patch in this lesson is such a hook on this
+# one pass (`helpers.induction.circuits`), the way TransformerLens names its hook points.
 
 # %%
 print(inspect.getsource(induction.model.forward))
@@ -366,8 +372,9 @@ print(
 # and at the end the step and the time at which the loss on repeats fell below 1 nat. With
 # the same seed it retraces the shipped run (how closely depends on the BLAS NumPy uses here:
 # after the cell).
-# Try another `seed`: what seeds 0 and 1 learned is in the notes at the top of
-# `helpers/induction/task.py` (the circuit of section 6 is not the only one a run can grow).
+# Try another `seed`: what seeds 0 and 1 learned is in the course's run notes,
+# `docs/experiments/induction-settings.md` (the circuit of section 6 is not the only one a run
+# can grow).
 # The cell does not run by default, to keep this notebook fast.
 
 # %% tags=["nbval-ignore-output"]
@@ -1059,8 +1066,8 @@ for sentence in (
 #   the match, readable from the weights; the token before the query against the token two
 #   before the key has one too, the second term of a two-token match. Different seeds and data can
 #   grow different circuits;
-#   the notes at the top of `helpers/induction/task.py` list the settings and seeds tried, and
-#   what each learned.
+#   the course's run notes, `docs/experiments/induction-settings.md`, list the settings and
+#   seeds tried, and what each learned.
 #
 # **Next**: back to [00 · start here](00_start_here.ipynb) for the map of the course. Olsson et
 # al.'s paper goes on to larger models, where induction heads also complete "fairly abstract

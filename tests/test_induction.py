@@ -14,7 +14,8 @@ import helpers
 from helpers import induction
 from helpers.induction import circuits, probes
 from helpers.induction.model import causal_attention, forward, init_params
-from helpers.induction.task import evaluate, repeat_task
+from helpers.induction.task import repeat_task
+from helpers.induction.train import evaluate
 from helpers.training import softmax_backward
 
 
@@ -80,7 +81,7 @@ def model():
 def test_load_returns_the_documented_model(model):
     assert model.n_layers == 2
     assert (model.vocab_size, model.max_len, model.n_heads) == (64, 32, 4)
-    assert model.settings["seed"] == induction.SHIPPED["seed"]
+    assert model.settings == induction.SHIPPED.recorded()
     assert len(model.history.steps) == len(model.history.loss_repeat) > 10
 
 

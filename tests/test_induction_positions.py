@@ -82,9 +82,10 @@ def test_only_the_learned_table_has_a_length(small):
 
 @pytest.mark.parametrize("positions", POSITIONS)
 def test_the_training_record_reads_the_model_as_it_runs(small, positions):
-    """task.evaluate (the history recorded while training) runs the model with its own scheme:
+    """train.evaluate (the history recorded while training) runs the model with its own scheme:
     its loss on repeats equals the one from InductionModel.run."""
-    from helpers.induction.task import evaluate, repeat_task
+    from helpers.induction.task import repeat_task
+    from helpers.induction.train import evaluate
 
     params, _, _ = small
     model = InductionModel(params, 2, positions)
@@ -105,7 +106,8 @@ def test_the_backward_pass_with_interpolated_rope_positions(small):
 
 
 def test_fine_tuning_starts_from_the_given_model_and_reads_its_positions_scaled(small):
-    from helpers.induction.task import evaluate, repeat_task, train
+    from helpers.induction.task import repeat_task
+    from helpers.induction.train import evaluate, train
 
     params, _, _ = small
     start = InductionModel(params, 2, "rope")
@@ -113,7 +115,7 @@ def test_fine_tuning_starts_from_the_given_model_and_reads_its_positions_scaled(
                     max_repeat=4, positions="rope", eval_every=1, dtype=np.float64,
                     mix=False)  # fmt: skip
     untouched = {k: v.copy() for k, v in start.params.items()}
-    model, history = train(0, 0, init=start, position_scale=0.5, **settings)
+    model, history = train(seed=0, steps=0, init=start, position_scale=0.5, **settings)
     for name in untouched:  # no step: the start's weights, copied (the start is not trained)
         np.testing.assert_array_equal(model.params[name], untouched[name])
         assert not np.shares_memory(model.params[name], start.params[name])
@@ -121,13 +123,13 @@ def test_fine_tuning_starts_from_the_given_model_and_reads_its_positions_scaled(
     data = repeat_task(np.random.default_rng(0), 4, 12, 11, 2, 4, False, 2)
     record = evaluate(start.interpolate(0.5), data)["loss_repeat"]
     assert evaluate(model, data)["loss_repeat"] == pytest.approx(record)
-    trained, _ = train(0, 3, init=start, position_scale=0.5, **settings)
+    trained, _ = train(seed=0, steps=3, init=start, position_scale=0.5, **settings)
     assert not np.allclose(trained.params["W_Q"], start.params["W_Q"])
     np.testing.assert_array_equal(start.params["W_Q"], untouched["W_Q"])
     with pytest.raises(ValueError, match="init is"):
-        train(0, 1, init=InductionModel(params, 2, "alibi"), **settings)
+        train(seed=0, steps=1, init=InductionModel(params, 2, "alibi"), **settings)
     learned = InductionModel(params, 2, "learned")
     with pytest.raises(ValueError, match="rows"):
-        train(0, 1, init=learned, **{**settings, "positions": "learned"})
+        train(seed=0, steps=1, init=learned, **{**settings, "positions": "learned"})
     with pytest.raises(ValueError, match="scale"):
-        train(0, 1, init=start, position_scale=2.0, **settings)
+        train(seed=0, steps=1, init=start, position_scale=2.0, **settings)

@@ -11,6 +11,7 @@ settings are compared with the history the shipped file recorded at steps 0, 50 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import subprocess
@@ -21,6 +22,7 @@ import numpy as np
 import pytest
 
 from helpers import blas, induction
+from helpers.induction import SHIPPED
 from helpers.induction.reproduce import (
     FIRST_STEPS_ATOL,
     HISTORY_FIELDS,
@@ -28,7 +30,6 @@ from helpers.induction.reproduce import (
     TOLERANCE,
     compare,
 )
-from helpers.induction.task import SETTINGS
 
 FIRST_STEPS = 100
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,9 +41,8 @@ SCHEMES = ("learned", "rope", "alibi", "none")
 
 def first_steps_history(positions: str = "learned") -> dict[str, list]:
     shipped = induction.load(positions=positions)
-    settings = {k: v for k, v in shipped.settings.items() if k in SETTINGS}
-    assert settings == SETTINGS  # the defaults are the shipped run's settings
-    assert shipped.settings.get("positions", "learned") == positions
+    # the defaults are the shipped run's settings
+    assert shipped.settings == dataclasses.replace(SHIPPED, positions=positions).recorded()
     _, history = induction.train(
         seed=shipped.settings["seed"], steps=FIRST_STEPS, positions=positions
     )

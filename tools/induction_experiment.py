@@ -23,6 +23,7 @@ Not part of the tests: the research tool behind the shipped settings (issue 32).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import itertools
 import time
@@ -31,11 +32,12 @@ import numpy as np
 
 from helpers.induction import circuits, head_scores, probes
 from helpers.induction.model import encode
-from helpers.induction.task import SETTINGS, repeat_task, train
+from helpers.induction.task import repeat_task
+from helpers.induction.train import SHIPPED, train
 from helpers.induction.weights import load, save
 
 VOCAB, N = 64, 32
-CANDIDATE = dict(SETTINGS)  # the shipped settings since issue 32; change one to try another
+CANDIDATE = SHIPPED  # the shipped settings; dataclasses.replace one to try another
 TYPED = (
     "the cat sat. the cat sat.",
     "hello world. hello world.",
@@ -45,7 +47,7 @@ TYPED = (
 
 
 def run_training(args) -> None:
-    settings = dict(CANDIDATE, seed=args.seed, steps=args.steps)
+    config = dataclasses.replace(CANDIDATE, seed=args.seed, steps=args.steps)
     start = time.perf_counter()
 
     def report(step, h):
@@ -56,9 +58,8 @@ def run_training(args) -> None:
                   f"{np.max(h.induction[-1][1]):.2f}  duplicate "
                   f"{np.max(h.duplicate_token[-1][0]):.2f}", flush=True)  # fmt: skip
 
-    kwargs = {k: v for k, v in settings.items() if k not in ("seed", "steps")}
-    model, history = train(args.seed, args.steps, **kwargs, callback=report)
-    print(f"wrote {args.out}, sha256 {save(args.out, model, history, settings)}")
+    model, history = train(config, callback=report)
+    print(f"wrote {args.out}, sha256 {save(args.out, model, history, config.recorded())}")
 
 
 def evaluate(args) -> None:

@@ -36,7 +36,7 @@ def public_names() -> dict[Any, str]:
 
     Worked out again when the helpers modules loaded have changed: a table made while a
     module was still being imported would miss its names (issue 34: a refusal then named
-    ``helpers.induction.task.induction_score``)."""
+    ``helpers.induction.scores.induction_score``)."""
     loaded = tuple(sorted(m for m in sys.modules if m == "helpers" or m.startswith("helpers.")))
     return _public_names_of(loaded)
 

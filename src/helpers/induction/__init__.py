@@ -1,23 +1,17 @@
 """Lesson 10's causal model: a two-layer attention-only Transformer that learns induction heads.
 
-:mod:`.model` holds the model, its forward pass and its hand-written backward pass; :mod:`.task`
-the repeated-sequence task, the head scores and :func:`train`. :func:`load` returns the model
+:mod:`.model` holds the model, its forward pass (with hook points) and its hand-written backward
+pass; :mod:`.task` the repeated-sequence task; :mod:`.scores` the per-head scores; :mod:`.train`
+:class:`TrainConfig` and :func:`train`; :mod:`.circuits` the ablations, path patching and direct
+logit attribution, as hooks on the forward pass. :func:`load` returns the model
 trained by ``python -m helpers.induction`` from a fixed seed, whose weights ship with the
 course (``weights.npz``, checked by sha256 before every load).
 """
 
 from .model import InductionModel, gradient_check, init_params, loss_and_grads
-from .task import (
-    SETTINGS,
-    SHIPPED,
-    History,
-    Repeats,
-    head_scores,
-    induction_score,
-    previous_token_score,
-    repeat_task,
-    train,
-)
+from .scores import head_scores, induction_score, previous_token_score
+from .task import Repeats, repeat_task
+from .train import SHIPPED, History, TrainConfig, train
 from .weights import WEIGHTS_PATH, WEIGHTS_SHA256, WeightsError, load
 
 __all__ = [
@@ -29,7 +23,7 @@ __all__ = [
     "WeightsError",
     "WEIGHTS_PATH",
     "WEIGHTS_SHA256",
-    "SETTINGS",
+    "TrainConfig",
     "SHIPPED",
     "History",
     "Repeats",

@@ -1,7 +1,7 @@
 """``python -m helpers.induction``: train lesson 10's model from its seed and write its weights.
 
 With no arguments it retrains the shipped model (the settings, seed and steps of
-:data:`helpers.induction.task.SHIPPED`), writes ``build/induction-weights.npz`` (never the
+:data:`helpers.induction.train.SHIPPED`), writes ``build/induction-weights.npz`` (never the
 shipped ``weights.npz``, unless ``--out`` names it) and prints its sha256, and whether that is
 the shipped hash. ``--out PATH`` writes elsewhere (its folder is made first, before the
 training); ``--steps`` and ``--seed`` train another model (its hash will differ).
@@ -21,20 +21,21 @@ import argparse
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from .. import blas
 from .reproduce import SHIPPED_BLAS, SHIPPED_CORETYPE, compare
-from .task import SHIPPED, train
+from .train import SHIPPED, train
 from .weights import SHIPPED_FILES, load, save, shipped_file
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m helpers.induction", description=__doc__)
-    parser.add_argument("--seed", type=int, default=SHIPPED["seed"])
-    parser.add_argument("--steps", type=int, default=SHIPPED["steps"])
+    parser.add_argument("--seed", type=int, default=SHIPPED.seed)
+    parser.add_argument("--steps", type=int, default=SHIPPED.steps)
     parser.add_argument(
         "--positions",
         choices=list(SHIPPED_FILES),
@@ -62,10 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"cannot make the folder for --out {args.out}: {error}")
     if not os.access(args.out.parent, os.W_OK):
         parser.error(f"cannot write into {args.out.parent} (--out {args.out})")
-    settings = {**SHIPPED, "seed": args.seed, "steps": args.steps}
-    if args.positions != "learned":  # lesson 10's file predates the choice: its bytes stay
-        settings["positions"] = args.positions
-    train_kwargs = {k: v for k, v in settings.items() if k not in ("seed", "steps")}
+    config = replace(SHIPPED, seed=args.seed, steps=args.steps, positions=args.positions)
     start = time.perf_counter()
 
     def report(step, history):
@@ -78,8 +76,8 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
 
-    model, history = train(args.seed, args.steps, **train_kwargs, callback=report)
-    digest = save(args.out, model, history, settings)
+    model, history = train(config, callback=report)
+    digest = save(args.out, model, history, config.recorded())
     print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes) in "
           f"{time.perf_counter() - start:.0f} s; sha256 {digest}")  # fmt: skip
     same = digest == shipped_sha256

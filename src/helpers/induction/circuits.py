@@ -24,15 +24,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..blas import one_blas_thread
-from .model import (
-    InductionModel,
-    apply_rope,
-    causal_attention,
-    position_bias,
-    rope_tables,
-    split_batch_heads,
-)
+from .model import InductionModel
 from .probes import next_token_losses
 
 __all__ = [
@@ -50,13 +42,6 @@ READS = ("q", "k", "v", "out")  # where a head's output is read: later queries, 
 
 def _check_tokens(model: InductionModel, tokens) -> np.ndarray:
     return np.atleast_2d(model.check_tokens(tokens))
-
-
-def _heads_of(out: np.ndarray, W_O: np.ndarray, n_heads: int) -> np.ndarray:
-    """Each head's output in the residual stream: ``(b, h, n, d_model)`` from the heads' ``A V``
-    ``out (b, h, n, d_head)`` and the layer's ``W_O (d_model, d_model)``."""
-    d_head = out.shape[-1]
-    return out @ W_O.reshape(n_heads, d_head, -1)  # head h's rows of W_O, batched over b
 
 
 def head_outputs(model: InductionModel, tokens) -> np.ndarray:
@@ -105,58 +90,58 @@ def run(
     seen: by the later layers' queries (``"q"``), keys (``"k"``), values (``"v"``), and by the
     unembedding (``"out"``); everywhere else the head's own output is. With every read (the
     default) it is an ablation; with one, path patching of that path alone.
+
+    All of it is hooks on one forward pass (:func:`helpers.induction.model.forward`): each
+    layer's ``hook_result`` keeps its heads' outputs and adds them, with the replacements in,
+    to a second residual stream; once a replacement is made, the ``hook_q_input``,
+    ``hook_k_input``, ``hook_v_input`` of the later layers and ``hook_resid_final`` read that
+    stream instead, for the reads named.
     """
-    with one_blas_thread():
-        return _run(model, tokens, replace, reads)
-
-
-def _run(model, tokens, replace, reads) -> Run:
     tokens = _check_tokens(model, tokens)
     replace = dict(replace or {})
     unknown = set(reads) - set(READS)
     if unknown or not reads:
         raise ValueError(f"reads must be some of {READS}, got {reads!r}")
-    params, n_heads = model.params, model.n_heads
-    n_layers = params["W_Q"].shape[0]
+    n_layers, n_heads = model.n_layers, model.n_heads
     for key in replace:
         if not (isinstance(key, tuple) and len(key) == 2 and 0 <= key[0] < n_layers
                 and 0 <= key[1] < n_heads):  # fmt: skip
             raise ValueError(f"replace keys are (layer, head) pairs of this model, got {key!r}")
-    b, n = tokens.shape
-    dtype = np.float64
-    positions = getattr(model, "positions", "learned")
-    embedding = params["W_E"][tokens].astype(dtype)
-    if positions == "learned":
-        embedding = embedding + params["W_pos"][:n]
-    bias = position_bias(n, n_heads, positions, dtype, getattr(model, "window", None))
-    if positions == "rope":
-        scale = getattr(model, "position_scale", 1.0)
-        tables = rope_tables(n, params["W_Q"].shape[-1] // n_heads, dtype, scale)
-    # The residual stream as each read sees it: "patched" (the replacements in) for the reads
-    # named, "plain" (every head's own output) for the others; one stream if they coincide.
-    plain = patched = embedding
-    outputs, maps = [], []
+    outputs: list = [None] * n_layers
+    # The residual stream as a read that sees the replacements finds it, once one was made.
+    patched: dict[str, np.ndarray] = {}
+
+    def start(embedding: np.ndarray) -> None:
+        patched["stream"] = embedding
+
+    def keep(layer: int):
+        def hook(heads: np.ndarray) -> None:
+            outputs[layer] = heads
+            replaced = heads.sum(axis=1)  # what the layer adds, as the forward pass adds it
+            for (lay, head), value in replace.items():
+                if lay == layer:
+                    replaced = replaced - heads[:, head] + value
+                    patched["changed"] = True
+            patched["stream"] = patched["stream"] + replaced
+
+        return hook
+
+    def seen_by(read: str):
+        def hook(stream: np.ndarray) -> np.ndarray | None:
+            return patched["stream"] if read in reads and "changed" in patched else None
+
+        return hook
+
+    hooks = {"hook_embed": start, "hook_resid_final": seen_by("out")}
     for layer in range(n_layers):
-        seen = {r: (patched if r in reads else plain) for r in READS}
-        Q, K, V = (
-            split_batch_heads(seen[r] @ params[w][layer].astype(dtype), n_heads)
-            for r, w in (("q", "W_Q"), ("k", "W_K"), ("v", "W_V"))
-        )
-        if positions == "rope":
-            Q, K = apply_rope(Q, *tables), apply_rope(K, *tables)
-        out, A = causal_attention(Q, K, V, bias)
-        heads = _heads_of(out, params["W_O"][layer].astype(dtype), n_heads)  # (b, h, n, d)
-        outputs.append(heads)
-        maps.append(A)
-        added = heads.sum(axis=1)
-        replaced = added
-        for (lay, head), value in replace.items():
-            if lay == layer:
-                replaced = replaced - heads[:, head] + value
-        plain, patched = plain + added, patched + replaced
-    streams = {"out": patched if "out" in reads else plain}
-    logits = streams["out"] @ params["W_U"].astype(dtype)
-    return Run(logits, maps, outputs, embedding)
+        hooks[f"blocks.{layer}.hook_result"] = keep(layer)
+        for read in ("q", "k", "v"):
+            hooks[f"blocks.{layer}.hook_{read}_input"] = seen_by(read)
+    # In float64, whatever the model's weights (training evaluates its float32 model here).
+    if any(value.dtype != np.float64 for value in model.params.values()):
+        model = model.copy()
+    cache = model.run(tokens, hooks=hooks)
+    return Run(cache.logits, cache.A, outputs, cache.x[0])
 
 
 def logit_attribution(model: InductionModel, tokens, where: np.ndarray) -> dict[str, float]:

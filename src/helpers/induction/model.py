@@ -21,7 +21,7 @@ that with central finite differences.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +39,8 @@ __all__ = [
     "InductionModel",
     "init_params",
     "forward",
+    "HOOK_POINTS",
+    "hook_names",
     "loss_and_grads",
     "gradient_check",
 ]
@@ -189,50 +191,112 @@ def position_bias(n: int, n_heads: int, positions: str, dtype, window: int | Non
     return bias
 
 
+# The hook points of the forward pass, TransformerLens's names: what a hook sees, and may replace.
+HOOK_POINTS = {
+    "hook_embed": "the embeddings, W_E[tokens] (+ W_pos for learned positions): (b, n, d_model)",
+    "hook_q_input": "the residual stream the layer's queries read: (b, n, d_model)",
+    "hook_k_input": "the residual stream the layer's keys read: (b, n, d_model)",
+    "hook_v_input": "the residual stream the layer's values read: (b, n, d_model)",
+    "hook_pattern": "the attention weights, rows = queries: (b, h, n, n)",
+    "hook_z": "each head's weighted values A V, before W_O: (b, h, n, d_head)",
+    "hook_result": "each head's output as written to the residual stream: (b, h, n, d_model)",
+    "hook_resid_final": "the residual stream the unembedding reads: (b, n, d_model)",
+}
+_LAYER_HOOKS = ("hook_q_input", "hook_k_input", "hook_v_input", "hook_pattern", "hook_z",
+                "hook_result")  # fmt: skip
+Hook = Callable[[np.ndarray], "np.ndarray | None"]
+
+
+def hook_names(n_layers: int) -> list[str]:
+    """Every hook point of a model with ``n_layers`` layers: ``hook_embed``, then per layer
+    ``blocks.{l}.hook_q_input`` ... ``blocks.{l}.hook_result``, then ``hook_resid_final``."""
+    per_layer = [f"blocks.{layer}.{name}" for layer in range(n_layers) for name in _LAYER_HOOKS]
+    return ["hook_embed", *per_layer, "hook_resid_final"]
+
+
+def _check_hooks(hooks: Mapping[str, Hook] | None, n_layers: int) -> dict[str, Hook]:
+    hooks = dict(hooks or {})
+    unknown = sorted(set(hooks) - set(hook_names(n_layers)))
+    if unknown:
+        raise ValueError(
+            f"no hook point {unknown[0]!r}; this model's are hook_embed, blocks.<layer>.<name> "
+            f"for layer 0..{n_layers - 1} and name in {_LAYER_HOOKS}, and hook_resid_final"
+        )
+    for name, hook in hooks.items():
+        if not callable(hook):
+            raise ValueError(f"the hook at {name!r} must be a function of the value, got "
+                             f"{type(hook).__name__}")  # fmt: skip
+    return hooks
+
+
 def forward(
     params: dict[str, np.ndarray],
     tokens: np.ndarray,
     n_heads: int,
-    ablate: Iterable[tuple[int, int]] = (),
     positions: str = "learned",
     position_scale: float = 1.0,
     window: int | None = None,
+    hooks: Mapping[str, Hook] | None = None,
 ) -> Cache:
     """Run the model on ``tokens (b, n)`` (already checked) and keep every intermediate.
 
-    ``ablate`` lists ``(layer, head)`` pairs whose output is set to zero (the head still
-    computes its attention weights, which the cache keeps). ``positions``: how the model knows
-    where a token is (lesson 11): ``"learned"``, a table ``W_pos`` added to the embeddings;
-    ``"rope"``, queries and keys rotated by position (the cache keeps them rotated);
-    ``"alibi"``, a distance penalty on the scores; ``"none"``, only the causal mask.
-    ``position_scale``: RoPE's positions are multiplied by it (position interpolation).
-    ``window``: each query reads only the keys less than ``window`` positions back.
+    ``positions``: how the model knows where a token is (lesson 11): ``"learned"``, a table
+    ``W_pos`` added to the embeddings; ``"rope"``, queries and keys rotated by position (the
+    cache keeps them rotated); ``"alibi"``, a distance penalty on the scores; ``"none"``, only
+    the causal mask. ``position_scale``: RoPE's positions are multiplied by it (position
+    interpolation). ``window``: each query reads only the keys less than ``window`` positions
+    back.
+
+    ``hooks`` maps hook points (:data:`HOOK_POINTS`, named as :func:`hook_names` lists them,
+    e.g. ``"blocks.0.hook_z"``) to functions of the value there; what one returns, if not None,
+    replaces the value for the rest of the pass. Every ablation and patch of lesson 10 is a
+    hook (:mod:`helpers.induction.circuits`). With a ``hook_result`` in a layer, that layer
+    adds its heads' outputs one by one (each head's ``A V`` times its rows of ``W_O``); else
+    as training does, all at once (``concat(Z) W_O``: the same sum, other rounding).
     """
+    hooks = _check_hooks(hooks, params["W_Q"].shape[0])
+
+    def at(name: str, value: np.ndarray) -> np.ndarray:
+        hook = hooks.get(name)
+        if hook is None:
+            return value
+        replaced = hook(value)
+        return value if replaced is None else replaced
+
     b, n = tokens.shape
     x = params["W_E"][tokens]  # (b, n, d_model)
     if positions == "learned":
         x = x + params["W_pos"][:n]
+    x = at("hook_embed", x)
     dtype = params["W_Q"].dtype
     bias = position_bias(n, n_heads, positions, dtype, window)
     tables = None
     if positions == "rope":
         tables = rope_tables(n, x.shape[-1] // n_heads, dtype, position_scale)
     cache = Cache(tokens, [x], [], [], [], [], [], None)
-    ablate = set(ablate)
     for layer in range(params["W_Q"].shape[0]):
-        Q, K, V = (split_batch_heads(x @ params[w][layer], n_heads) for w in ("W_Q", "W_K", "W_V"))
+        block = f"blocks.{layer}."
+        Q, K, V = (
+            split_batch_heads(at(block + f"hook_{r}_input", x) @ params[w][layer], n_heads)
+            for r, w in (("q", "W_Q"), ("k", "W_K"), ("v", "W_V"))
+        )
         if tables is not None:
             Q, K = apply_rope(Q, *tables), apply_rope(K, *tables)
         out, A = causal_attention(Q, K, V, bias)  # (b, h, n, d_head), (b, h, n, n)
-        for lay, head in ablate:
-            if lay == layer:
-                out[:, head] = 0.0
+        A = at(block + "hook_pattern", A)
+        if block + "hook_pattern" in hooks:
+            out = A @ V
+        out = at(block + "hook_z", out)
         Z = _merge(out)  # (b, n, d_model)
-        x = x + Z @ params["W_O"][layer]  # the residual stream
+        if block + "hook_result" in hooks:
+            heads = out @ params["W_O"][layer].reshape(n_heads, out.shape[-1], -1)  # (b,h,n,d)
+            x = x + at(block + "hook_result", heads).sum(axis=1)  # the residual stream
+        else:
+            x = x + Z @ params["W_O"][layer]  # the residual stream
         for store, value in zip((cache.Q, cache.K, cache.V, cache.A, cache.Z), (Q, K, V, A, Z)):
             store.append(value)
         cache.x.append(x)
-    cache.logits = x @ params["W_U"]  # (b, n, vocab_size)
+    cache.logits = at("hook_resid_final", x) @ params["W_U"]  # (b, n, vocab_size)
     return cache
 
 
@@ -342,6 +406,23 @@ def gradient_check(
     return errors
 
 
+def _by_layer(pairs: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
+    layers: dict[int, list[int]] = {}
+    for layer, head in pairs:
+        layers.setdefault(layer, []).append(head)
+    return layers
+
+
+def _zeroing(heads: list[int]) -> Hook:
+    """A ``hook_z`` that sets these heads' outputs to zero (zero ablation)."""
+
+    def hook(z: np.ndarray) -> np.ndarray:
+        z[:, heads] = 0.0  # z is this pass's own array: nothing else holds it yet
+        return z
+
+    return hook
+
+
 class InductionModel:
     """A trained (or freshly initialised) two-layer attention-only causal Transformer.
 
@@ -393,16 +474,17 @@ class InductionModel:
         if not (np.isfinite(scale) and 0 < scale <= 1):
             raise ValueError(f"scale must be a number in (0, 1] (training / reading length), "
                              f"got {scale}")  # fmt: skip
-        return self._copy(position_scale=float(scale))
+        return self.copy(position_scale=float(scale))
 
     def windowed(self, window: int) -> InductionModel:
         """The same model with each query reading only the keys less than ``window`` positions
         back (a sliding-window mask): to test what keys further back do to it."""
         if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
             raise ValueError(f"window must be a whole number >= 1, got {window!r}")
-        return self._copy(window=int(window))
+        return self.copy(window=int(window))
 
-    def _copy(self, **changes) -> InductionModel:
+    def copy(self, **changes) -> InductionModel:
+        """The same model, its weights in float64, with ``changes`` to its attributes."""
         other = InductionModel(self.params, self.n_heads, self.positions)
         other.position_scale, other.window = self.position_scale, self.window
         for name in ("settings", "history"):
@@ -465,14 +547,29 @@ class InductionModel:
             pairs.append((layer, head))
         return pairs
 
-    def run(self, tokens, ablate: Iterable[tuple[int, int]] = ()) -> Cache:
-        """The forward pass on ``(b, n)`` tokens with every intermediate (see :class:`Cache`)."""
+    def run(
+        self,
+        tokens,
+        ablate: Iterable[tuple[int, int]] = (),
+        hooks: Mapping[str, Hook] | None = None,
+    ) -> Cache:
+        """The forward pass on ``(b, n)`` tokens with every intermediate (see :class:`Cache`).
+
+        ``ablate``: ``(layer, head)`` pairs whose output is set to zero (a ``hook_z`` each; the
+        head still computes its attention weights, which the cache keeps). ``hooks``: more hook
+        points and their functions (:func:`forward`)."""
         tokens = self.check_tokens(tokens)
         single = tokens.ndim == 1
+        hooks = dict(hooks or {})
+        for layer, heads in _by_layer(self._check_ablate(ablate)).items():
+            name = f"blocks.{layer}.hook_z"
+            if name in hooks:
+                raise ValueError(f"ablate and a hook of your own both use {name}")
+            hooks[name] = _zeroing(heads)
         with one_blas_thread():
             cache = forward(self.params, tokens[None] if single else tokens, self.n_heads,
-                            self._check_ablate(ablate), self.positions,
-                            self.position_scale, self.window)  # fmt: skip
+                            self.positions, self.position_scale, self.window,
+                            hooks)  # fmt: skip
         return cache
 
     def forward(

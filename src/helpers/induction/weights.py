@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .model import PARAM_NAMES, InductionModel
-from .task import History
+from .train import History
 
 __all__ = [
     "WEIGHTS_PATH",
