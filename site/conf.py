@@ -64,6 +64,8 @@ html_theme_options = {
     "home_page_in_toc": True,
     "show_navbar_depth": 1,
     "navigation_with_keys": False,
+    # The sidebar has the search button: none in the header above the page too.
+    "navbar_persistent": [],
     # The header's buttons without the light/dark switcher (_templates/course-header-buttons.html).
     "article_header_end": ["course-header-buttons.html"],
 }

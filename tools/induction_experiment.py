@@ -1,8 +1,9 @@
-"""Issue 32's experiments: train lesson 10's model on tokens drawn with replacement, then measure
-it on fresh sequences of several layouts against the ideal one-token copier, and take it apart.
+"""The experiments behind lesson 10's settings: train its model on tokens drawn with
+replacement, then measure it on fresh sequences of several layouts against the ideal one-token
+copier, and take it apart.
 
-    python tools/induction_experiment.py train --seed 0 --out build/issue32/seed0.npz
-    python tools/induction_experiment.py evaluate build/issue32/seed0.npz
+    python tools/induction_experiment.py train --seed 0 --out build/experiments/seed0.npz
+    python tools/induction_experiment.py evaluate build/experiments/seed0.npz
 
 ``train``: :func:`helpers.induction.train` with ``CANDIDATE`` (the shipped settings: d_model
 128, a segment of 5-14 tokens twice with replacement, batches from the three layouts of
@@ -17,7 +18,8 @@ zero and mean ablation of every head, of pairs of layer-0 heads and of sets of l
 path patching of each layer-0 head into the layer-1 queries, keys, values and the logits, and
 direct logit attribution on the repeats.
 ``finetune``: lesson 11's position interpolation with fine-tuning (see :func:`finetune`).
-Not part of the tests: the research tool behind the shipped settings (issue 32).
+Not part of the tests: the research tool behind the shipped settings
+(docs/experiments/induction-settings.md).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from axe_playwright_python.sync_playwright import Axe
 from explorer_walks import ROOT
 from run_tests import find_chromium  # noqa: E402
 from slider_walks import SLIDERS
-from support.accessibility import AXE_TAGS
+from support.accessibility import AXE_EXPERIMENTAL_RULES, AXE_TAGS
 
 from conftest import CHROMIUM_ARGS
 
@@ -37,7 +37,12 @@ pytestmark = pytest.mark.browser
 SITE = ROOT / "build" / "site"
 LESSON_PAGES = sorted(p.stem + ".html" for p in ROOT.glob("solutions/[0-9][0-9]_*.py"))
 PAGES = ["index.html", "search.html", "genindex.html", *LESSON_PAGES]
-AXE_OPTIONS = {"runOnly": {"type": "tag", "values": AXE_TAGS}, "resultTypes": ["violations"]}
+AXE_OPTIONS = {
+    "runOnly": {"type": "tag", "values": AXE_TAGS},
+    "rules": AXE_EXPERIMENTAL_RULES,
+    "resultTypes": ["violations"],
+}
+PHONE = {"width": 390, "height": 844}  # a phone's viewport, in CSS pixels
 SETTLE_MS = 15_000  # widgets and MathJax drawn: seconds at most on this 2-core machine
 
 
@@ -81,9 +86,9 @@ def chromium(site_url, playwright_session):
         browser.close()
 
 
-def open_page(chromium, site_url: str, name: str):
+def open_page(chromium, site_url: str, name: str, viewport: dict | None = None):
     """The page, settled, with what it logged and requested."""
-    page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    page = chromium.new_page(viewport=viewport or {"width": 1280, "height": 900})
     seen = {"errors": [], "outside": [], "failed": []}
     origin = "/".join(site_url.split("/")[:3])  # a blob: URL names the origin, not the path
     inside = (site_url, "data:", f"blob:{origin}/")
@@ -152,6 +157,22 @@ def test_page_loads_clean_and_passes_axe(chromium, site_url, name):
         assert page.evaluate(RAW_MATH) == [], f"{name}: formulas left as TeX"
         violations = axe_violations(page)
         assert violations == [], f"{name}: axe-core violations {violations}"
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("name", ["index.html", *LESSON_PAGES])
+def test_a_page_fits_a_phone_and_keeps_one_search_button(chromium, site_url, name):
+    """At 390 px nothing widens the page: a wide output (the explorer's heatmap and colour
+    bar) scrolls inside its cell, a long inline name wraps; the page still passes axe (a
+    scrolling box holds something the keyboard reaches). One search button, the sidebar's."""
+    page, _ = open_page(chromium, site_url, name, PHONE)
+    try:
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= PHONE["width"], f"{name}: {width} px wide at a phone's {PHONE['width']}"
+        assert axe_violations(page) == [], name
+        assert page.locator("button.search-button-field").count() == 1, name
+        assert page.locator("#pst-primary-sidebar button.search-button-field").count() == 1
     finally:
         page.close()
 

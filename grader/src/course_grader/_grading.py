@@ -168,8 +168,8 @@ def recognise(submission: Submission) -> None:
         return
     for cell in nb.cells:
         # JSON can spell a lone surrogate ("\\ud800"), which no file can hold in UTF-8: every
-        # message and cache entry that quoted the cell would fail to be written (red team,
-        # issue 33: the whole class's grading stopped).
+        # message and cache entry that quoted the cell would fail to be written (found by a red
+        # team: the whole class's grading stopped).
         cell.source = _valid_text(cell.source)
     submission.nb = nb
     lesson = (

@@ -119,7 +119,7 @@ def kernel_config():
 
 # The largest message the grader takes from a kernel. Without it one `print` of 300 MB, or a
 # forged message of that size sent again and again on the kernel's sockets, lands whole in the
-# grader's memory (red team, issue 33: 0.9 and 2.6 GB); ZeroMQ drops the connection of a peer
+# grader's memory (a red team measured 0.9 and 2.6 GB); ZeroMQ drops the connection of a peer
 # that sends more. An honest notebook's largest message is a figure (a few hundred kB).
 MAX_MESSAGE_BYTES = 32 * 2**20
 

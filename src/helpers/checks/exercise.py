@@ -70,6 +70,10 @@ class Exercise(Checked):
         learner's code into any other function of the ``helpers`` package is refused (mistake
         id ``calls_helper``), so the exercise cannot be passed by delegating to the course; the
         lesson states the same list on the exercise's ``*May use:*`` line. ``()``: NumPy only.
+    ready_made : str
+        The course helper that *is* this answer, if the course ships one (``"helpers.softmax"``),
+        as a dotted public name: the exercise cannot allow it, and the tests make sure an answer
+        that delegates to it is refused.
 
     ``lesson`` (``"04"``) is set by :mod:`helpers.checks` from the module that defines it.
     """
@@ -84,6 +88,7 @@ class Exercise(Checked):
         stars: int = 1,
         title: str = "",
         allowed: tuple[str, ...] = (),
+        ready_made: str = "",
     ):
         self.name, self.signature = name, signature
         self._grade, self.reference, self._hints = grade, reference, hints
@@ -91,6 +96,9 @@ class Exercise(Checked):
         if isinstance(allowed, str):
             raise TypeError(f"{name}: allowed is a tuple of dotted names, not one string")
         self.allowed = tuple(allowed)
+        if ready_made and ready_made in self.allowed:
+            raise ValueError(f"{name}: {ready_made} is the answer ready-made; it cannot be allowed")
+        self.ready_made = ready_made
 
     def __repr__(self) -> str:
         return f"<exercise {self.signature}: .check(answer), .hint(level), .solution()>"

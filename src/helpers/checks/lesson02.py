@@ -273,6 +273,7 @@ def _grade_head_slices(call):
 
 head_slices = Exercise(
     name="head_slices",
+    ready_made="helpers.split_heads",
     allowed=(),  # NumPy only: helpers.split_heads is the answer
     signature="head_slices(M, h)",
     grade=_grade_head_slices,
@@ -449,7 +450,7 @@ def _grade_bilinear(call):
             "for every x_i, x_j, with x~ = [x, 1].",
         )
     # The two questions the lesson asks next (the largest rank, the entries that cannot change
-    # the weights) are left to the learner: the cell after the check measures them (issue 34).
+    # the weights) are left to the learner: the cell after the check measures them.
     return (
         "each head's scores are x~_i B~_a x~_jᵀ with x~ = [x, 1], for every x_i and x_j, with "
         "one matrix per head. Now answer the lesson's two questions from your B~_a before you "

@@ -374,6 +374,7 @@ def _grade_multi_head_attention(call):
 
 multi_head_attention = Exercise(
     name="multi_head_attention",
+    ready_made="helpers.multi_head_attention",
     allowed=("helpers.softmax", "helpers.scaled_dot_product_attention"),
     signature="multi_head_attention(X, W_Q, W_K, W_V, W_O)",
     grade=_grade_multi_head_attention,
@@ -492,7 +493,7 @@ def _grade_multi_query_attention(call):
         except LearnerError as error:
             if lead and "could not be broadcast" in str(error):
                 # The learner's own error (with the line that failed) first; then what the
-                # shapes must be, without writing the answer (issue 34).
+                # shapes must be, without writing the answer.
                 raise Mistake(
                     named(
                         "no_head_axis",

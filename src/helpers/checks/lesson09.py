@@ -155,6 +155,7 @@ def _grade_head_offset_score(call):
 
 head_offset_score = Exercise(
     name="head_offset_score",
+    ready_made="helpers.pretrained.heads.head_offset_score",
     allowed=(),  # NumPy only: helpers.pretrained.head_offset_score is the answer
     signature="head_offset_score(A, offset)",
     grade=_grade_head_offset_score,
@@ -412,6 +413,7 @@ def _grade_attention_distance(call):
 
 attention_distance = Exercise(
     name="attention_distance",
+    ready_made="helpers.pretrained.heads.attention_distance",
     allowed=(),  # NumPy only: helpers.pretrained.attention_distance is the answer
     signature="attention_distance(A)",
     grade=_grade_attention_distance,

@@ -35,7 +35,7 @@ def public_names() -> dict[Any, str]:
     public dotted name (``helpers.softmax`` rather than ``helpers.attention.softmax``).
 
     Worked out again when the helpers modules loaded have changed: a table made while a
-    module was still being imported would miss its names (issue 34: a refusal then named
+    module was still being imported would miss its names (a refusal then named
     ``helpers.induction.scores.induction_score``)."""
     loaded = tuple(sorted(m for m in sys.modules if m == "helpers" or m.startswith("helpers.")))
     return _public_names_of(loaded)

@@ -1,8 +1,8 @@
 """Fresh sequences to test lesson 10's model on, and the floor a one-token copier reaches there.
 
 A model that learned induction must also work on repeats laid out differently from its
-training batches, and on text a learner types (issue 32: "other generators of such sequences
-will be used to check it"). Training (:func:`~helpers.induction.task.mixed_batch`) draws from
+training batches, and on text a learner types (other generators of such sequences than the
+training one check it). Training (:func:`~helpers.induction.task.mixed_batch`) draws from
 :func:`~helpers.induction.task.repeat_task` (a segment of 5-14 tokens twice, at random places)
 and from two layouts defined here, with their default lengths:
 
