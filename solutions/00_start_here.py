@@ -82,6 +82,7 @@
 # %% tags=["nbval-ignore-output"]
 # Versions differ from machine to machine, so this cell's output is not checked by the tests.
 import sys
+from pathlib import Path
 
 import ipywidgets
 import matplotlib
@@ -93,7 +94,9 @@ from helpers.live import slider
 print(f"Python     {sys.version.split()[0]}")
 for module in (np, matplotlib, ipywidgets):
     print(f"{module.__name__:<10} {module.__version__}")
-print(f"helpers    from {helpers.__file__}")
+where = Path(helpers.__file__).resolve().parent  # the course's folder, or an installed copy
+course = Path.cwd().resolve().parent  # this notebook sits in the course's notebooks/ folder
+print(f"helpers    from {where.relative_to(course) if where.is_relative_to(course) else where}")
 
 # %%
 assert sys.version_info >= (3, 11), "the course needs Python 3.11 or newer"

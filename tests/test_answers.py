@@ -64,8 +64,20 @@ def test_every_generated_answer_belongs_to_an_exercise_or_a_prediction():
             name
             for name, value in vars(module).items()
             if not name.startswith("__")
+            and name != "ASKED"
             and not inspect.ismodule(value)
             and getattr(value, "__module__", module.__name__) == module.__name__
         ]
         assert own, lesson
         assert [n for n in own if (lesson, n) not in known] == [], lesson
+
+
+@pytest.mark.parametrize("lesson", sorted({e.lesson for e in checks.catalogue()}))
+def test_the_catalogue_lists_a_lessons_exercises_in_the_order_the_lesson_asks_them(lesson):
+    """Lesson 00's list (checks.catalogue()) is in the order the lesson asks them (its
+    ``checks.<name>.check(`` calls), whatever the order of the check module's definitions."""
+    (source,) = sorted(ROOT.glob(f"solutions/{lesson}_*.py"))
+    text = source.read_text()
+    defined = [e.name for e in checks.catalogue() if e.lesson == lesson]
+    asked = sorted(defined, key=lambda name: text.index(f"checks.{name}.check("))
+    assert defined == asked

@@ -1,4 +1,5 @@
-"""The bar every exercise meets (issue 10), checked over the whole course at once."""
+"""The bar every exercise meets, checked over the whole course at once (every exercise and
+prediction of checks.catalogue(): a new one is covered without a line here)."""
 
 import pytest
 from support.learner_code import as_learner_code
@@ -20,6 +21,17 @@ def test_every_exercise_has_stars_three_hints_and_a_solution_that_passes_its_own
     # The solution shown, typed into a notebook, passes: it uses only what the exercise allows.
     result = exercise.check(as_learner_code(exercise))
     assert result.passed is True, result.message
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.name)
+def test_a_stub_is_not_attempted_yet_and_a_non_function_is_named(exercise):
+    def stub(*args):
+        raise NotImplementedError("replace this line with your answer")
+
+    result = exercise.check(stub)
+    assert result.passed is None and "not attempted" in str(result).lower(), result.message
+    result = exercise.check("my answer")
+    assert result.passed is False and result.mistake == f"{exercise.name}.not_a_function"
 
 
 @pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.name)

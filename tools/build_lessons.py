@@ -18,9 +18,9 @@ submitted notebook's lesson by it (whatever the file is called). The executed on
 (all but other lessons' checks: :func:`helpers_digest`): its outputs, and the widget state nbval
 does not compare (what a saved explorer shows), come from that code.
 
-Before a lesson runs, its answers (each function holding a solution region, each ### ANSWER
-value) are written to ``src/helpers/checks/answers/lessonNN.py``: the one copy of each answer
-that the checks use as their reference and ``.solution()`` shows.
+Before any lesson runs, every lesson's answers (each function holding a solution region, each
+### ANSWER value) are written to ``src/helpers/checks/answers/lessonNN.py``: the one copy of
+each answer that the checks use as their reference and ``.solution()`` shows.
 
 ``--check`` compares text, cell sources and that digest without executing anything; that the
 stored outputs reproduce is nbval's job (``make test``).
@@ -128,7 +128,8 @@ def answers_text(solution_text: str, lesson: str, name: str = "NN_lesson.py") ->
     ``### BEGIN SOLUTION`` region, as the lesson writes it (markers dropped), and each prediction's
     answer (``guess = "fall"  ### ANSWER``) as ``<prediction name> = "fall"``, the name taken from
     the ``checks.<name>.check(guess)`` that follows it. The imports are the lesson's own, those
-    the answers use. This is the one source of ``checks.<name>.reference`` and ``.solution()``.
+    the answers use; and ``ASKED``, their names in the order the lesson checks them. This is the
+    one source of ``checks.<name>.reference`` and ``.solution()``.
     Empty for a lesson without exercises."""
     tree = ast.parse(solution_text)
     lines = solution_text.splitlines()
@@ -172,6 +173,12 @@ def answers_text(solution_text: str, lesson: str, name: str = "NN_lesson.py") ->
         predictions.append(f"{after.group('name')} = {shown}")
     if not functions and not predictions:
         return ""
+    named = [f.name for f in functions] + [line.split(" = ")[0] for line in predictions]
+    unasked = [n for n in named if f"checks.{n}.check(" not in solution_text]
+    if unasked:
+        raise ValueError(f"{name}: the answer {unasked[0]} is never checked (checks.{unasked[0]}"
+                         ".check(...) in the lesson)")  # fmt: skip
+    asked = sorted(named, key=lambda n: solution_text.index(f"checks.{n}.check("))
     parts = [
         f'"""Lesson {lesson}\'s answers, generated from solutions/{name} by `make notebooks`\n'
         "(tools/build_lessons.py): do not edit. Edit the lesson's solution regions and ### ANSWER "
@@ -186,6 +193,8 @@ def answers_text(solution_text: str, lesson: str, name: str = "NN_lesson.py") ->
             for f in functions
         ),
         "\n".join(predictions),
+        "# The order in which the lesson asks them (checks.catalogue()'s, lesson 00's list).\n"
+        f"ASKED = ({''.join(json.dumps(n) + ', ' for n in asked).rstrip()})",
     ]
     head, *rest = [part for part in parts if part]
     return head + "\n\n" + "\n\n\n".join(rest) + "\n"
@@ -309,7 +318,6 @@ def build(source: Path) -> None:
     NOTEBOOKS.mkdir(exist_ok=True)
     learner_py.write_text(learner_text(text, source.name))
     lesson = source.name[:2]
-    write_answers(text, source.name)  # before the run: the lesson's checks use these answers
     jupytext.write(
         as_notebook(learner_py.read_text(), lesson), learner_py.with_suffix(".ipynb"), fmt="ipynb"
     )
@@ -529,6 +537,10 @@ def main(argv: list[str] | None = None) -> int:
         if problems:
             print("Run `make notebooks` to regenerate them.")
         return 1 if problems else 0
+    # Every lesson's answers first: lesson 00 imports every check (it lists them), so a new
+    # exercise of a later lesson must have its answer before lesson 00 runs.
+    for source in lesson_sources():
+        write_answers(source.read_text(), source.name)
     for source in sources:
         build(source)
     return 0

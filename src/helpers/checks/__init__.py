@@ -43,6 +43,13 @@ globals().update(_EXERCISES)
 __all__ += list(_EXERCISES)
 
 
+def _asked(item: Exercise | Prediction) -> tuple[str, int]:
+    """(lesson, place in the lesson): the order of the lesson's ``checks.<name>.check`` calls,
+    which ``make notebooks`` records in the lesson's answers module (``ASKED``)."""
+    asked = importlib.import_module(f"{__name__}.answers.lesson{item.lesson}").ASKED
+    return item.lesson, asked.index(item.name) if item.name in asked else len(asked)
+
+
 def catalogue() -> list[Exercise | Prediction]:
-    """Every exercise and prediction, in lesson order (then as defined in the lesson's module)."""
-    return sorted(_EXERCISES.values(), key=lambda e: e.lesson)
+    """Every exercise and prediction, in lesson order, then in the order the lesson asks them."""
+    return sorted(_EXERCISES.values(), key=_asked)

@@ -24,3 +24,7 @@ def pe_shift_matrix(k, d_model):
 
 
 pe_far_positions = "slow"
+
+
+# The order in which the lesson asks them (checks.catalogue()'s, lesson 00's list).
+ASKED = ("positional_encoding", "pe_far_positions", "pe_shift_matrix",)

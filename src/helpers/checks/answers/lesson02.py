@@ -24,3 +24,7 @@ def head_bilinear_form(W_Q, W_K, b_Q, b_K):
 
 
 rnn_nudge_fades = "shrunk"
+
+
+# The order in which the lesson asks them (checks.catalogue()'s, lesson 00's list).
+ASKED = ("project_qkv", "head_slices", "rnn_nudge_fades", "head_bilinear_form",)

@@ -27,3 +27,7 @@ def scale_for_entropy(scores, target):
 
 unscaled_variance_at_64 = 64
 unscaled_softmax_trend = "peakier"
+
+
+# The order in which the lesson asks them (checks.catalogue()'s, lesson 00's list).
+ASKED = ("scaled_scores", "unscaled_variance_at_64", "unscaled_softmax_trend", "scale_for_entropy",)

@@ -28,3 +28,7 @@ def zero_temperature_attention(Q, K, V):
 
 
 cat_at_temperature_10 = "fall"
+
+
+# The order in which the lesson asks them (checks.catalogue()'s, lesson 00's list).
+ASKED = ("softmax", "attention", "cat_at_temperature_10", "zero_temperature_attention",)

@@ -41,3 +41,7 @@ def multi_query_attention(X, W_Q, W_K, W_V, W_O):
 
 
 cross_attention_shape = "4x6"
+
+
+# The order in which the lesson asks them (checks.catalogue()'s, lesson 00's list).
+ASKED = ("cross_attention_shape", "cross_attention", "multi_head_attention", "multi_query_attention",)

@@ -48,3 +48,7 @@ def causal_blockwise_attention(Q, K, V, block_size):
 
 score_memory_doubling = 4
 blockwise_memory_growth = 4
+
+
+# The order in which the lesson asks them (checks.catalogue()'s, lesson 00's list).
+ASKED = ("score_memory_doubling", "score_matrix_bytes", "online_softmax_update", "blockwise_attention", "blockwise_memory_growth", "causal_blockwise_attention",)

@@ -20,3 +20,7 @@ def attention_backward(Q, K, V, dO):
     dQ = dS @ K * c  # S = c Q K^T  ->  dQ = c dS K, (n_q, d_k)
     dK = dS.T @ Q * c  #             ->  dK = c dS^T Q, (n_k, d_k)
     return dQ, dK, dV
+
+
+# The order in which the lesson asks them (checks.catalogue()'s, lesson 00's list).
+ASKED = ("softmax_backward", "attention_backward",)

@@ -23,3 +23,7 @@ def attention_distance(A):
 
 
 sink_prediction = "most"
+
+
+# The order in which the lesson asks them (checks.catalogue()'s, lesson 00's list).
+ASKED = ("sink_prediction", "head_offset_score", "most_previous_token_head", "attention_distance",)

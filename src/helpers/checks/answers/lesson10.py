@@ -23,3 +23,7 @@ def induction_qk(W_E, W_V, W_O, W_Q, W_K):
 phase_prediction = "suddenly"
 ablation_prediction = "above 2"
 composition_prediction = "keys"
+
+
+# The order in which the lesson asks them (checks.catalogue()'s, lesson 00's list).
+ASKED = ("phase_prediction", "previous_token_score", "induction_score", "ablation_prediction", "composition_prediction", "induction_qk",)

@@ -31,3 +31,7 @@ def rope_decode_step(q, k, v, K_cache, V_cache, position):
 
 shift_prediction = "RoPE, ALiBi and none"
 length_prediction = "0.5 to 2"
+
+
+# The order in which the lesson asks them (checks.catalogue()'s, lesson 00's list).
+ASKED = ("shift_prediction", "rope_rotate", "alibi_bias", "length_prediction", "rope_decode_step",)
