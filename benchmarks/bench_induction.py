@@ -33,7 +33,7 @@ from helpers import induction
 from helpers.blas import one_blas_thread
 from helpers.induction.model import init_params, loss_and_grads
 from helpers.induction.task import mixed_batch, repeat_task
-from helpers.induction.train import SHIPPED
+from helpers.induction.trainer import SHIPPED
 from helpers.training import Adam
 
 TORCH_INSTALL = ".venv/bin/pip install torch==2.13.0"

@@ -231,8 +231,11 @@ print(
 # The forward pass below takes `hooks`: a function given for a named point of the pass sees the
 # value there and may replace it: `blocks.0.hook_z` holds layer 0's heads' weighted values
 # $AV$, `blocks.1.hook_k_input` the residual stream layer 1's keys read, `hook_resid_final`
-# what the unembedding reads. Every ablation and patch in this lesson is such a hook on this
-# one pass (`helpers.induction.circuits`), the way TransformerLens names its hook points.
+# what the unembedding reads (names after TransformerLens's hook points, which differ in
+# detail). The interventions of this lesson (`helpers.induction.circuits`) are hooks on this
+# one pass: an ablation replaces a head's output (by zero, or by its mean over other
+# sequences) in the stream every later read sees; a path patch lets only some reads see the
+# replacement, the later layer's queries, keys or values, or the unembedding.
 
 # %%
 print(inspect.getsource(induction.model.forward))

@@ -252,3 +252,37 @@ def test_held_pictures_are_dropped_and_other_buffers_kept():
     ]["state"]["slider"]
     assert slider["state"] == {"pictures": [], "alts": [], "labels": ["1", "2"]}
     assert slider["buffers"] == [{"path": ["other"], "data": "AAAA", "encoding": "base64"}]
+
+
+def test_an_answer_keeps_the_lessons_import_of_a_builtins_name_and_its_inner_scopes_apart():
+    text = (
+        "import numpy as np\nfrom numpy import max\n\n\ndef f(x):\n    g = lambda scale: scale\n"
+        "    ### BEGIN SOLUTION\n    return max(x) * len(x) + g(1)\n    ### END SOLUTION\n\n\n"
+        "# checks.h.check(f): a comment asks nothing\nchecks.f.check(f)\n"
+    )
+    answers = build_lessons.answers_text(text, "99")
+    assert "from numpy import max" in answers and "import numpy as np" not in answers
+    assert 'ASKED = ("f",)' in answers
+    outer = text.replace("import numpy as np\n", "scale = 2\n").replace("g(1)", "scale")
+    with pytest.raises(ValueError, match="uses 'scale'"):
+        build_lessons.answers_text(outer, "99")  # a lesson's variable, not an import
+
+
+def test_a_check_modules_imports_of_other_lessons_are_found_in_every_form():
+    text = (
+        "from .answers import lesson03, lesson04\nfrom .answers.lesson05 import x\n"
+        "def f():\n    from . import lesson06\nimport helpers.checks.lesson07\n"
+    )
+    assert build_lessons._lessons_imported(text) == {"03", "04", "05", "06", "07"}
+
+
+def test_a_change_in_a_browser_module_makes_the_executed_copies_stale(tmp_path, monkeypatch):
+    helpers_copy = tmp_path / "helpers"
+    shutil.copytree(build_lessons.HELPERS, helpers_copy, ignore=shutil.ignore_patterns("*.pyc"))
+    monkeypatch.setattr(build_lessons, "HELPERS", helpers_copy)
+    source = _lesson("04")
+    assert build_lessons.stale_files(source) == []
+    with (helpers_copy / "front" / "token_row.js").open("a") as f:
+        f.write("// one more line\n")
+    (problem,) = build_lessons.stale_files(source)
+    assert "executed with other helpers" in problem

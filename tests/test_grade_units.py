@@ -229,3 +229,55 @@ def test_feedback_never_carries_raw_html_from_a_students_message():
     rows = [Row("ada", "03", "scaled_scores", "error", "", message)]
     text = feedback_markdown("ada", rows, [], {"03": "lesson03.ipynb"})
     assert "<img" not in text and "&lt;img src=http://x/y.png> &amp; more" in text
+
+
+FLAGGED_CELLS = [
+    "from helpers.checks import timelimit",
+    "from helpers.checks import (\n    timelimit,\n)",
+    "import helpers.checks as c\nc.timelimit.TIME_LIMIT_SECONDS = 1e9",
+    "from helpers.checks.lesson01 import answers",
+    "checks.lesson01.answers.pe_far_positions",
+    "checks.answers",
+    "print(checks.pe_far_positions.answer)",
+    "checks.softmax.reference",
+    "import sys; sys.setprofile(None)",
+]
+PLAIN_CELLS = [
+    "from helpers import checks",
+    "checks.softmax.check(softmax)",
+    "checks.softmax.hint(2)\nchecks.softmax.solution()",
+    "import helpers\nhelpers.softmax(np.zeros(3))",
+    "record = 1; compare = 2; exercise = 'mine'",
+]
+
+
+@pytest.mark.parametrize("cell", FLAGGED_CELLS)
+def test_a_cell_reaching_into_the_checks_is_flagged(cell):
+    from course_grader import _flags
+
+    assert _flags._INTERNALS.search(cell), cell
+
+
+@pytest.mark.parametrize("cell", PLAIN_CELLS)
+def test_lesson_code_is_not_flagged(cell):
+    from course_grader import _flags
+
+    assert not _flags._INTERNALS.search(cell), cell
+
+
+def test_every_module_of_the_checks_is_flagged_when_reached_as_checks_dot_name():
+    import pkgutil
+
+    from course_grader import _flags
+
+    import helpers.checks
+
+    for module in pkgutil.iter_modules(helpers.checks.__path__):
+        assert _flags._INTERNALS.search(f"checks.{module.name}.x"), module.name
+
+
+def test_no_lesson_cell_is_flagged():
+    from course_grader import _flags
+
+    for path in sorted(ROOT.glob("solutions/[0-9][0-9]_*.py")):
+        assert not _flags._INTERNALS.search(path.read_text()), path.name

@@ -15,7 +15,7 @@ from helpers import induction
 from helpers.induction import circuits, probes
 from helpers.induction.model import causal_attention, forward, init_params
 from helpers.induction.task import repeat_task
-from helpers.induction.train import evaluate
+from helpers.induction.trainer import evaluate
 from helpers.training import softmax_backward
 
 

@@ -85,7 +85,7 @@ def test_the_training_record_reads_the_model_as_it_runs(small, positions):
     """train.evaluate (the history recorded while training) runs the model with its own scheme:
     its loss on repeats equals the one from InductionModel.run."""
     from helpers.induction.task import repeat_task
-    from helpers.induction.train import evaluate
+    from helpers.induction.trainer import evaluate
 
     params, _, _ = small
     model = InductionModel(params, 2, positions)
@@ -107,7 +107,7 @@ def test_the_backward_pass_with_interpolated_rope_positions(small):
 
 def test_fine_tuning_starts_from_the_given_model_and_reads_its_positions_scaled(small):
     from helpers.induction.task import repeat_task
-    from helpers.induction.train import evaluate, train
+    from helpers.induction.trainer import evaluate, train
 
     params, _, _ = small
     start = InductionModel(params, 2, "rope")

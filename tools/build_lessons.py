@@ -34,6 +34,7 @@ import builtins
 import hashlib
 import json
 import re
+import symtable
 import sys
 import time
 from pathlib import Path
@@ -154,6 +155,8 @@ def answers_text(solution_text: str, lesson: str, name: str = "NN_lesson.py") ->
     needed: dict[str, str] = {}
     for function in functions:
         for free in sorted(_free_names(function) - defined):
+            if free not in bound and free in dir(builtins):
+                continue  # a builtin the lesson does not shadow with an import
             if free not in bound:
                 raise ValueError(
                     f"{name}: the answer {function.name}() uses {free!r}, which is neither "
@@ -168,17 +171,20 @@ def answers_text(solution_text: str, lesson: str, name: str = "NN_lesson.py") ->
                 f"{name}: the prediction {match.group(0).strip()!r} is not followed by "
                 f"checks.<name>.check({match.group('name')})"
             )
-        value = ast.literal_eval(match.group(0).split("=", 1)[1].split("###")[0].strip())
+        line = solution_text.count("\n", 0, match.start()) + 1
+        (assign,) = [n for n in tree.body if isinstance(n, ast.Assign) and n.lineno == line]
+        value = ast.literal_eval(assign.value)
         shown = json.dumps(value) if isinstance(value, str) else repr(value)
         predictions.append(f"{after.group('name')} = {shown}")
     if not functions and not predictions:
         return ""
     named = [f.name for f in functions] + [line.split(" = ")[0] for line in predictions]
-    unasked = [n for n in named if f"checks.{n}.check(" not in solution_text]
+    checked = _checked_in_order(tree)
+    unasked = [n for n in named if n not in checked]
     if unasked:
         raise ValueError(f"{name}: the answer {unasked[0]} is never checked (checks.{unasked[0]}"
                          ".check(...) in the lesson)")  # fmt: skip
-    asked = sorted(named, key=lambda n: solution_text.index(f"checks.{n}.check("))
+    asked = sorted(named, key=checked.index)
     parts = [
         f'"""Lesson {lesson}\'s answers, generated from solutions/{name} by `make notebooks`\n'
         "(tools/build_lessons.py): do not edit. Edit the lesson's solution regions and ### ANSWER "
@@ -198,6 +204,20 @@ def answers_text(solution_text: str, lesson: str, name: str = "NN_lesson.py") ->
     ]
     head, *rest = [part for part in parts if part]
     return head + "\n\n" + "\n\n\n".join(rest) + "\n"
+
+
+def _checked_in_order(tree: ast.Module) -> list[str]:
+    """The names ``X`` of the lesson's ``checks.X.check(...)`` calls, in the order of the code
+    (comments and strings never count)."""
+    calls = []
+    for node in ast.walk(tree):
+        func = getattr(node, "func", None)
+        if isinstance(node, ast.Call) and isinstance(func, ast.Attribute) and func.attr == "check":
+            owner = func.value
+            if isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name):
+                if owner.value.id == "checks":
+                    calls.append((node.lineno, node.col_offset, owner.attr))
+    return [name for _, _, name in sorted(calls)]
 
 
 def _sorted_imports(imports: set[str]) -> str:
@@ -239,18 +259,20 @@ def _imported_names(tree: ast.Module) -> dict[str, str]:
 
 
 def _free_names(function: ast.FunctionDef) -> set[str]:
-    """Names ``function`` reads that nothing inside it binds (arguments, assignments, inner
-    functions, comprehension targets) and that are not builtins."""
-    bound = {function.name}
-    loaded = set()
-    for node in ast.walk(function):
-        if isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, (ast.FunctionDef, ast.Lambda)) and node is not function:
-            bound.add(getattr(node, "name", ""))
-        elif isinstance(node, ast.Name):
-            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-    return loaded - bound - set(dir(builtins))
+    """The module-level names ``function`` reads, scope by scope (an inner function's or a
+    lambda's own names never hide an outer use): what must be imported or defined beside it."""
+    table = symtable.symtable(ast.unparse(function), "<answer>", "exec").get_children()[0]
+    found: set[str] = set()
+
+    def walk(scope) -> None:
+        for symbol in scope.get_symbols():
+            if symbol.is_global() and symbol.is_referenced():
+                found.add(symbol.get_name())
+        for child in scope.get_children():
+            walk(child)
+
+    walk(table)
+    return found - {function.name}
 
 
 def answers_path(lesson: str) -> Path:
@@ -395,35 +417,59 @@ def _with_refs_renamed(model: dict, place: dict[str, str]) -> str:
     return _MODEL_REF.sub(lambda ref: place.get(ref.group(1), "?"), text)
 
 
-# ``from .lesson04 import ...`` or ``from .answers import lesson04``, in a check module.
-_IMPORTED_LESSON = re.compile(r"^from \.(?:answers import )?lesson(\d\d)\b", re.MULTILINE)
 _DEFINED_CHECK = re.compile(r"^(?P<name>[A-Za-z_]\w*) = (?:Exercise|Prediction)\(", re.MULTILINE)
+# What the executed lessons are built from beside the Python: the browser modules their saved
+# widgets embed, the induction model's weights.
+DATA_FILES = ("*.js", "*.css", "*.npz")
+
+
+def _lessons_imported(module_text: str) -> set[str]:
+    """The lessons whose check or answers modules a check module imports, in any form
+    (``from .lesson04 import x``, ``from .answers import lesson03, lesson04``, ``from
+    .answers.lesson04 import x``, ``from . import lesson04``, absolute, inside a function)."""
+    found = set()
+    for node in ast.walk(ast.parse(module_text)):
+        if isinstance(node, ast.ImportFrom):
+            dotted = [node.module or ""] + [f"{node.module or ''}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            dotted = [a.name for a in node.names]
+        else:
+            continue
+        for path in dotted:
+            found |= set(re.findall(r"(?:^|\.)lesson(\d\d)\b", path))
+    return found
 
 
 def lessons_checked(solution_text: str, lesson: str) -> set[str] | None:
     """The lessons whose checks (``checks/lessonNN.py`` and their answers) can change this
-    lesson's outputs: its own, and any whose exercise it names (``checks.<name>``); None for
-    all of them, when it prints the catalogue (lesson 00's list of every exercise)."""
-    if "checks.catalogue(" in solution_text:
+    lesson's outputs: its own, any whose exercise or module it names (``checks.<name>``,
+    ``checks.lesson04``), and those their check modules import; None for all of them, when it
+    prints the catalogue (lesson 00's list of every exercise)."""
+    if "catalogue(" in solution_text:
         return None
     named = set(re.findall(r"\bchecks\.([A-Za-z_]\w*)", solution_text))
     modules = {m.stem[-2:]: m.read_text() for m in (HELPERS / "checks").glob("lesson*.py")}
     found = {lesson} | {n for n, t in modules.items() if named & set(_DEFINED_CHECK.findall(t))}
+    found |= {n for n in modules if f"lesson{n}" in named}
+    found |= set(re.findall(r"\blesson(\d\d)\b", " ".join(re.findall(
+        r"(?:from|import)\s+helpers\.checks[\w. ,()]*", solution_text))))  # fmt: skip
     while True:  # and the lessons whose checks or answers those check modules import
-        more = {m for n in found for m in _IMPORTED_LESSON.findall(modules.get(n, ""))} - found
+        more = {m for n in found for m in _lessons_imported(modules.get(n, ""))} - found
         if not more:
             return found
         found |= more
 
 
 def helpers_digest(solution_text: str = "", lesson: str = "") -> str:
-    """sha256 of the ``src/helpers/`` sources a lesson's outputs come from (each file's path
-    and bytes, in order): every module but the checks and answers of lessons it never uses
+    """sha256 of the ``src/helpers/`` files a lesson's outputs come from (each file's path and
+    bytes, in order; the Python and :data:`DATA_FILES`): all but the checks and answers of lessons
+    it never uses
     (:func:`lessons_checked`), so that editing one lesson's checks leaves the others fresh.
     Without a lesson: every module."""
     used = lessons_checked(solution_text, lesson) if lesson else None
     digest = hashlib.sha256()
-    for path in sorted(HELPERS.rglob("*.py")):
+    files = {p for pattern in ("*.py", *DATA_FILES) for p in HELPERS.rglob(pattern)}
+    for path in sorted(files):
         name = path.relative_to(HELPERS).as_posix()
         other = re.fullmatch(r"checks/(?:answers/)?lesson(\d\d)\.py", name)
         if used is not None and other and other.group(1) not in used:

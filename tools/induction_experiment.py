@@ -35,7 +35,7 @@ import numpy as np
 from helpers.induction import circuits, head_scores, probes
 from helpers.induction.model import encode
 from helpers.induction.task import repeat_task
-from helpers.induction.train import SHIPPED, train
+from helpers.induction.trainer import SHIPPED, train
 from helpers.induction.weights import load, save
 
 VOCAB, N = 64, 32

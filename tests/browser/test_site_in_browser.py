@@ -21,12 +21,12 @@ import re
 import subprocess
 import sys
 
-import build_lessons  # noqa: E402
-import build_site  # noqa: E402
+import build_lessons
+import build_site
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 from explorer_walks import ROOT
-from run_tests import find_chromium  # noqa: E402
+from run_tests import find_chromium
 from slider_walks import SLIDERS
 from support.accessibility import AXE_EXPERIMENTAL_RULES, AXE_TAGS
 

@@ -68,18 +68,21 @@ _REFUSED = {"PermissionError", "FileNotFoundError", "OSError", "ConnectionRefuse
             "ReadOnlyFileSystemError"}  # fmt: skip
 
 
-# Names no lesson's code uses: the checks' and the grader's insides, the profile and trace hooks
-# the checks' watch and time limit set, the grading variables, a check's own answer, and a
+# What no lesson's code writes: the checks' and the grader's insides (lesson code reaches the
+# checks only as `from helpers import checks` and `checks.<exercise>`, so any `helpers.checks`
+# path, and any `checks.` name that is one of the package's modules, a lesson's check module or
+# its answers, is the insides), the profile and trace hooks the checks' watch and time limit
+# set, the time limit's own names, the grading variables, a check's own answer, and a
 # prediction's answer (it ships with the course: reading it scores the point, so it is shown).
-_CHECKS_INSIDES = (
-    "calling|compare|draws|exercise|messages|mistakes|policy|record|results|timelimit|wire|answers"
-)
 _INTERNALS = re.compile(
-    r"\b(_core|_record|_runner|_remote|_wire|HelperWatch|call_learner|LocalAnswer"
+    r"\bhelpers\s*\.\s*checks\b"
+    r"|\bchecks\.(?:answers|lesson\d\d|calling|compare|draws|exercise|grading|messages|mistakes"
+    r"|policy|prediction|record|results|scores|timelimit|wire)\b"
+    r"|\b(_core|_record|_runner|_remote|_wire|HelperWatch|call_learner|LocalAnswer"
+    r"|with_time_limit|TIME_LIMIT_SECONDS|MACHINERY|never_interrupt|called_back"
     r"|setprofile|settrace|HELPERS_GRADE_\w+|HELPERS_CHECK_\w+)\b|\.reference\b"
-    rf"|\bchecks\.(?:{_CHECKS_INSIDES})\b|\bchecks\s+import\s[^\n]*\b(?:{_CHECKS_INSIDES})\b"
-    r"|\bcourse_grader\b|\bchecks\.grading\b|\bgrading\.serve\b"  # the grader, its door
-    r"|\bchecks\.\w+\.answer\b"  # a prediction's answer, read instead of predicted
+    r"|\bcourse_grader\b|\bgrading\.serve\b"  # the grader, its door
+    r"|\bchecks\.\w+\.answer\b|\bASKED\b"  # a prediction's answer, read instead of predicted
 )
 
 

@@ -27,7 +27,7 @@ So a second, **name-blind** comparison (the idea of MOSS's fingerprints, on synt
 
 ``similarity`` is the larger of the two Jaccard indices (the token stream's 5-token shingles;
 the name-blind subtree sets): 1.0 for the same tree, lower the more the trees differ. Pairs at
-or above :data:`THRESHOLD` are reported. Measured on ``tests/fixtures/grade/copy_class.py``
+or above :data:`THRESHOLD` are reported. Measured on ``tests/support/copy_class.py``
 (``tests/test_grade_similarity.py``): copies renamed, commented, with an extra variable, an
 inlined expression, reordered statements or a loop made a comprehension score 1.0, one with a
 helper function extracted 0.88; independent correct answers at most 0.72.

@@ -20,6 +20,7 @@ __all__ = ["CheckResult", "Exercise", "Mistake", "Prediction", "named", "catalog
 
 def _gather() -> dict[str, Exercise | Prediction]:
     found: dict[str, Exercise | Prediction] = {}
+    modules = {m.name for m in pkgutil.iter_modules(__path__)}
     for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if not module_info.name.startswith("lesson"):
             continue
@@ -33,6 +34,11 @@ def _gather() -> dict[str, Exercise | Prediction]:
                     )
                 if name in found:
                     raise ImportError(f"exercise {name!r} is defined in two lessons")
+                if name in modules:
+                    raise ImportError(
+                        f"exercise {name!r} has the name of a module of helpers.checks; "
+                        "checks.<name> must be the exercise: name it otherwise"
+                    )
                 value.lesson = module_info.name.removeprefix("lesson")
                 found[name] = value
     return found

@@ -50,9 +50,9 @@ TIME_LIMIT_VARIABLE = record.TIME_LIMIT_VARIABLE
 kernel_variables = record.kernel_variables
 parse_log = record.parse
 
-# --- The wire format (its limits, which the grader's reader enforces): grading.wire ---
 
-
+# --- The wire format: grading.wire (helpers.checks.wire), whose limits the grader's reader
+# enforces (wire.MAX_BYTES, ...) ---
 # --- The grader's side ---
 def catalogue() -> list[Exercise | Prediction]:
     """Every exercise and prediction of the course, in lesson order."""

@@ -1,7 +1,7 @@
 """``python -m helpers.induction``: train lesson 10's model from its seed and write its weights.
 
 With no arguments it retrains the shipped model (the settings, seed and steps of
-:data:`helpers.induction.train.SHIPPED`), writes ``build/induction-weights.npz`` (never the
+:data:`helpers.induction.trainer.SHIPPED`), writes ``build/induction-weights.npz`` (never the
 shipped ``weights.npz``, unless ``--out`` names it) and prints its sha256, and whether that is
 the shipped hash. ``--out PATH`` writes elsewhere (its folder is made first, before the
 training); ``--steps`` and ``--seed`` train another model (its hash will differ).
@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import blas
 from .reproduce import SHIPPED_BLAS, SHIPPED_CORETYPE, compare
-from .train import SHIPPED, train
+from .trainer import SHIPPED, train
 from .weights import SHIPPED_FILES, load, save, shipped_file
 
 

@@ -248,11 +248,13 @@ def forward(
     back.
 
     ``hooks`` maps hook points (:data:`HOOK_POINTS`, named as :func:`hook_names` lists them,
-    e.g. ``"blocks.0.hook_z"``) to functions of the value there; what one returns, if not None,
-    replaces the value for the rest of the pass. Every ablation and patch of lesson 10 is a
-    hook (:mod:`helpers.induction.circuits`). With a ``hook_result`` in a layer, that layer
-    adds its heads' outputs one by one (each head's ``A V`` times its rows of ``W_O``); else
-    as training does, all at once (``concat(Z) W_O``: the same sum, other rounding).
+    e.g. ``"blocks.0.hook_z"``; named after TransformerLens's, whose names and shapes differ in
+    detail) to a function of a copy of the value there, called as ``hook(value)``, one per
+    point; what it returns, if not None, replaces the value for the rest of the pass. Every
+    ablation and patch of lesson 10 is a hook (:mod:`helpers.induction.circuits`). With a
+    ``hook_result`` in a layer, that layer adds its heads' outputs one by one (each head's
+    ``A V`` times its rows of ``W_O``); else as training does, all at once (``concat(Z) W_O``:
+    the same sum, other rounding).
     """
     hooks = _check_hooks(hooks, params["W_Q"].shape[0])
 
@@ -260,7 +262,10 @@ def forward(
         hook = hooks.get(name)
         if hook is None:
             return value
-        replaced = hook(value)
+        # A copy: the queries, keys and values read one stream, and the cache keeps it; a hook
+        # that writes into what it is given changes nothing unless it returns it.
+        mine = value.copy()
+        replaced = hook(mine)
         return value if replaced is None else replaced
 
     b, n = tokens.shape

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .model import PARAM_NAMES, InductionModel
-from .train import History
+from .trainer import History
 
 __all__ = [
     "WEIGHTS_PATH",
