@@ -121,9 +121,6 @@ def answer_lines(solution_text: str, name: str = "lesson") -> list[str]:
     return sorted(line for line in lines if len(line) > 8 and line not in learner)
 
 
-_CHECKED_GUESS = re.compile(r"checks\.(?P<name>[A-Za-z_]\w*)\.check\((?P<guess>[A-Za-z_]\w*)\)")
-
-
 def answers_text(solution_text: str, lesson: str, name: str = "NN_lesson.py") -> str:
     """The module ``helpers.checks.answers.lessonNN``: each function that holds a
     ``### BEGIN SOLUTION`` region, as the lesson writes it (markers dropped), and each prediction's
@@ -163,23 +160,24 @@ def answers_text(solution_text: str, lesson: str, name: str = "NN_lesson.py") ->
                     "imported at the lesson's top level nor another answer of the lesson"
                 )
             needed[free] = bound[free]
+    calls = _check_calls(tree)
     predictions = []
     for match in _ANSWER_LINE.finditer(solution_text):
-        after = _CHECKED_GUESS.search(solution_text, match.end())
-        if after is None or after.group("guess") != match.group("name"):
+        line = solution_text.count("\n", 0, match.start()) + 1
+        after = next((c for c in calls if c[0] > line), None)  # the check that follows it
+        if after is None or after[3] != match.group("name"):
             raise ValueError(
                 f"{name}: the prediction {match.group(0).strip()!r} is not followed by "
                 f"checks.<name>.check({match.group('name')})"
             )
-        line = solution_text.count("\n", 0, match.start()) + 1
         (assign,) = [n for n in tree.body if isinstance(n, ast.Assign) and n.lineno == line]
         value = ast.literal_eval(assign.value)
         shown = json.dumps(value) if isinstance(value, str) else repr(value)
-        predictions.append(f"{after.group('name')} = {shown}")
+        predictions.append(f"{after[2]} = {shown}")
     if not functions and not predictions:
         return ""
     named = [f.name for f in functions] + [line.split(" = ")[0] for line in predictions]
-    checked = _checked_in_order(tree)
+    checked = [call[2] for call in calls]
     unasked = [n for n in named if n not in checked]
     if unasked:
         raise ValueError(f"{name}: the answer {unasked[0]} is never checked (checks.{unasked[0]}"
@@ -206,9 +204,9 @@ def answers_text(solution_text: str, lesson: str, name: str = "NN_lesson.py") ->
     return head + "\n\n" + "\n\n\n".join(rest) + "\n"
 
 
-def _checked_in_order(tree: ast.Module) -> list[str]:
-    """The names ``X`` of the lesson's ``checks.X.check(...)`` calls, in the order of the code
-    (comments and strings never count)."""
+def _check_calls(tree: ast.Module) -> list[tuple[int, int, str, str | None]]:
+    """The lesson's ``checks.X.check(arg)`` calls in the order of the code (comments and strings
+    never count): ``(line, column, X, the argument's name or None)``."""
     calls = []
     for node in ast.walk(tree):
         func = getattr(node, "func", None)
@@ -216,8 +214,10 @@ def _checked_in_order(tree: ast.Module) -> list[str]:
             owner = func.value
             if isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name):
                 if owner.value.id == "checks":
-                    calls.append((node.lineno, node.col_offset, owner.attr))
-    return [name for _, _, name in sorted(calls)]
+                    first = node.args[0] if node.args else None
+                    arg = first.id if isinstance(first, ast.Name) else None
+                    calls.append((node.lineno, node.col_offset, owner.attr, arg))
+    return sorted(calls)
 
 
 def _sorted_imports(imports: set[str]) -> str:
@@ -460,13 +460,12 @@ def lessons_checked(solution_text: str, lesson: str) -> set[str] | None:
         found |= more
 
 
-def helpers_digest(solution_text: str = "", lesson: str = "") -> str:
+def helpers_digest(solution_text: str, lesson: str) -> str:
     """sha256 of the ``src/helpers/`` files a lesson's outputs come from (each file's path and
-    bytes, in order; the Python and :data:`DATA_FILES`): all but the checks and answers of lessons
-    it never uses
-    (:func:`lessons_checked`), so that editing one lesson's checks leaves the others fresh.
-    Without a lesson: every module."""
-    used = lessons_checked(solution_text, lesson) if lesson else None
+    bytes, in order; the Python and :data:`DATA_FILES`): all but the checks and answers of
+    lessons it never uses (:func:`lessons_checked`), so that editing one lesson's checks leaves
+    the others fresh."""
+    used = lessons_checked(solution_text, lesson)
     digest = hashlib.sha256()
     files = {p for pattern in ("*.py", *DATA_FILES) for p in HELPERS.rglob(pattern)}
     for path in sorted(files):

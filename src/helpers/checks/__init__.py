@@ -56,6 +56,9 @@ def _asked(item: Exercise | Prediction) -> tuple[str, int]:
     return item.lesson, asked.index(item.name) if item.name in asked else len(asked)
 
 
+_CATALOGUE = sorted(_EXERCISES.values(), key=_asked)
+
+
 def catalogue() -> list[Exercise | Prediction]:
     """Every exercise and prediction, in lesson order, then in the order the lesson asks them."""
-    return sorted(_EXERCISES.values(), key=_asked)
+    return list(_CATALOGUE)

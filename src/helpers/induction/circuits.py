@@ -117,6 +117,8 @@ def run(
     def keep(layer: int):
         def hook(heads: np.ndarray) -> None:
             outputs[layer] = heads
+            if not replace:  # no second stream to keep: every read sees the pass's own
+                return
             replaced = heads.sum(axis=1)  # what the layer adds, as the forward pass adds it
             for (lay, head), value in replace.items():
                 if lay == layer:

@@ -287,9 +287,9 @@ def forward(
         )
         if tables is not None:
             Q, K = apply_rope(Q, *tables), apply_rope(K, *tables)
-        out, A = causal_attention(Q, K, V, bias)  # (b, h, n, d_head), (b, h, n, n)
-        A = at(block + "hook_pattern", A)
-        if block + "hook_pattern" in hooks:
+        out, weights = causal_attention(Q, K, V, bias)  # (b, h, n, d_head), (b, h, n, n)
+        A = at(block + "hook_pattern", weights)
+        if A is not weights:  # a hook replaced the pattern: the values are weighted by it
             out = A @ V
         out = at(block + "hook_z", out)
         Z = _merge(out)  # (b, n, d_model)
