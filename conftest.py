@@ -1,7 +1,7 @@
 """Settings for every pytest run in this repository, nbval's notebook runs included.
 
 nbval's kernels listen on Unix sockets instead of TCP ports, so two pytest-xdist workers starting
-kernels at once cannot race for a port (see course_grader._ipc, which the grader uses too).
+kernels at once cannot race for a port (see course_grader.isolation.ipc, which the grader uses too).
 
 ``make test`` runs the tests and both copies of every lesson in ONE pytest session
 (tools/run_tests.py), so that the workers start and import once and a worker that finishes early
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import nbval.kernel
 import pytest
-from course_grader._ipc import SUPPORTED, IpcKernelManager
+from course_grader.isolation.ipc import SUPPORTED, IpcKernelManager
 from nbval.plugin import IPyNbFile
 
 if SUPPORTED:
@@ -38,20 +38,20 @@ ROOT = Path(__file__).resolve().parent
 # starts after these, in collection order.
 LONG_POLES = (
     "tests/test_pip_install.py",  # two fresh venvs, every lesson in each
-    "tests/test_gradescope.py",  # its setup.sh's venv, then a dozen submissions
+    "grader/tests/test_gradescope.py",  # its setup.sh's venv, then a dozen submissions
     "tests/test_checks_sweep.py",
     "tests/test_induction_reproduce.py",  # 100 training steps on one BLAS thread
-    "tests/test_grade_term.py",
+    "grader/tests/pipeline/test_grade_term.py",
     "solutions/08_training_attention.ipynb",
     "notebooks/08_training_attention.ipynb",
     "tests/test_induction.py",
-    "tests/test_grade.py",
+    "grader/tests/test_grade.py",
     "tests/test_bad_input.py",
     "solutions/10_induction_heads.ipynb",
     "notebooks/10_induction_heads.ipynb",
     "tests/test_checks_lesson03.py",
     "tests/test_explorer.py",
-    "tests/test_grade_reproducible.py",
+    "grader/tests/pipeline/test_grade_reproducible.py",
     "solutions/09_real_model.ipynb",
     "notebooks/09_real_model.ipynb",
     "tests/test_handout.py",

@@ -59,7 +59,9 @@ def median_ms(fn, repeats: int) -> float:
 
 def in_kernel(repeats: int) -> None:
     """Run :func:`measure` in a fresh ipykernel and print what it prints."""
-    from course_grader._ipc import IpcKernelManager  # Unix sockets: no TCP-warning, no port race
+    from course_grader.isolation.ipc import (
+        IpcKernelManager,  # Unix sockets: no TCP-warning, no port race
+    )
 
     km = IpcKernelManager(kernel_name="python3")
     km.start_kernel()

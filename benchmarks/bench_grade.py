@@ -60,8 +60,8 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from course_grader._cli import grade  # noqa: E402
-from course_grader._sandbox import Limits, kernel_config, kernel_environment, run_all  # noqa: E402
+from course_grader.cli import grade  # noqa: E402
+from course_grader.isolation.sandbox import Limits, kernel_config, kernel_environment, run_all  # noqa: E402
 
 from helpers import checks  # noqa: E402
 from helpers.checks import Exercise  # noqa: E402

@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_grade import make_class  # noqa: E402
-from course_grader import _bubblewrap  # noqa: E402
+from course_grader.isolation import bubblewrap  # noqa: E402
 
 
 def _old_source(rev: str, into: Path) -> Path:
@@ -66,7 +66,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
     print(f"load average at the start: {os.getloadavg()[0]:.1f}")
-    print(f"sandbox: {_bubblewrap.unavailable() or 'bubblewrap'}")
+    print(f"sandbox: {bubblewrap.unavailable() or 'bubblewrap'}")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         folder = tmp / "class"

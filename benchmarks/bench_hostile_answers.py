@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from course_grader._similarity import alike_pairs, blind  # noqa: E402
+from course_grader.outputs.similarity import alike_pairs, blind  # noqa: E402
 from support.hostile_answers import chain, flat  # noqa: E402
 
 from helpers import checks  # noqa: E402

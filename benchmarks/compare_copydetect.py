@@ -4,7 +4,7 @@
 ``softmax`` and ``attention`` and copies of some of them made with a copier's first edits. A
 detector is usable on it when some threshold reports every copy and no independent pair: its
 lowest copy scores above its highest independent pair. Prints both for
-``course_grader._similarity.similarity`` and for copydetect's name-blind winnowed k-grams at
+``course_grader.outputs.similarity.similarity`` and for copydetect's name-blind winnowed k-grams at
 several k (its similarity of a pair: the smaller of its two overlap shares).
 
 copydetect is not a dependency of the course: install it apart to run this, e.g.
@@ -21,7 +21,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from course_grader._similarity import similarity  # noqa: E402
+from course_grader.outputs.similarity import similarity  # noqa: E402
 from support import copy_class  # noqa: E402
 
 

@@ -401,7 +401,7 @@ def test_every_check_appends_one_json_line_when_grading(tmp_path, monkeypatch):
     prediction.check(None)
     records = [json.loads(line) for line in log.read_text().splitlines()]
     # While grading, a check notes what it was given and writes no verdict: the grader
-    # computes every verdict in its own process (course_grader._remote).
+    # computes every verdict in its own process (course_grader.isolation.remote).
     assert [(r["exercise"], r["passed"], r["mistake"]) for r in records] == [
         ("positional_encoding", None, None),
         ("positional_encoding", None, None),

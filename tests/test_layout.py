@@ -1,12 +1,15 @@
-"""The tests' own house rules: what they share sits in tests/support (on pytest's pythonpath),
-no test edits sys.path or imports another test, and no test asserts a wall-clock time it
-measured itself (timings are benchmarks: benchmarks/, as ratios in one run)."""
+"""The tests' own house rules, for tests/ and the grader's grader/tests/ alike: what they share
+sits in tests/support (on pytest's pythonpath), no test edits sys.path or imports another test,
+no test asserts a wall-clock time it measured itself (timings are benchmarks: benchmarks/, as
+ratios in one run), and the grader's tests are laid out as its layers are."""
 
 import ast
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parent
-TEST_FILES = sorted(p for p in TESTS.rglob("test_*.py"))
+from support import ROOT
+
+TEST_ROOTS = (ROOT / "tests", ROOT / "grader" / "tests")
+TEST_FILES = sorted(p for root in TEST_ROOTS for p in root.rglob("test_*.py"))
 TEST_MODULES = {p.stem for p in TEST_FILES}
 # The checks' time limit is behaviour, not speed: a check must end within its limit (plus the
 # margin the limit's own machinery needs), on any machine; those files assert exactly that.
@@ -38,7 +41,24 @@ def _edits_sys_path(path: Path) -> bool:
 
 
 def test_no_test_edits_sys_path():
-    assert [p.name for p in TESTS.rglob("*.py") if _edits_sys_path(p)] == []
+    files = [p for root in TEST_ROOTS for p in root.rglob("*.py")]
+    assert [p.name for p in files if _edits_sys_path(p)] == []
+
+
+def test_test_file_names_are_unique():
+    """pytest imports a test file by its name alone (no __init__.py): two of one name clash."""
+    names = [p.name for p in TEST_FILES]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+def test_the_grader_s_tests_mirror_its_layers():
+    """grader/tests/<layer>/ for each layer of course_grader (isolation, pipeline, outputs), and
+    nothing else: the commands' tests sit at the top, as the commands do."""
+    package = ROOT / "grader" / "src" / "course_grader"
+    layers = {p.name for p in package.iterdir() if (p / "__init__.py").is_file()}
+    folders = {p.name for p in (ROOT / "grader" / "tests").iterdir() if p.is_dir()}
+    assert layers == {"isolation", "pipeline", "outputs"}
+    assert folders - {"__pycache__"} == layers
 
 
 def _reads_the_clock(node: ast.AST, timed: set[str]) -> bool:

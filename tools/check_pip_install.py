@@ -27,6 +27,7 @@ installed. tests/test_pip_install.py runs both passes.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -44,15 +45,12 @@ MODEL_DIR = ROOT / ".cache" / "all-MiniLM-L6-v2"
 TEST_TOOLS = ("nbval", "pytest")  # pinned as requirements.txt pins them
 
 
-# Modules of the grader whose names the learner's package may also use (the wire format has a
-# side in each); every other module name of grader/src/course_grader/ is the grader's alone.
-SHARED_MODULE_NAMES = {"__init__", "__main__", "_wire"}
-
-
-def grader_only_modules() -> set[str]:
-    """The grader's module names that no learner's copy of the course may hold."""
+def grader_module_digests() -> set[str]:
+    """The SHA-256 of each module of the grader (grader/src/course_grader/, every layer): no
+    learner's copy of the course may hold one of them, whatever the file is called there (the
+    grader's module names, "wire" or "results", are ordinary words the helpers use too)."""
     folder = ROOT / "grader" / "src" / "course_grader"
-    return {p.stem for p in folder.glob("*.py")} - SHARED_MODULE_NAMES
+    return {hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.rglob("*.py")}
 
 
 def pins() -> dict[str, str]:
@@ -112,16 +110,16 @@ def install(folder: Path, course: Path, resolution: str) -> Path:
 
 
 CHECK_INSTALL = r"""
-import importlib.util, json, sys
+import hashlib, importlib.util, json, sys
 from pathlib import Path
 import helpers, helpers.live, helpers.checks, helpers.induction
 from importlib import metadata
 package = Path(helpers.__file__).parent
 assert "site-packages" in package.parts, f"helpers came from {package}, not the install"
 assert importlib.util.find_spec("course_grader") is None, "the grader came with the course"
-grader_modules = set(json.loads(sys.argv[1]))
+grader_digests = set(json.loads(sys.argv[1]))
 leaked = sorted(p.relative_to(package).as_posix() for p in package.rglob("*.py")
-                if p.stem in grader_modules)
+                if hashlib.sha256(p.read_bytes()).hexdigest() in grader_digests)
 assert not leaked, f"grader modules in the learner's package: {leaked}"
 data = sorted(p.name for p in package.rglob("*") if p.suffix in (".js", ".css", ".npz"))
 assert "weights.npz" in data and "attention_grid.js" in data, data
@@ -144,7 +142,7 @@ def main() -> int:
         python = install(folder, course, args.resolution)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
         env.update(HELPERS_MODEL_DIR=str(MODEL_DIR), MPLBACKEND="Agg")
-        grader_modules = json.dumps(sorted(grader_only_modules()))
+        grader_modules = json.dumps(sorted(grader_module_digests()))
         versions = json.loads(run([python, "-c", CHECK_INSTALL, grader_modules], cwd=folder,
                                   env=env, capture_output=True, text=True).stdout)  # fmt: skip
         print("installed:", ", ".join(f"{n} {v}" for n, v in sorted(versions.items())))

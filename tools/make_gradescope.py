@@ -11,7 +11,7 @@ Assignment, "Zip file upload"). At its root, as Gradescope's specification asks:
   (``constraints.txt``);
 * ``run_autograder``, run for each submission: ``python -m course_grader --gradescope``, which
   grades the notebook in ``/autograder/submission`` with the course's own grader and writes
-  ``/autograder/results/results.json``, one test per exercise (course_grader._gradescope);
+  ``/autograder/results/results.json``, one test per exercise (course_grader.gradescope);
 * ``course/`` (pyproject.toml, the licences, src/helpers/) and ``grader/`` (pyproject.toml,
   src/course_grader/), as git tracks them; ``points.toml`` when ``--points`` is given.
 
@@ -26,8 +26,8 @@ import sys
 import zipfile
 from pathlib import Path
 
-from course_grader._grading import known_lessons
-from course_grader._points import PointsError, fmt, lesson_max, load_points
+from course_grader.pipeline.grading import known_lessons
+from course_grader.pipeline.points import PointsError, fmt, lesson_max, load_points
 from make_handout import tracked
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -123,8 +123,8 @@ class Exercise(Checked):
     def verdict(self, answer: LocalAnswer, limit: float | None = None) -> CheckResult:
         """The check of a callable answer reached through ``answer``: in this process
         (:class:`LocalAnswer`) or, when grading, in the student's kernel from the grader's own
-        process (:class:`course_grader._remote.RemoteAnswer`), where nothing the notebook did
-        to this module can change the verdict. ``limit``: seconds for the whole check
+        process (:class:`course_grader.isolation.remote.RemoteAnswer`), where nothing the
+        notebook did to this module can change the verdict. ``limit``: seconds for the whole check
         (default :data:`timelimit.CHECK_TIME_LIMIT_SECONDS`)."""
         limit = timelimit.CHECK_TIME_LIMIT_SECONDS if limit is None else limit
         refused = answer.refused()
@@ -199,8 +199,8 @@ def being_graded() -> bool:
 
 def deferred(item: Checked) -> CheckResult:
     """A check's result while make grade runs the notebook: no verdict here (the grader checks
-    every answer from its own process after the last cell, course_grader._remote), so none is
-    computed twice, and a log line that claims one was not written by a check."""
+    every answer from its own process after the last cell, course_grader.isolation.remote), so
+    none is computed twice, and a log line that claims one was not written by a check."""
     return item._result(None, "make grade checks this answer after the notebook's last cell")
 
 

@@ -6,7 +6,7 @@ notebook's cells in a kernel of its own, then checking every exercise again *fro
 process*: the check draws its cases and judges the outputs there, and only the student's
 functions run in the kernel. What the grader needs of the checks, and what the kernel does for
 it, is here and nowhere else: the grader imports this module, never the checks' other
-modules (``tests/test_grader_package.py`` reads its imports).
+modules (``grader/tests/test_grader_package.py`` reads its imports).
 
 In the student's kernel
     :func:`serve` answers one request of the grader's (call the student's function on these

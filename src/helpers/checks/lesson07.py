@@ -538,7 +538,7 @@ def _grade_blockwise(call):
 # 0.54 MB, one (n_q, block) tile of scores 0.26 MB, the whole score matrix 16.8 MB. The limit,
 # half the score matrix, leaves room for ten more copies of every input on top of three tiles
 # alive at once (the reference's peak), and no room for the matrix. When grading, the peak is
-# also read from the kernel's resident memory (course_grader._peak), which counts what the
+# also read from the kernel's resident memory (course_grader.isolation.peak), which counts what the
 # kernel does around the call too (about 2 MB measured): 8,192 keys keep that far below the
 # limit (2,048 did not). More queries would widen the gap further, but an answer that loops
 # over the queries in Python (a correct answer) would then run for seconds under tracemalloc
@@ -551,7 +551,7 @@ def _peak_beyond_inputs(call, Q, K, V, block) -> float | None:
     when not measured: tracemalloc already tracing something else, which the check does not
     disturb). When grading, measured in the student's kernel (see docs/INSTRUCTORS.md)."""
     # The check's call measures where the answer runs: in this process (LocalAnswer) or, when
-    # grading, in the student's kernel (course_grader._remote.RemoteAnswer).
+    # grading, in the student's kernel (course_grader.isolation.remote.RemoteAnswer).
     peak = call.measure_peak(Q, K, V, block)[1]
     return None if peak is None else peak - (Q.nbytes + K.nbytes + V.nbytes)
 

@@ -4,7 +4,7 @@ The grader starts each student's kernel with :func:`kernel_variables`; inside it
 ``check`` notes what it was given (:data:`answers`, for the grader's own checks after the last
 cell) and appends one :class:`Record` as a JSON line (:func:`append`) to the file named by
 ``HELPERS_GRADE_LOG``, with no verdict (the grader computes those in its own process,
-:mod:`course_grader._remote`); after the run the grader reads them back (:func:`read`): how
+:mod:`course_grader.isolation.remote`); after the run the grader reads them back (:func:`read`): how
 many checks of each exercise ran (their draws), and any line that claims a verdict, which no
 check wrote. The checks' side (:mod:`helpers.checks.exercise`) and the grader's
 (:mod:`course_grader`) import the names from here and nowhere else. Standard library only:

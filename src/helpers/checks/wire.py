@@ -1,5 +1,6 @@
 """What crosses from a student's kernel to the grader, the kernel's side: plain values, in a form
-that runs no code (the grader reads them back with ``course_grader._wire``, which checks them).
+that runs no code (the grader reads them back with ``course_grader.isolation.wire``, which
+checks them).
 
 The grader reads what a student's function returned (through :func:`helpers.checks.grading.serve`,
 inside the student's kernel) from two files the kernel writes: a JSON document and an ``.npz``

@@ -4,7 +4,7 @@ process, the student's functions called in the student's kernel.
 After a notebook's cells have run, :func:`grade_in_kernel` takes each exercise and prediction of
 its lesson in turn. For an exercise it runs the check's ``grade`` function *here*, with a
 ``call`` that asks the kernel (through :mod:`helpers.checks.grading`) to call the student's
-function on the arguments and send back what it returned (:mod:`course_grader._wire`: plain
+function on the arguments and send back what it returned (:mod:`course_grader.isolation.wire`: plain
 values, checked on the way in). For a prediction it fetches the guess and compares it here. So
 nothing the notebook does to ``helpers`` in its kernel, to the checks' log or to the runner
 changes a verdict: at worst it changes what comes back, which the check then judges, or makes
@@ -29,7 +29,7 @@ from typing import Any
 from helpers.checks import grading
 from helpers.checks.grading import Exercise, LearnerError, Mistake, Prediction
 
-from . import _wire
+from . import wire
 
 # Mistake ids a call may come back with from the kernel (anything else is read as "raised").
 _CALL_MISTAKES = {"raised", "timeout", "calls_helper", "calls_reference", "complex"}
@@ -57,7 +57,7 @@ class Channel:
         self.client, self.loop, self.folder, self.folder_fd = client, loop, folder, folder_fd
         self.call_seconds = call_seconds
         self._add_cell, self._kill = add_cell, kill
-        self.peak = peak  # a _peak.PeakWatch on the kernel's process, or None
+        self.peak = peak  # a peak.PeakWatch on the kernel's process, or None
         self.gone: str = ""  # why the kernel no longer answers
         self.died = False
         self._tokens = itertools.count()
@@ -102,7 +102,7 @@ class Channel:
             self._kill()
             raise KernelGone(self.gone, self.died) from None
         try:
-            reply = _wire.read(stem, self.folder_fd)
+            reply = wire.read(stem, self.folder_fd)
         finally:
             for name in (request_name, stem + ".json", stem + ".npz"):
                 try:
@@ -110,7 +110,7 @@ class Channel:
                 except OSError:
                     pass
         if not isinstance(reply, dict) or not isinstance(reply.get("kind"), str):
-            raise _wire.WireError("not a reply")
+            raise wire.WireError("not a reply")
         # Set here whatever the reply said: the grader's own measurement, or none.
         reply["grader_peak"] = self.peak.stop() if measuring else None
         return reply
@@ -153,7 +153,7 @@ class RemoteAnswer:
             if state is not None:
                 state.timed_out = error
             raise error from None
-        except _wire.WireError as bad:
+        except wire.WireError as bad:
             raise LearnerError(
                 f"{signature} returned something the grader cannot read ({bad})"
             ) from None
@@ -246,7 +246,7 @@ def grade_in_kernel(channel: Channel, items: list, student: str, log: list[dict]
             status = "error" if gone.died else "timeout"
             verdict = _verdict(item, False, f"not checked: {gone}", None)
             verdicts.append(dict(verdict, status=status))
-        except _wire.WireError as bad:
+        except wire.WireError as bad:
             verdicts.append(
                 _verdict(
                     item,

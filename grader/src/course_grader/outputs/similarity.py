@@ -28,9 +28,9 @@ So a second, **name-blind** comparison (the idea of MOSS's fingerprints, on synt
 ``similarity`` is the larger of the two Jaccard indices (the token stream's 5-token shingles;
 the name-blind subtree sets): 1.0 for the same tree, lower the more the trees differ. Pairs at
 or above :data:`THRESHOLD` are reported. Measured on ``tests/support/copy_class.py``
-(``tests/test_grade_similarity.py``): copies renamed, commented, with an extra variable, an
-inlined expression, reordered statements or a loop made a comprehension score 1.0, one with a
-helper function extracted 0.88; independent correct answers at most 0.72.
+(``grader/tests/outputs/test_grade_similarity.py``): copies renamed, commented, with an extra
+variable, an inlined expression, reordered statements or a loop made a comprehension score 1.0,
+one with a helper function extracted 0.88; independent correct answers at most 0.72.
 
 Answers equal (normalised) to the course's own solution or to the starter stub are
 left out: many students handing in the course's answer is not a sign of copying from each
@@ -56,7 +56,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from ._grading import student_order
+from ..pipeline.grading import student_order
 
 THRESHOLD = 0.85
 SUBTREE_NODES = 4  # the smallest subtree compared name-blind (``np.exp(_)`` has 5 nodes)
@@ -533,6 +533,6 @@ def load_store(out: Path, digest: str) -> dict:
 def save_store(store: dict, out: Path) -> None:
     import json
 
-    from ._files import write_if_changed
+    from .files import write_if_changed
 
     write_if_changed(store_path(out), json.dumps(store, ensure_ascii=False))

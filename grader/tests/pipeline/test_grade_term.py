@@ -27,15 +27,13 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
-
-ROOT = Path(__file__).resolve().parent.parent
 from course_grader import COLUMNS, main
-from course_grader._grading import student_order
-from course_grader._points import PointsError, default_points, load_points
-from course_grader._progress import Progress
-from course_grader._roster import RosterError, read_roster
-from course_grader._similarity import answer_sources
-from support import class_builder, term_class
+from course_grader.outputs.similarity import answer_sources
+from course_grader.pipeline.grading import student_order
+from course_grader.pipeline.points import PointsError, default_points, load_points
+from course_grader.pipeline.progress import Progress
+from course_grader.pipeline.roster import RosterError, read_roster
+from support import ROOT, class_builder, term_class
 
 from helpers import checks
 from helpers.checks import Exercise, Prediction
@@ -47,8 +45,8 @@ PE, SS = "positional_encoding", "scaled_scores"
 def _grade(*args: str) -> subprocess.CompletedProcess:
     """``python -m course_grader`` with these arguments, run in this process (``main``, what
     ``__main__`` calls): the same stages and files without a new interpreter importing numpy,
-    the checks and nbformat again for each of the fixture's runs (tests/test_grade.py runs the
-    command itself, in a process of its own)."""
+    the checks and nbformat again for each of the fixture's runs (grader/tests/test_grade.py runs
+    the command itself, in a process of its own)."""
     argv = [*LIMITS, *map(str, args)]
     stdout, stderr = io.StringIO(), io.StringIO()  # not terminals: one line per notebook
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):

@@ -1,5 +1,6 @@
-"""What a student's kernel sends the grader (course_grader._wire): values only, checked on the
-way in; and the grader's own check of an answer reached through it (course_grader._remote)."""
+"""What a student's kernel sends the grader (course_grader.isolation.wire): values only,
+checked on the way in; and the grader's own check of an answer reached through it
+(course_grader.isolation.remote)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from collections import namedtuple
 
 import numpy as np
 import pytest
-from course_grader import _wire
+from course_grader.isolation import wire as _wire
 
 from helpers.checks import wire as kernel_wire
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from helpers.checks import grading
 from helpers.checks.grading import Exercise
 
-from ._sandbox import Limits, RunOutcome
+from ..isolation.sandbox import Limits, RunOutcome
 
 if TYPE_CHECKING:
     import nbformat
@@ -144,7 +144,7 @@ def _valid_text(text: str) -> str:
 def recognise(submission: Submission) -> None:
     """Read the notebook and find its lesson: metadata first, exercise names second. The file
     name is never used. An unreadable file is recognised from its raw text if possible."""
-    import nbformat  # not at import time: see _sandbox
+    import nbformat  # not at import time: see isolation.sandbox
 
     raw = submission.path.read_bytes()
     text = raw.decode("utf-8", errors="replace")
@@ -293,7 +293,7 @@ def _row_for(submission: Submission, item, limits: Limits) -> tuple[str, str, st
         )
     outcome = submission.outcome
     assert outcome is not None
-    # The grader's own verdict (course_grader._remote), never the notebook's records.
+    # The grader's own verdict (course_grader.isolation.remote), never the notebook's records.
     verdicts = [r for r in outcome.verdicts if r.get("exercise") == name]
     record = verdicts[-1] if verdicts else None
     if record is not None and record.get("found") is not False:

@@ -26,13 +26,12 @@ import time
 import zipfile
 from pathlib import Path
 
+import make_gradescope
 import nbformat
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-import make_gradescope
-from course_grader import _gradescope
-from course_grader._points import default_points
+from course_grader import gradescope
+from course_grader.pipeline.points import default_points
+from support import ROOT
 
 LESSON = "03"
 RIGHT = ROOT / "solutions" / "03_scores_and_scaling.ipynb"
@@ -131,7 +130,7 @@ def test_the_zip_has_gradescope_s_two_scripts_at_its_root_and_no_answers(autogra
     for script in ("setup.sh", "run_autograder"):
         assert stat.S_IMODE(infos[script].external_attr >> 16) == 0o755
     assert "course/src/helpers/checks/grading.py" in infos
-    assert "grader/src/course_grader/_gradescope.py" in infos
+    assert "grader/src/course_grader/gradescope.py" in infos
     assert "course/LICENSE" in infos and "constraints.txt" in infos
     answers = ("course/solutions", "course/notebooks", "course/tests", "solutions/", "tests/")
     assert not [n for n in infos if n.startswith(answers)]
@@ -330,10 +329,10 @@ def test_a_grader_crash_still_writes_results(tmp_path, monkeypatch):
     def crash(*args, **kwargs):
         raise RuntimeError("the grader broke")
 
-    monkeypatch.setattr(_gradescope, "grade_submission", crash)
-    from course_grader._sandbox import Limits
+    monkeypatch.setattr(gradescope, "grade_submission", crash)
+    from course_grader.isolation.sandbox import Limits
 
-    assert _gradescope.main(tmp_path, LESSON, Limits(), None, "visible") == 0
+    assert gradescope.main(tmp_path, LESSON, Limits(), None, "visible") == 0
     doc = json.loads((tmp_path / "results" / "results.json").read_text())
     assert spec_problems(doc) == [] and doc["score"] == 0
     assert "not your notebook's fault" in doc["output"]
@@ -361,7 +360,7 @@ def test_without_bubblewrap_the_kernel_runs_as_a_user_of_its_own(autograder):
 
     def grade(*extra: str) -> dict:
         code = (
-            "import sys; from course_grader import _bubblewrap as b\n"
+            "import sys; from course_grader.isolation import bubblewrap as b\n"
             "b.unavailable = lambda: 'bubblewrap set aside by the test'\n"
             "from course_grader import main\n"
             f"sys.exit(main(['--gradescope', {str(root)!r}, '--lesson', '03', *{extra}]))"
@@ -388,7 +387,7 @@ def test_where_nothing_keeps_a_notebook_from_its_results_the_grader_refuses(tmp_
     (tmp_path / "submission").mkdir()
     (tmp_path / "submission" / "a.ipynb").write_bytes(RIGHT.read_bytes())
     code = (
-        "import sys; from course_grader import _bubblewrap as b\n"
+        "import sys; from course_grader.isolation import bubblewrap as b\n"
         "b.unavailable = lambda: 'bubblewrap set aside by the test'\n"
         "b.own_user_only = lambda: False\n"
         "from course_grader import main\n"

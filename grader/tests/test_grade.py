@@ -15,10 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
 from course_grader import COLUMNS, STATUSES
-from support import class_builder
+from support import ROOT, class_builder
 
 LIMITS = ["--cell-timeout", "6", "--check-time-limit", "1", "--memory-limit", "2G"]
 

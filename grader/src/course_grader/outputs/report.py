@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 from helpers.checks import grading
 from helpers.checks.grading import Exercise
 
-from ._grading import Row, lesson_items, student_order
-from ._points import fmt
+from ..pipeline.grading import Row, lesson_items, student_order
+from ..pipeline.points import fmt
 
 if TYPE_CHECKING:
-    from ._results import ClassResults
+    from .results import ClassResults
 
 LABEL = {
     "correct": "correct",

@@ -13,8 +13,8 @@ cost the exercises after it. The limits:
 * files: the kernel's working folder is a temporary copy; the submission is only read.
 
 After the notebook's cells, the grader checks every exercise and prediction itself
-(:mod:`course_grader._remote`): it draws the cases and judges the outputs in its own process,
-and calls the student's functions in the kernel.
+(:mod:`course_grader.isolation.remote`): it draws the cases and judges the outputs in its own
+process, and calls the student's functions in the kernel.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING
 
 from helpers.checks import grading
 
-from . import _bubblewrap, _cgroup, _peak, _wire
-from ._remote import Channel, grade_in_kernel
+from . import bubblewrap, cgroup, peak, wire
+from .remote import Channel, grade_in_kernel
 
 if TYPE_CHECKING:
     import nbformat
@@ -55,7 +55,7 @@ class Limits:
     notebook_seconds: float = 300.0
     check_seconds: float = 5.0  # one call of the learner's function inside a check
     memory_bytes: int | None = 4 * 2**30
-    sandbox: bool = True  # each kernel in bubblewrap where it can run (course_grader._bubblewrap)
+    sandbox: bool = True  # each kernel in bubblewrap where it can run (isolation.bubblewrap)
     # Sandboxed and run as root: the kernel's work folder (its copy of the notebook, what it
     # writes there) and its folder for the grader's calls are tmpfs of this size each, so no
     # notebook fills the grader's disk.
@@ -74,7 +74,7 @@ class RunOutcome:
     """What running one notebook left behind: the checks' log and how the run ended."""
 
     log: list[dict] = field(default_factory=list)  # the notebook's own records (untrusted)
-    verdicts: list[dict] = field(default_factory=list)  # the grader's (course_grader._remote)
+    verdicts: list[dict] = field(default_factory=list)  # the grader's (isolation.remote)
     errors: list[CellError] = field(default_factory=list)
     # None (ran to the end), "cell_timeout", "notebook_timeout", "died", "failed_to_start"
     stopped: str | None = None
@@ -135,7 +135,7 @@ def _capped_client(client):
 
 @functools.cache
 def _capped_ipc_manager():
-    from ._ipc import AsyncIpcKernelManager
+    from .ipc import AsyncIpcKernelManager
 
     class CappedIpcKernelManager(AsyncIpcKernelManager):
         def client(self, **kwargs):
@@ -144,7 +144,7 @@ def _capped_ipc_manager():
     return CappedIpcKernelManager
 
 
-def _sandboxed_manager(sandbox: _bubblewrap.Sandbox):
+def _sandboxed_manager(sandbox: bubblewrap.Sandbox):
     """An async kernel manager whose kernel runs in ``sandbox``: its sockets (Unix sockets) and
     connection file inside the sandbox's work folder, its command wrapped by bubblewrap."""
     from jupyter_client.manager import AsyncKernelManager
@@ -232,7 +232,7 @@ LOG_RECORDS = 10_000
 def _read_log(work_fd: int) -> list[dict]:
     """The checks' log in the kernel's folder (never through a link; at most LOG_BYTES)."""
     try:
-        text = _wire.read_file("checks.jsonl", work_fd, LOG_BYTES)[:LOG_BYTES]
+        text = wire.read_file("checks.jsonl", work_fd, LOG_BYTES)[:LOG_BYTES]
     except OSError:
         return []
     return grading.parse_log(text.decode("utf-8", errors="replace").splitlines())[:LOG_RECORDS]
@@ -263,13 +263,13 @@ async def run_notebook(
     import nbformat
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-    from ._ipc import SUPPORTED as IPC_SUPPORTED
+    from .ipc import SUPPORTED as IPC_SUPPORTED
 
     outcome = RunOutcome()
     start = time.monotonic()
     nb = copy.deepcopy(nb)
     work = Path(tempfile.mkdtemp(prefix="grade-"))
-    sandboxing = limits.sandbox and not _bubblewrap.unavailable()
+    sandboxing = limits.sandbox and not bubblewrap.unavailable()
     group = None
     # Run as root, two tmpfs: the work folder (the grader's requests, the kernel's replies and
     # log) and in it the notebook's folder (what the notebook writes): a notebook that fills
@@ -294,12 +294,12 @@ async def run_notebook(
         deadline = start + limits.notebook_seconds
         sandbox = None
         if sandboxing:
-            if not _cgroup.unavailable():
-                group = _cgroup.Group(limits.memory_bytes, _bubblewrap.PROCESSES + 64)
-            sandbox = _bubblewrap.Sandbox(work, folder, limits.memory_bytes, group)
+            if not cgroup.unavailable():
+                group = cgroup.Group(limits.memory_bytes, bubblewrap.PROCESSES + 64)
+            sandbox = bubblewrap.Sandbox(work, folder, limits.memory_bytes, group)
             outcome.sandboxed = True
-        elif limits.sandbox and _bubblewrap.own_user_only():
-            sandbox = _bubblewrap.Sandbox(work, folder, limits.memory_bytes, namespaces=False)
+        elif limits.sandbox and bubblewrap.own_user_only():
+            sandbox = bubblewrap.Sandbox(work, folder, limits.memory_bytes, namespaces=False)
             outcome.own_user = True
         client = _capped_client_class()(
             nb,
@@ -358,7 +358,7 @@ async def run_notebook(
                     await client.async_execute_cell(cell, index)
                 outcome.stopped_at = None
                 # The verdicts: the grader's own checks, the student's functions called in
-                # the kernel (course_grader._remote). The notebook's own records only say
+                # the kernel (course_grader.isolation.remote). The notebook's own records only say
                 # how many checks it made (the draws) and are compared in the report.
                 outcome.log = _read_log(work_fd)
                 outcome.stopped_at, outcome.detail = -1, "the grader's own checks"
@@ -371,8 +371,8 @@ async def run_notebook(
 
                 channel = Channel(client, asyncio.get_running_loop(), rpc, rpc_fd,
                                   limits.check_seconds, add_cell, lambda: _kill_group(pgid),
-                                  _peak.PeakWatch(group.pids if group is not None
-                                                  else lambda: _peak.descendants(pid),
+                                  peak.PeakWatch(group.pids if group is not None
+                                                  else lambda: peak.descendants(pid),
                                                   group))  # fmt: skip
                 # A thread: the checks are plain functions that wait for each call's reply,
                 # while this event loop carries the messages to and from the kernel.

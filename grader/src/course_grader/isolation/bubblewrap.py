@@ -16,9 +16,9 @@ anywhere the grader can, open network connections. Inside :func:`command`'s sand
   user id of its own (above :data:`FIRST_UID`; ``setpriv``, which drops every capability), so
   the process limit counts that kernel's processes only; run as another user, bubblewrap
   needs user namespaces, and the limit is what that user already runs plus :data:`PROCESSES`;
-* a seccomp filter (:mod:`course_grader._seccomp`, x86-64 and AArch64): no new namespaces,
+* a seccomp filter (:mod:`course_grader.isolation.seccomp`, x86-64 and AArch64): no new namespaces,
   no tracing of other processes, none of the Linux kernel's riskier interfaces;
-* where the grader may make control groups (:mod:`course_grader._cgroup`), one per kernel:
+* where the grader may make control groups (:mod:`course_grader.isolation.cgroup`), one per kernel:
   its memory with the tmpfs files it writes, its processes and an equal share of the CPU;
   the private ``/tmp`` and HOME at most :data:`TMPFS_BYTES` each; run as root, its work folder
   is a tmpfs of its own too (``Limits.files_bytes``), so no notebook fills the grader's disk.
@@ -39,7 +39,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import _seccomp
+from . import seccomp
 
 PROCESSES = 256  # processes and threads a kernel may add (ipykernel itself runs about 10)
 # The private /tmp and HOME are in memory (tmpfs): each at most this much, so that filling one
@@ -108,7 +108,7 @@ def _probe(before: list[str], options: list[str], failed: str) -> str:
 def seccomp_unavailable() -> str:
     """Why the sandboxed kernels run without the seccomp filter of :mod:`._seccomp` ("" if
     they run with it): tried once, on ``/bin/true``, as a kernel would be started."""
-    why = unavailable() or _seccomp.unavailable()
+    why = unavailable() or seccomp.unavailable()
     if why:
         return why
     return _probe(_with_filter(), ["--seccomp", str(_FILTER_FD)],
@@ -120,7 +120,7 @@ _FILTER_FD = 9  # the descriptor bwrap reads the filter from (--seccomp 9)
 
 def _with_filter() -> list[str]:
     """A prefix that opens the seccomp filter's file as descriptor 9, then runs the rest."""
-    return ["/bin/sh", "-c", f'exec {_FILTER_FD}<"$0" && exec "$@"', _seccomp.filter_path()]
+    return ["/bin/sh", "-c", f'exec {_FILTER_FD}<"$0" && exec "$@"', seccomp.filter_path()]
 
 
 def _readable_roots() -> list[str]:
@@ -217,7 +217,7 @@ class Sandbox:
         # namespaces=False: no bubblewrap, only the user of its own (:func:`own_user_only`).
         self.work, self.cwd, self.memory_bytes = work, cwd, memory_bytes
         self.namespaces = namespaces
-        self.group = group  # a course_grader._cgroup.Group, or None where there is none
+        self.group = group  # a course_grader.isolation.cgroup.Group, or None where there is none
         # Run as root: a user id of this kernel's own (the process limit counts only its own
         # processes), apart from other graders' running at the same time (their process ids
         # differ) and from this grader's kernels running at once (fewer than 128).
@@ -260,6 +260,6 @@ class Sandbox:
         # The seccomp filter, where bwrap can install it: the last step before the kernel.
         filtered = not seccomp_unavailable()
         opened = _with_filter() if filtered else []
-        seccomp = ["--seccomp", str(_FILTER_FD)] if filtered else []
-        return [*join, *limits, "--", *opened, *_bwrap(self.work, self.cwd), *seccomp, "--",
+        install = ["--seccomp", str(_FILTER_FD)] if filtered else []
+        return [*join, *limits, "--", *opened, *_bwrap(self.work, self.cwd), *install, "--",
                 *_user_switch(self.uid), *keep_parent, *kernel_cmd]  # fmt: skip

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from helpers.checks.grading import Exercise
 
-from ._files import write_if_changed
-from ._grading import Row, lesson_items
-from ._points import lesson_max
-from ._roster import Person
+from ..pipeline.grading import Row, lesson_items
+from ..pipeline.points import lesson_max
+from ..pipeline.roster import Person
+from .files import write_if_changed
 
 STATE_VERSION = 1
 
@@ -95,8 +95,8 @@ def compute_totals(results: ClassResults) -> Totals:
 def finish(results: ClassResults, similarity_store: dict | None = None) -> ClassResults:
     """Totals, roster matches and similar answers: derived from the per-student results
     (``similarity_store``: what an earlier run in ``OUT`` worked out about the answers, see
-    :func:`course_grader._similarity.alike_pairs`)."""
-    from ._similarity import alike_pairs
+    :func:`course_grader.outputs.similarity.alike_pairs`)."""
+    from .similarity import alike_pairs
 
     results.totals = compute_totals(results)
     if results.roster is not None:

@@ -35,11 +35,11 @@ import io
 from collections.abc import Callable
 from pathlib import Path
 
-from . import COLUMNS
-from ._files import write_if_changed
-from ._points import fmt
-from ._report import feedback_markdown, report_html
-from ._results import ClassResults
+from .. import COLUMNS
+from ..pipeline.points import fmt
+from .files import write_if_changed
+from .report import feedback_markdown, report_html
+from .results import ClassResults
 
 SCORES_COLUMNS = ("student", "lesson", "points", "max_points")
 SIMILARITY_COLUMNS = ("exercise", "student_a", "student_b", "similarity")

@@ -1,8 +1,8 @@
 """make grade against notebooks that try to exhaust the grader's machine (issue 33): memory that
 is not the kernel's address space (files in its in-memory /tmp, a memfd), the disk, processes
 that leave the kernel's process group. Each kernel has a control group of its own
-(``course_grader._cgroup``: memory with its tmpfs files, processes, an equal CPU share), size
-limits on its tmpfs folders, and, run as root, a tmpfs for its work folder.
+(``course_grader.isolation.cgroup``: memory with its tmpfs files, processes, an equal CPU
+share), size limits on its tmpfs folders, and, run as root, a tmpfs for its work folder.
 
 Needs bubblewrap and the right to make control groups (root, or a delegated cgroup v2 subtree):
 CI runs as root with bubblewrap installed.
@@ -19,9 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-from course_grader import _bubblewrap, _cgroup
+from course_grader.isolation import bubblewrap, cgroup
 from support import class_builder
 from support.class_builder import SETUP, SS_CORRECT, check_cell, notebook
 
@@ -62,7 +60,7 @@ ATTACKS = {
 
 
 def _available() -> str:
-    return _bubblewrap.unavailable() or _cgroup.unavailable()
+    return bubblewrap.unavailable() or cgroup.unavailable()
 
 
 def _grade_class(
@@ -136,9 +134,9 @@ def test_no_process_outlives_its_grading(graded):
 
 
 def test_a_group_limits_counts_and_kills_what_joins_it():
-    if _cgroup.unavailable():
-        pytest.skip(_cgroup.unavailable())
-    group = _cgroup.Group(memory_bytes=512 * MiB, processes=40)
+    if cgroup.unavailable():
+        pytest.skip(cgroup.unavailable())
+    group = cgroup.Group(memory_bytes=512 * MiB, processes=40)
     try:
         folders = dict(zip(("memory", "pids", "cpu"), group.folders))  # v1: in this order
         if group.v2:
@@ -250,8 +248,8 @@ def test_lesson_07s_memory_is_measured_where_the_notebook_cannot_hide_it(tmp_pat
     """An answer that holds the whole score matrix in an mmap passes the notebook's own check
     (tracemalloc does not see it) and fails the grader's, which reads the kernel's resident
     memory; an honest blockwise answer passes both."""
-    if _bubblewrap.unavailable():
-        pytest.skip(_bubblewrap.unavailable())
+    if bubblewrap.unavailable():
+        pytest.skip(bubblewrap.unavailable())
     check = check_cell("blockwise_attention")
     students = {"honest": [BLOCKWISE, check], "mmap": [BLOCKWISE_MMAP, check],
                 "decoy": [NAIVE, check, DECOY], "fork_compute": [FORK_COMPUTE, check]}  # fmt: skip
@@ -300,11 +298,11 @@ print(found)
 def test_the_seccomp_filter_refuses_namespaces_tracing_and_io_uring_not_threads():
     """The kernel's system calls under the sandbox's filter, on x86-64 (the numbers above):
     what an escape needs is refused (EPERM), threads and processes still start."""
-    from course_grader import _seccomp
+    from course_grader.isolation import seccomp
 
-    if _bubblewrap.seccomp_unavailable() or _seccomp.program("x86_64") != _seccomp.program():
-        pytest.skip(_bubblewrap.seccomp_unavailable() or "these numbers are x86-64's")
-    sandbox = _bubblewrap.Sandbox(Path("/tmp"), Path("/tmp"), None)
+    if bubblewrap.seccomp_unavailable() or seccomp.program("x86_64") != seccomp.program():
+        pytest.skip(bubblewrap.seccomp_unavailable() or "these numbers are x86-64's")
+    sandbox = bubblewrap.Sandbox(Path("/tmp"), Path("/tmp"), None)
     command = sandbox.command([sys.executable, "-c", SYSCALLS])
     run = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr[-2000:]
@@ -314,12 +312,12 @@ def test_the_seccomp_filter_refuses_namespaces_tracing_and_io_uring_not_threads(
 
 
 def test_the_filter_is_a_well_formed_bpf_program_for_both_processors():
-    from course_grader import _seccomp
+    from course_grader.isolation import seccomp
 
     for machine in ("x86_64", "aarch64"):
-        code = _seccomp.program(machine)
+        code = seccomp.program(machine)
         assert code is not None and len(code) % 8 == 0 and len(code) // 8 < 4096
-    assert _seccomp.program("riscv64") is None
+    assert seccomp.program("riscv64") is None
 
 
 def test_the_graders_kernel_sockets_refuse_huge_messages_and_a_huge_print_stops_nothing(tmp_path):
@@ -329,7 +327,7 @@ def test_the_graders_kernel_sockets_refuse_huge_messages_and_a_huge_print_stops_
     class with such a notebook is graded as usual. (The grader's peak memory with it: below
     0.3 GB in 8 runs of 9 here, 0.55 GB once in a full test run: see issue 33's note.)"""
     import zmq
-    from course_grader import _sandbox
+    from course_grader.isolation import sandbox as _sandbox
 
     client = _sandbox._capped_ipc_manager()().client()
     client.start_channels(hb=False)  # no kernel to beat with: only the sockets are read
@@ -351,7 +349,7 @@ def test_the_graders_kernel_sockets_refuse_huge_messages_and_a_huge_print_stops_
 def test_control_groups_a_process_cannot_join_count_as_unavailable(monkeypatch):
     """Where a group can be made but not joined, every kernel would fail to start: the probe
     says the groups are unavailable instead (the grader then warns and runs without)."""
-    if _cgroup.unavailable():
-        pytest.skip(_cgroup.unavailable())
-    monkeypatch.setattr(_cgroup.Group, "join_command", lambda self: ["/bin/sh", "-c", "exit 3"])
-    assert "cannot join" in _cgroup.unavailable.__wrapped__()
+    if cgroup.unavailable():
+        pytest.skip(cgroup.unavailable())
+    monkeypatch.setattr(cgroup.Group, "join_command", lambda self: ["/bin/sh", "-c", "exit 3"])
+    assert "cannot join" in cgroup.unavailable.__wrapped__()

@@ -5,7 +5,7 @@ each notebook's lesson (or take it, with its rows, from ``OUT``'s cache) → **r
 sandboxed kernels → **collect** each run's rows and answers → **results** for the class (the
 notebook chosen per lesson, missing rows, merged with ``OUT``'s earlier results for a regrade of
 ``--students``; points, roster and similar answers computed once) → the writers
-(:mod:`course_grader._writers`), each a function of those results.
+(:mod:`course_grader.outputs.writers`), each a function of those results.
 """
 
 from __future__ import annotations
@@ -18,9 +18,13 @@ import sys
 import time
 from pathlib import Path
 
-from ._cache import Cache, code_digest, file_sha256, key
-from ._flags import flags_for, sandbox_status
-from ._grading import (
+from .isolation.sandbox import Limits, RunOutcome, kernel_config, run_all, run_notebook
+from .outputs.flags import flags_for, sandbox_status
+from .outputs.results import ClassResults, StudentResults, finish, load_state, save_state
+from .outputs.similarity import answer_sources, load_store, save_store
+from .outputs.writers import write_all
+from .pipeline.cache import Cache, code_digest, file_sha256, key
+from .pipeline.grading import (
     Row,
     Submission,
     exercise_names,
@@ -33,13 +37,9 @@ from ._grading import (
     score,
     student_order,
 )
-from ._points import PointsError, load_points, points_table_toml
-from ._progress import Progress
-from ._results import ClassResults, StudentResults, finish, load_state, save_state
-from ._roster import RosterError, read_roster
-from ._sandbox import Limits, RunOutcome, kernel_config, run_all, run_notebook
-from ._similarity import answer_sources, load_store, save_store
-from ._writers import write_all
+from .pipeline.points import PointsError, load_points, points_table_toml
+from .pipeline.progress import Progress
+from .pipeline.roster import RosterError, read_roster
 
 
 def _bytes(text: str) -> int | None:
@@ -470,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
                     "--out, --students, --roster")  # fmt: skip
         if not args.lesson:
             p.error("--gradescope needs --lesson (the assignment's lesson, e.g. 03)")
-        from ._gradescope import main as gradescope_main
+        from .gradescope import main as gradescope_main
 
         return gradescope_main(args.gradescope, args.lesson, limits, args.points, args.visibility)
     if args.lesson:
@@ -478,7 +478,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.one is not None:
         if args.submissions or args.out or args.students or args.roster:
             p.error("--one grades one notebook: no --submissions, --out, --students, --roster")
-        from ._one import grade_one
+        from .one import grade_one
 
         return grade_one(
             args.one, limits, args.student, args.points, args.json, args.github, args.quiet

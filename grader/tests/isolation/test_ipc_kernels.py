@@ -1,5 +1,5 @@
 """Kernels started by nbval (conftest.py) and by the grader listen on Unix sockets of their own,
-so kernels started at the same moment cannot race for a TCP port (course_grader._ipc)."""
+so kernels started at the same moment cannot race for a TCP port (course_grader.isolation.ipc)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from course_grader._ipc import AsyncIpcKernelManager
+from course_grader.isolation.ipc import AsyncIpcKernelManager
 from nbval.kernel import CURRENT_ENV_KERNEL_NAME, RunningKernel
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="ipc sockets need a POSIX system")

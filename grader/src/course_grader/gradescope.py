@@ -26,12 +26,12 @@ import sys
 import time
 from pathlib import Path
 
-from . import _bubblewrap
-from ._flags import sandbox_status
-from ._grading import lesson_items
-from ._points import PointsError, fmt, lesson_max, load_points
-from ._report import LABEL
-from ._sandbox import Limits
+from .isolation import bubblewrap
+from .isolation.sandbox import Limits
+from .outputs.flags import sandbox_status
+from .outputs.report import LABEL
+from .pipeline.grading import lesson_items
+from .pipeline.points import PointsError, fmt, lesson_max, load_points
 
 # The values Gradescope reads for a test's or the submission's visibility.
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
@@ -157,8 +157,8 @@ def not_graded(lesson: str, message: str, table: dict | None, visibility: str = 
 def grade_submission(root: Path, lesson: str, limits: Limits, points_file: Path | None = None,
                      visibility: str = "visible") -> dict:  # fmt: skip
     """The results.json for the submission under ``root`` (Gradescope's /autograder)."""
-    from ._grading import known_lessons
-    from ._one import NotGradable, result_of
+    from .one import NotGradable, result_of
+    from .pipeline.grading import known_lessons
 
     start = time.monotonic()
     if lesson not in known_lessons():
@@ -169,7 +169,7 @@ def grade_submission(root: Path, lesson: str, limits: Limits, points_file: Path 
     def failed(message: str) -> dict:
         return not_graded(lesson, message, table, visibility, time.monotonic() - start)
 
-    if limits.sandbox and _bubblewrap.unavailable() and not _bubblewrap.own_user_only():
+    if limits.sandbox and bubblewrap.unavailable() and not bubblewrap.own_user_only():
         # The kernel would run as the grader's own user, which writes results.json: a notebook
         # could forge its score. Refused. (--no-sandbox, added to run_autograder by hand,
         # would grade anyway, with the student's kernel as root: never on Gradescope.)
@@ -210,7 +210,7 @@ def _table_for_failures(lesson: str, points_file: Path | None) -> dict | None:
     """The points table for a results.json after a failure: the instructor's, else the
     default, so each of the lesson's tests still shows its maximum; None if neither loads or
     the lesson is unknown (the results then hold no tests)."""
-    from ._grading import known_lessons
+    from .pipeline.grading import known_lessons
 
     for source in (points_file, None):
         try:

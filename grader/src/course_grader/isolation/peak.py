@@ -60,7 +60,7 @@ class PeakWatch:
 
     def __init__(self, processes, group=None):
         self.processes = processes  # () -> list of process ids
-        self.group = group  # the kernel's _cgroup.Group, or None
+        self.group = group  # the kernel's cgroup.Group, or None
         self._before: dict[int, int] | None = None
         self._group_rose = None
 

@@ -16,11 +16,11 @@ import os
 import sys
 from pathlib import Path
 
-from ._flags import flags_for, sandbox_status
-from ._grading import Submission, known_lessons, lesson_items, recognise, rows_for
-from ._points import PointsError, fmt, lesson_max, load_points
-from ._report import LABEL, SYMBOL
-from ._sandbox import Limits, kernel_config, run_notebook
+from .isolation.sandbox import Limits, kernel_config, run_notebook
+from .outputs.flags import flags_for, sandbox_status
+from .outputs.report import LABEL, SYMBOL
+from .pipeline.grading import Submission, known_lessons, lesson_items, recognise, rows_for
+from .pipeline.points import PointsError, fmt, lesson_max, load_points
 
 
 def _fail(message: str) -> int:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 import re
 
-from . import _bubblewrap, _cgroup
-from ._grading import Submission, cell_label
-from ._sandbox import Limits
+from ..isolation import bubblewrap, cgroup
+from ..isolation.sandbox import Limits
+from ..pipeline.grading import Submission, cell_label
 
 
 def sandbox_status(limits: Limits) -> str:
@@ -20,18 +20,18 @@ def sandbox_status(limits: Limits) -> str:
             "WARNING: NO SANDBOX (--no-sandbox): the students' notebooks ran as you, with your "
             "files and network; grades are still computed by the grader itself"
         )
-    why = _bubblewrap.unavailable()
-    if why and _bubblewrap.own_user_only():
+    why = bubblewrap.unavailable()
+    if why and bubblewrap.own_user_only():
         return (
             f"WARNING: NO SANDBOX: {why}. Run as root, the grader ran each student's kernel as a "
             "user of its own (setpriv, no capabilities): it could not write the grader's files "
             "or results, but it could read what any user can and use the network; see "
             "docs/INSTRUCTORS.md, 'Grading safely'"
         )
-    if why and os.geteuid() == 0 and _bubblewrap.closed_to_other_users():
+    if why and os.geteuid() == 0 and bubblewrap.closed_to_other_users():
         why += (
             "; and the kernels could not run as users of their own, as "
-            f"{_bubblewrap.closed_to_other_users()} is closed to other users (install the course "
+            f"{bubblewrap.closed_to_other_users()} is closed to other users (install the course "
             "where any user can read it)"
         )
     if why:
@@ -45,12 +45,12 @@ def sandbox_status(limits: Limits) -> str:
         "/tmp and HOME, and only its own folder writable"
     )
     warnings = []
-    no_filter = _bubblewrap.seccomp_unavailable()
+    no_filter = bubblewrap.seccomp_unavailable()
     if no_filter:
         warnings.append(f"{no_filter}: the kernels may use every system call")
     else:
         sandbox += "; a seccomp filter"
-    no_groups = _cgroup.unavailable()
+    no_groups = cgroup.unavailable()
     if no_groups:
         warnings.append(
             f"{no_groups}: a notebook's memory outside its address space, its files and its "

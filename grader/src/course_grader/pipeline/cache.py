@@ -16,7 +16,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from ._sandbox import Limits
+from ..isolation.sandbox import Limits
 
 GRADER = Path(__file__).resolve().parent
 

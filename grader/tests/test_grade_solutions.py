@@ -15,9 +15,8 @@ import csv
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from support import ROOT
 
 
 def test_every_answer_of_the_course_is_graded_correct(tmp_path):

@@ -14,12 +14,10 @@ from pathlib import Path
 import nbformat
 import numpy as np
 from course_grader import main
+from support import class_builder
 
 from helpers import checks
 from helpers.checks import draws, record
-
-ROOT = Path(__file__).resolve().parent.parent
-from support import class_builder
 
 # Messages that name the drawn case: "called with n_positions=7, d_model=12".
 RAISES = """\

@@ -22,9 +22,7 @@ import threading
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-from course_grader import _bubblewrap
+from course_grader.isolation import bubblewrap
 from support import class_builder
 from support.class_builder import SETUP, SS_CORRECT, SS_STUB, check_cell, notebook
 
@@ -240,8 +238,8 @@ class _Listener:
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
-    if _bubblewrap.unavailable():
-        pytest.skip(f"no sandbox here: {_bubblewrap.unavailable()}")
+    if bubblewrap.unavailable():
+        pytest.skip(f"no sandbox here: {bubblewrap.unavailable()}")
     root = tmp_path_factory.mktemp("hostile")
     home = root / "home"
     home.mkdir()
@@ -322,7 +320,7 @@ def test_the_verdicts_hold_without_the_sandbox(tmp_path):
 
 
 def test_a_csv_cell_is_never_a_formula():
-    from course_grader._writers import _inert
+    from course_grader.outputs.writers import _inert
 
     assert [_inert(c) for c in ("=HYPERLINK(1)", "+1", "-1", "@x", "ok", 2.5)] == [
         "'=HYPERLINK(1)", "'+1", "'-1", "'@x", "ok", 2.5]  # fmt: skip

@@ -7,8 +7,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from course_grader import _similarity
-from course_grader._similarity import THRESHOLD, alike_pairs, blind, similarity
+from course_grader.outputs import similarity as stores
+from course_grader.outputs.similarity import THRESHOLD, alike_pairs, blind, similarity
 from support import copy_class
 from support.hostile_answers import chain, flat
 
@@ -49,7 +49,7 @@ def test_a_class_with_planted_copies_reports_them_and_nothing_else():
             student = f"copy{n + 1}"
             answers.setdefault(student, {})[exercise] = copied
             family[(exercise, student)] = source
-            expected.add((exercise, *sorted((source, student), key=_similarity.student_order)))
+            expected.add((exercise, *sorted((source, student), key=stores.student_order)))
     answers.setdefault("sol", {})["softmax"] = copy_class.LIKE_THE_SOLUTION["softmax"]
     pairs, left_out = alike_pairs(answers, EXERCISES)
     found = {(exercise, a, b) for exercise, a, b, _ in pairs}
@@ -61,7 +61,7 @@ def test_a_class_with_planted_copies_reports_them_and_nothing_else():
     assert left_out["softmax"] >= 1  # the course's answer, renamed and commented
     assert all(not (a == "sol" or b == "sol") for _, a, b, _ in pairs)
     # Listed in natural order (s2 before s10), each pair's names too.
-    assert all(_similarity.student_order(a) < _similarity.student_order(b) for _, a, b, _ in pairs)
+    assert all(stores.student_order(a) < stores.student_order(b) for _, a, b, _ in pairs)
 
 
 def test_the_name_blind_pass_sees_through_the_edits_themselves():
@@ -86,8 +86,8 @@ def test_the_store_of_an_earlier_run_still_gives_the_same_pairs(tmp_path):
     answers["copy1"] = {"attention": copy_class.COPIES["attention"]["extracted_helper"][1]}
     store: dict = {"digest": "this run"}
     full = alike_pairs(answers, [checks.attention], store)
-    _similarity.save_store(store, tmp_path)
-    again = _similarity.load_store(tmp_path, "this run")
+    stores.save_store(store, tmp_path)
+    again = stores.load_store(tmp_path, "this run")
     assert again["exercises"]["attention"]["pairs"]  # the pairs were kept, with the subtrees
     assert alike_pairs(answers, [checks.attention], again) == full
     assert ("attention", "copy1", "s1") in {p[:3] for p in full[0]}

@@ -1,0 +1,153 @@
+"""The grader's outputs that need no kernel: answers that look alike (with a store of an earlier
+run), students in natural order in every file, feedback that carries no raw HTML, and the
+flags for cells that reach into the checks' insides."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+from course_grader.cli import main
+from course_grader.pipeline import grading
+from support import ROOT, class_builder
+
+
+def _answer(exercise: str, variant: int, extra: int) -> str:
+    """A made-up answer: variants share most of their code; ``extra`` steps make it differ."""
+    lines = [f"def {exercise}(a, b):", f"    x = a * {variant % 3 + 1}"]
+    lines += [f"    x = x + {k} * b" for k in range(8)]
+    lines += [f"    x = x - {variant} * {k}" for k in range(extra)]
+    return "\n".join(lines + ["    return x"])
+
+
+def test_similarity_with_a_store_of_an_earlier_run_finds_what_a_full_pass_finds():
+    import json
+
+    from course_grader.outputs import similarity
+
+    from helpers import checks
+    from helpers.checks import Exercise
+
+    exercises = [e for e in checks.catalogue() if e.lesson == "01" and isinstance(e, Exercise)]
+    name = exercises[0].name
+    answers = {f"s{k:02d}": {name: _answer(name, k % 7, k % 4)} for k in range(30)}
+    answers["s30"] = {name: "def broken(:"}
+    full = similarity.alike_pairs(answers, exercises)
+    assert len(full[0]) > 20 and any(p[3] < 1 for p in full[0])  # equal and close pairs
+    store: dict = {"digest": "d"}
+    assert similarity.alike_pairs(answers, exercises, store) == full
+    store = json.loads(json.dumps(store))  # as saved and loaded by the next run
+    # Two students hand in again: one now matches others, one no longer matches anybody.
+    answers["s03"] = {name: _answer(name, 1, 1)}
+    answers["s05"] = {name: _answer(name, 99, 40)}
+    changed = similarity.alike_pairs(answers, exercises)
+    assert changed[0] != full[0]
+    assert similarity.alike_pairs(answers, exercises, store) == changed
+    assert sorted(store["exercises"][name]["trees"]) == sorted(
+        similarity._tree_key(t)
+        for t in {similarity.normalised(a[name], name) for a in answers.values()}
+        if t is not None
+    )
+
+
+def test_students_are_listed_in_natural_order_everywhere(tmp_path):
+    # Unreadable notebooks: graded from their raw text, no kernel started.
+    truncated = (class_builder.HERE / "not_json.ipynb.in").read_text()
+    submissions = tmp_path / "submissions"
+    folders = ["student10", "student2", "Student3", "student1", "bob", "Alice", "alice", "s02"]
+    for name in folders:
+        (submissions / name).mkdir(parents=True)
+        (submissions / name / "01.ipynb").write_text(truncated)
+    out = tmp_path / "out"
+    main(["--submissions", str(submissions), "--out", str(out), "-q", "--no-cache"])
+    expected = ["Alice", "alice", "bob", "s02", "student1", "student2", "Student3", "student10"]
+
+    def column(path: Path, index: int = 0, skip: int = 1) -> list[str]:
+        rows = list(csv.reader(path.read_text().splitlines()))[skip:]
+        return list(dict.fromkeys(row[index] for row in rows))
+
+    assert column(out / "scores.csv") == expected
+    assert column(out / "grades.csv") == expected
+    assert column(out / "lms" / "canvas.csv", skip=2) == expected  # after Points Possible
+    assert column(out / "lms" / "moodle.csv", index=1) == expected
+    report = (out / "report.html").read_text()
+    shown = [report.index(f">{name}<") for name in expected]
+    assert shown == sorted(shown)
+
+
+def test_the_natural_order_is_total_and_ignores_case_but_not_ties():
+    key = grading.student_order
+    assert sorted(["b", "B", "a10", "a9", "A9", "a09"], key=key) == [
+        "A9",
+        "a09",
+        "a9",
+        "a10",
+        "B",
+        "b",
+    ]
+    assert key("x") != key("X")  # ties between names that differ only in case are broken
+
+
+def test_feedback_never_carries_raw_html_from_a_students_message():
+    """Red team (issue 33): an answer that raises with `<img src=...>` in its message put the
+    tag into the student's feedback file, where a Markdown preview would load it."""
+    from course_grader.outputs.report import feedback_markdown
+    from course_grader.pipeline.grading import Row
+
+    message = "scaled_scores raised ValueError: <img src=http://x/y.png> & more"
+    rows = [Row("ada", "03", "scaled_scores", "error", "", message)]
+    text = feedback_markdown("ada", rows, [], {"03": "lesson03.ipynb"})
+    assert "<img" not in text and "&lt;img src=http://x/y.png> &amp; more" in text
+
+
+FLAGGED_CELLS = [
+    "from helpers.checks import timelimit",
+    "from helpers.checks import (\n    timelimit,\n)",
+    "import helpers.checks as c\nc.timelimit.TIME_LIMIT_SECONDS = 1e9",
+    "from helpers.checks.lesson01 import answers",
+    "checks.lesson01.answers.pe_far_positions",
+    "checks.answers",
+    "print(checks.pe_far_positions.answer)",
+    "checks.softmax.reference",
+    "import sys; sys.setprofile(None)",
+]
+PLAIN_CELLS = [
+    "from helpers import checks",
+    "checks.softmax.check(softmax)",
+    "checks.softmax.hint(2)\nchecks.softmax.solution()",
+    "import helpers\nhelpers.softmax(np.zeros(3))",
+    "record = 1; compare = 2; exercise = 'mine'",
+]
+
+
+@pytest.mark.parametrize("cell", FLAGGED_CELLS)
+def test_a_cell_reaching_into_the_checks_is_flagged(cell):
+    from course_grader.outputs import flags
+
+    assert flags._INTERNALS.search(cell), cell
+
+
+@pytest.mark.parametrize("cell", PLAIN_CELLS)
+def test_lesson_code_is_not_flagged(cell):
+    from course_grader.outputs import flags
+
+    assert not flags._INTERNALS.search(cell), cell
+
+
+def test_every_module_of_the_checks_is_flagged_when_reached_as_checks_dot_name():
+    import pkgutil
+
+    from course_grader.outputs import flags
+
+    import helpers.checks
+
+    for module in pkgutil.iter_modules(helpers.checks.__path__):
+        assert flags._INTERNALS.search(f"checks.{module.name}.x"), module.name
+
+
+def test_no_lesson_cell_is_flagged():
+    from course_grader.outputs import flags
+
+    for path in sorted(ROOT.glob("solutions/[0-9][0-9]_*.py")):
+        assert not flags._INTERNALS.search(path.read_text()), path.name
