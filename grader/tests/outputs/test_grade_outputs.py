@@ -151,3 +151,27 @@ def test_no_lesson_cell_is_flagged():
 
     for path in sorted(ROOT.glob("solutions/[0-9][0-9]_*.py")):
         assert not flags._INTERNALS.search(path.read_text()), path.name
+
+
+def test_the_report_escapes_every_value_a_student_or_their_files_put_there():
+    """report.html comes from an autoescaped template: a student's folder name, a check's
+    message quoting the student's exception, a note about their files and a named mistake
+    all arrive as text, never as markup."""
+    from course_grader.outputs.report import report_html
+    from course_grader.outputs.results import ClassResults, StudentResults, finish
+    from course_grader.pipeline.grading import Row
+    from course_grader.pipeline.points import default_points
+
+    tag = '<img src=x onerror="alert(1)">'
+    who = f"eve{tag}"
+    rows = [
+        Row(who, "03", "scaled_scores", "not_yet", "scaled_scores.unscaled", f"raised {tag}"),
+        Row(who, "03", "softmax", "error", "", f"ValueError: {tag} & 'quotes'"),
+    ]
+    per_student = {who: StudentResults(rows=rows, attention=[f"{who}/03{tag}.ipynb: unreadable"],
+                                       chosen={"03": f"03{tag}.ipynb"}, notebooks=1)}  # fmt: skip
+    page = report_html(
+        finish(ClassResults([who], ["03"], per_student, settings=tag, points=default_points()))
+    )
+    assert "<img" not in page and 'onerror="' not in page
+    assert page.count("&lt;img src=x onerror=") >= 5  # the name, the messages, the note, the footer
