@@ -16,8 +16,8 @@ anywhere the grader can, open network connections. Inside :func:`command`'s sand
   user id of its own (above :data:`FIRST_UID`; ``setpriv``, which drops every capability), so
   the process limit counts that kernel's processes only; run as another user, bubblewrap
   needs user namespaces, and the limit is what that user already runs plus :data:`PROCESSES`;
-* a seccomp filter (:mod:`course_grader.isolation.seccomp`, x86-64 and AArch64): no new namespaces,
-  no tracing of other processes, none of the Linux kernel's riskier interfaces;
+* a seccomp filter (:mod:`course_grader.isolation.seccomp`, compiled by libseccomp): no new
+  namespaces, no tracing of other processes, none of the Linux kernel's riskier interfaces;
 * where the grader may make control groups (:mod:`course_grader.isolation.cgroup`), one per kernel:
   its memory with the tmpfs files it writes, its processes and an equal share of the CPU;
   the private ``/tmp`` and HOME at most :data:`TMPFS_BYTES` each; run as root, its work folder
@@ -106,7 +106,7 @@ def _probe(before: list[str], options: list[str], failed: str) -> str:
 
 @functools.cache
 def seccomp_unavailable() -> str:
-    """Why the sandboxed kernels run without the seccomp filter of :mod:`._seccomp` ("" if
+    """Why the sandboxed kernels run without the seccomp filter of :mod:`.seccomp` ("" if
     they run with it): tried once, on ``/bin/true``, as a kernel would be started."""
     why = unavailable() or seccomp.unavailable()
     if why:
