@@ -39,6 +39,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
+
 from . import seccomp
 
 PROCESSES = 256  # processes and threads a kernel may add (ipykernel itself runs about 10)
@@ -198,14 +200,12 @@ def _user_switch(uid: int | None) -> list[str]:
 
 
 def _tasks_of_this_user() -> int:
+    """The threads this user runs now, in every process (what RLIMIT_NPROC counts)."""
     uid, count = os.getuid(), 0
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                if entry.stat().st_uid == uid:
-                    count += len(os.listdir(f"/proc/{entry.name}/task"))
-            except OSError:
-                pass
+    for process in psutil.process_iter(["uids", "num_threads"]):
+        uids, threads = process.info["uids"], process.info["num_threads"]
+        if uids is not None and threads is not None and uids.effective == uid:
+            count += threads
     return count
 
 

@@ -4,8 +4,8 @@ The blockwise exercises fail an answer that holds the whole score matrix at once
 notebook the check measures that with tracemalloc, in the process the answer runs in; when
 grading, that process is the student's kernel, where a notebook can stop tracemalloc from
 seeing an allocation (an array in memory from ``mmap``, or tracemalloc itself patched), or
-hold the matrix in another process. So the grader also reads, from ``/proc``, the resident
-memory of every process of the kernel (its control group, or the kernel and its descendants)
+hold the matrix in another process. So the grader also reads the resident memory of every
+process of the kernel (its control group, or the kernel and its descendants, from psutil)
 around the call: it resets each one's peak (``clear_refs``), and after the reply adds up how
 far each peak (``VmHWM``) rose above what that process held before (``VmRSS``; a process
 started meanwhile counts whole). The verdict takes the larger of the two measurements: what
@@ -18,38 +18,32 @@ answer must fool both at once to pass with the whole matrix: docs/INSTRUCTORS.md
 
 from __future__ import annotations
 
-import os
+import psutil
 
 
 def descendants(root: int | None) -> list[int]:
-    """``root`` and every process below it (from ``/proc``'s parent links), now."""
+    """``root`` and every process below it, now (psutil's process tree)."""
     if root is None:
         return []
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                stat = f.read()
-            parent = int(stat[stat.rindex(b")") + 2 :].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(parent, []).append(int(entry.name))
-    found, todo = [], [root]
-    while todo and len(found) < 100_000:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, ()))
-    return found
+    try:
+        return [root, *(child.pid for child in psutil.Process(root).children(recursive=True))]
+    except psutil.Error:  # gone, or not ours to read
+        return []
 
 
-def _status(pid: int, field: str) -> int:
+def _resident(pid: int) -> int:
+    """What the process holds in memory now (bytes): VmRSS."""
+    return psutil.Process(pid).memory_info().rss
+
+
+def _peak(pid: int) -> int:
+    """The process's peak resident set since its last reset (bytes): VmHWM, which psutil does
+    not report, read from /proc/PID/status itself."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith(field + ":"):
+            if line.startswith("VmHWM:"):
                 return int(line.split()[1]) * 1024  # kB
-    raise OSError(f"no {field} in /proc/{pid}/status")
+    raise OSError(f"no VmHWM in /proc/{pid}/status")
 
 
 class PeakWatch:
@@ -73,8 +67,8 @@ class PeakWatch:
             try:
                 with open(f"/proc/{pid}/clear_refs", "w") as f:
                     f.write("5")  # its peak resident set (VmHWM) starts again from now
-                self._before[pid] = _status(pid, "VmRSS")
-            except (OSError, ValueError):
+                self._before[pid] = _resident(pid)
+            except (OSError, ValueError, psutil.Error):
                 continue  # gone, or not ours to read
         if not self._before:
             self._before = None  # nothing could be measured (no rights, no process)
@@ -94,7 +88,7 @@ class PeakWatch:
         total = 0
         for pid in self.processes():
             try:
-                total += max(0, _status(pid, "VmHWM") - self._before.get(pid, 0))
+                total += max(0, _peak(pid) - self._before.get(pid, 0))
             except (OSError, ValueError):
                 continue  # gone since
         return total if group is None else max(total, group)
