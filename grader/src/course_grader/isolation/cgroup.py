@@ -17,7 +17,11 @@ otherwise, and the grader reports it (docs/INSTRUCTORS.md, "Grading safely").
 
 Both layouts are supported: cgroup v2 (one hierarchy, ``/sys/fs/cgroup``, with ``memory.max``,
 ``pids.max``, ``cpu.weight``) and cgroup v1 (one hierarchy per controller, with
-``memory.limit_in_bytes``, ``pids.max``, ``cpu.shares``).
+``memory.limit_in_bytes``, ``pids.max``, ``cpu.shares``). v1 stays because machines still boot
+with it: the course's own test and CI machines (December 2026) mount the v1 controllers, with a
+v2 hierarchy beside them that holds none (``/sys/fs/cgroup/unified``). With v2 alone the kernels
+graded there would get no memory, process or CPU limit of their group, and the tests of those
+limits (grader/tests/isolation/test_grade_resources.py) would not run where they are run.
 """
 
 from __future__ import annotations
