@@ -88,3 +88,22 @@ def test_no_test_asserts_a_wall_clock_time():
             if isinstance(node, ast.Assert) and _reads_the_clock(node.test, timed):
                 wrong.append(f"{path.name}:{node.lineno}")
     assert wrong == []
+
+
+def _climbs_from_its_file(path: Path) -> list[int]:
+    """Lines where ``Path(__file__)...parents[N]`` looks for the repository around the module."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
+            if node.value.attr == "parents" and "__file__" in ast.unparse(node.value):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_installed_code_does_not_climb_to_the_repository():
+    """What pip installs (src/helpers, grader/src) works the same from a wheel: no module finds
+    the course's checkout by climbing from its own file (``parents[3]``)."""
+    packages = (ROOT / "src" / "helpers", ROOT / "grader" / "src" / "course_grader")
+    found = {f"{p.relative_to(ROOT)}:{line}" for root in packages for p in root.rglob("*.py")
+             for line in _climbs_from_its_file(p)}  # fmt: skip
+    assert found == set()

@@ -108,13 +108,23 @@ def _capped_client_class():
 
 
 def kernel_config():
-    """The course's kernel settings (as build_lessons and JupyterLab use), when present."""
-    path = Path(__file__).resolve().parents[3] / "jupyter" / "jupyter_server_config.json"
-    if not path.exists():
-        return None
+    """The kernel settings of this environment's Jupyter (the ``KernelManager`` section of its
+    jupyter_server_config.json files, read as JupyterLab reads them: ``make setup`` installs the
+    course's), or None where there are none. Found on Jupyter's config path, not beside this
+    file, so that an installed grader reads the same settings as one in a checkout."""
+    from jupyter_core.paths import jupyter_config_path
     from traitlets.config import Config
 
-    return Config(json.loads(path.read_text()))
+    settings = Config()
+    for folder in reversed(jupyter_config_path()):  # the lowest priority first
+        path = Path(folder) / "jupyter_server_config.json"
+        try:
+            found = json.loads(path.read_text()).get("KernelManager")
+        except (OSError, ValueError, AttributeError):
+            continue  # none there, or not a config file
+        if isinstance(found, dict):
+            settings.merge(Config({"KernelManager": found}))
+    return settings or None
 
 
 # The largest message the grader takes from a kernel. Without it one `print` of 300 MB, or a
