@@ -364,15 +364,7 @@ def grade(
     cache = Cache(out, enabled=use_cache)
     recognise_all(found, cache, limits)
     known = known_lessons()
-    if lessons:
-        graded = sorted(set(lessons))
-    elif previous is not None:
-        graded = list(previous["lessons"])
-    else:
-        graded = sorted({s.lesson for s in found if s.lesson in known})
-    unknown_lessons = set(graded) - set(known)
-    if unknown_lessons:
-        raise SystemExit(f"no exercises for lesson(s) {', '.join(sorted(unknown_lessons))}")
+    graded = _lessons_to_grade(lessons, previous, found, known)
     # run (what the cache does not have), then collect
     fresh = [s for s in found if s.lesson in graded and not s.cached]
     to_run = [s for s in fresh if s.nb is not None]
@@ -393,6 +385,52 @@ def grade(
     run(to_run, jobs, limits, progress, lambda s: collect(s, limits, cache))
 
     # results
+    results = _class_results(found, folders, notes, graded, known, limits, previous, students,
+                             table, people, listed)  # fmt: skip
+    # What an earlier run worked out about the answers (--no-cache: worked out again).
+    store = load_store(out, code_digest()) if use_cache else {"digest": code_digest()}
+    finish(results, store)
+    ran = f"{len(to_run)} notebook(s) run, {cache.hits} unchanged taken from the cache"
+    merged = (
+        f"; regraded {', '.join(students)} and kept the other students' results"
+        if students is not None
+        else ""
+    )
+    results.settings = f"{_settings(limits, jobs)}. {ran}{merged}. " + (
+        f"Graded in {time.monotonic() - start:.0f} s."
+    )
+    # the writers
+    write_all(results, out)
+    save_state(results, out)
+    save_store(store, out)
+    if say:
+        say(f"Done in {time.monotonic() - start:.1f} s: {len(results.rows)} rows.")
+        say(
+            f"  {out / 'grades.csv'}\n  {out / 'scores.csv'}\n  {out / 'lms'}/\n"
+            f"  {out / 'report.html'}\n  {out / 'feedback'}/"
+        )
+    return results
+
+
+def _lessons_to_grade(lessons, previous, found, known) -> list[str]:
+    """The lessons asked for (``--lessons``), or a regrade's earlier ones, or those the
+    notebooks handed in are of; refused if the course has no exercises for one."""
+    if lessons:
+        graded = sorted(set(lessons))
+    elif previous is not None:
+        graded = list(previous["lessons"])
+    else:
+        graded = sorted({s.lesson for s in found if s.lesson in known})
+    unknown_lessons = set(graded) - set(known)
+    if unknown_lessons:
+        raise SystemExit(f"no exercises for lesson(s) {', '.join(sorted(unknown_lessons))}")
+    return graded
+
+
+def _class_results(found, folders, notes, graded, known, limits, previous, students, table,
+                   people, listed) -> ClassResults:  # fmt: skip
+    """Every student's results: those graded now, a regrade's others kept from ``previous``,
+    and a roster's students without a folder (missing rows)."""
     graded_now = sorted(
         set(folders) if students is None else set(students) & set(folders), key=student_order
     )
@@ -409,9 +447,8 @@ def grade(
     for student in without_folder:
         if student not in per_student or student in (students or []):
             per_student[student] = _no_folder(student, graded)
-    everyone = sorted(per_student, key=student_order)
-    results = ClassResults(
-        students=everyone,
+    return ClassResults(
+        students=sorted(per_student, key=student_order),
         lessons=graded,
         per_student=per_student,
         notes=class_notes,
@@ -419,34 +456,17 @@ def grade(
         roster=people,
         without_folder=without_folder,
     )
-    # What an earlier run worked out about the answers (--no-cache: worked out again).
-    store = load_store(out, code_digest()) if use_cache else {"digest": code_digest()}
-    finish(results, store)
+
+
+def _settings(limits: Limits, jobs: int) -> str:
+    """The report's footer: the sandbox and the limits the class was graded under."""
     memory = f"{limits.memory_bytes / 2**30:g} GiB" if limits.memory_bytes else "none"
-    ran = f"{len(to_run)} notebook(s) run, {cache.hits} unchanged taken from the cache"
-    merged = (
-        f"; regraded {', '.join(students)} and kept the other students' results"
-        if students is not None
-        else ""
-    )
-    results.settings = (
+    return (
         f"{sandbox_status(limits)}. "
         f"Limits: {limits.cell_seconds:g} s per cell, {limits.notebook_seconds:g} s per "
         f"notebook, {limits.check_seconds:g} s per call inside a check, memory {memory} per "
-        f"kernel; {jobs} kernel(s) at once. {ran}{merged}. "
-        f"Graded in {time.monotonic() - start:.0f} s."
+        f"kernel; {jobs} kernel(s) at once"
     )
-    # the writers
-    write_all(results, out)
-    save_state(results, out)
-    save_store(store, out)
-    if say:
-        say(f"Done in {time.monotonic() - start:.1f} s: {len(results.rows)} rows.")
-        say(
-            f"  {out / 'grades.csv'}\n  {out / 'scores.csv'}\n  {out / 'lms'}/\n"
-            f"  {out / 'report.html'}\n  {out / 'feedback'}/"
-        )
-    return results
 
 
 def main(argv: list[str] | None = None) -> int:

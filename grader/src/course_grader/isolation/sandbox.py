@@ -270,11 +270,6 @@ async def run_notebook(
     """Run a copy of ``nb`` (read from ``path``) under ``limits``, then check each of ``items``
     (the lesson's exercises and predictions) from this process, calling the student's
     functions in the kernel; ``student`` seeds the checks' draws."""
-    import nbformat
-    from nbclient.exceptions import CellTimeoutError, DeadKernelError
-
-    from .ipc import SUPPORTED as IPC_SUPPORTED
-
     outcome = RunOutcome()
     start = time.monotonic()
     nb = copy.deepcopy(nb)
@@ -286,21 +281,12 @@ async def run_notebook(
     # its folder does not leave the grader's checks without room.
     mounts = [work] if sandboxing and os.geteuid() == 0 and _mount_tmpfs(work, limits) else []
     try:
-        folder = work / "notebook"
-        folder.mkdir()
-        if mounts and _mount_tmpfs(folder, limits):
-            mounts.insert(0, folder)
-        shutil.copyfile(path, folder / path.name)
-        log_path = work / "checks.jsonl"
-        log_path.touch()
-        rpc = work / ".grader"  # the requests and replies of the grader's own checks
-        rpc.mkdir()
-        (work / "sockets").mkdir()  # the kernel's Unix sockets (sandboxed: they are its own)
+        folder = _work_folders(work, path, limits, mounts)
         # The grader reads and writes in the kernel's folders only through these descriptors,
         # opened before the kernel runs, so nothing the kernel puts there (a link to a file of
         # the grader's, a folder renamed and replaced) leads it elsewhere.
         work_fd = os.open(work, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        rpc_fd = os.open(rpc, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        rpc_fd = os.open(work / ".grader", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         deadline = start + limits.notebook_seconds
         sandbox = None
         if sandboxing:
@@ -311,100 +297,12 @@ async def run_notebook(
         elif limits.sandbox and bubblewrap.own_user_only():
             sandbox = bubblewrap.Sandbox(work, folder, limits.memory_bytes, namespaces=False)
             outcome.own_user = True
-        client = _capped_client_class()(
-            nb,
-            timeout=int(limits.cell_seconds),
-            allow_errors=True,
-            kernel_name="python3",
-            shutdown_kernel="immediate",
-            record_timing=False,
-            # Widget messages are not kept either: their buffers would pile up in the grader's
-            # memory, and a notebook can send as many as it likes.
-            store_widget_state=False,
-            iopub_timeout=4,
-            resources={"metadata": {"path": str(folder)}},
-            # Unix sockets: kernels started at the same moment cannot race for a TCP port.
-            **(
-                {"kernel_manager_class": _sandboxed_manager(sandbox)}
-                if sandbox is not None
-                else {"kernel_manager_class": _capped_ipc_manager()}
-                if IPC_SUPPORTED
-                else {}
-            ),
-            **({"config": config} if config is not None else {}),
-        )
+        client = _notebook_client(nb, folder, limits, sandbox, config, outcome)
         client.timeout_func = lambda cell: max(
             0.5, min(limits.cell_seconds, deadline - time.monotonic())
         )
-
-        def on_error(cell, cell_index, execute_reply):
-            content = execute_reply.get("content", {})
-            outcome.errors.append(
-                CellError(
-                    cell_index,
-                    str(content.get("ename", "Error")),
-                    str(content.get("evalue", ""))[:300],
-                )
-            )
-
-        client.on_cell_error = on_error
-        env = kernel_environment(log_path, limits.check_seconds, student)
-        pgid = None
-        try:
-            async with client.async_setup_kernel(env=env, cwd=str(folder)):
-                pid, pgid = _kernel_pid(client)
-                _limit_memory(pid, limits.memory_bytes)
-                if sandbox is not None and sandbox.uid is not None:
-                    # The kernel's sockets exist now: the kernel may no longer replace them
-                    # (with a link the grader's reconnecting sockets would follow).
-                    os.chown(work / "sockets", 0, 0)
-                    os.chmod(work / "sockets", 0o755)
-                cells = list(enumerate(nb.cells))
-                for index, cell in cells:
-                    if cell.cell_type != "code":
-                        continue
-                    outcome.stopped_at = index
-                    _before_deadline(deadline)
-                    await client.async_execute_cell(cell, index)
-                outcome.stopped_at = None
-                # The verdicts: the grader's own checks, the student's functions called in
-                # the kernel (course_grader.isolation.remote). The notebook's own records only say
-                # how many checks it made (the draws) and are compared in the report.
-                outcome.log = _read_log(work_fd)
-                outcome.stopped_at, outcome.detail = -1, "the grader's own checks"
-                added = [len(nb.cells)]
-
-                def add_cell(source):
-                    nb.cells.append(nbformat.v4.new_code_cell(source))
-                    added[0] += 1
-                    return nb.cells[-1], added[0] - 1
-
-                channel = Channel(client, asyncio.get_running_loop(), rpc, rpc_fd,
-                                  limits.check_seconds, add_cell, lambda: _kill_group(pgid),
-                                  peak.PeakWatch(group.pids if group is not None
-                                                  else lambda: peak.descendants(pid),
-                                                  group))  # fmt: skip
-                # A thread: the checks are plain functions that wait for each call's reply,
-                # while this event loop carries the messages to and from the kernel.
-                outcome.verdicts = await asyncio.to_thread(
-                    grade_in_kernel, channel, items, student or "", outcome.log
-                )
-                outcome.stopped_at, outcome.detail = None, ""
-        except _NotebookOutOfTime:
-            outcome.stopped = "notebook_timeout"
-        except CellTimeoutError:
-            late = time.monotonic() >= deadline - 0.5
-            outcome.stopped = "notebook_timeout" if late else "cell_timeout"
-        except DeadKernelError:
-            outcome.stopped = "died"
-        except Exception as failure:  # the kernel did not start, or nbclient failed
-            outcome.stopped = "died" if outcome.stopped_at is not None else "failed_to_start"
-            outcome.detail = f"{type(failure).__name__}: {failure}"[:300]
-        finally:
-            _kill_group(pgid)
-            if group is not None:
-                group.kill()  # what left the process group too (setsid)
-                outcome.out_of_memory = group.oom_kills() > 0
+        kernel = _Kernel(client, work, work_fd, rpc_fd, sandbox, group, deadline)
+        await _run_and_check(kernel, nb, items, limits, student, outcome)
         if not outcome.log:
             outcome.log = _read_log(work_fd)
         os.close(work_fd)
@@ -420,6 +318,148 @@ async def run_notebook(
         _remove(work)
         outcome.seconds = time.monotonic() - start
     return outcome
+
+
+def _work_folders(work: Path, path: Path, limits: Limits, mounts: list[Path]) -> Path:
+    """The kernel's folders under ``work``: ``notebook/`` (a copy of the notebook, its working
+    folder; a tmpfs of its own where ``work`` is one), the log, the grader's requests and
+    replies (``.grader/``) and the kernel's Unix sockets. Returns the notebook's folder."""
+    folder = work / "notebook"
+    folder.mkdir()
+    if mounts and _mount_tmpfs(folder, limits):
+        mounts.insert(0, folder)
+    shutil.copyfile(path, folder / path.name)
+    (work / "checks.jsonl").touch()
+    (work / ".grader").mkdir()  # the requests and replies of the grader's own checks
+    (work / "sockets").mkdir()  # the kernel's Unix sockets (sandboxed: they are its own)
+    return folder
+
+
+def _notebook_client(nb, folder: Path, limits: Limits, sandbox, config, outcome: RunOutcome):
+    """The nbclient client that runs ``nb`` in ``folder``: its kernel in ``sandbox`` (or on
+    Unix sockets), its output counted and dropped, each cell's error noted in ``outcome``."""
+    from .ipc import SUPPORTED as IPC_SUPPORTED
+
+    if sandbox is not None:
+        manager = {"kernel_manager_class": _sandboxed_manager(sandbox)}
+    elif IPC_SUPPORTED:  # Unix sockets: kernels started at once cannot race for a TCP port
+        manager = {"kernel_manager_class": _capped_ipc_manager()}
+    else:
+        manager = {}
+    client = _capped_client_class()(
+        nb,
+        timeout=int(limits.cell_seconds),
+        allow_errors=True,
+        kernel_name="python3",
+        shutdown_kernel="immediate",
+        record_timing=False,
+        # Widget messages are not kept either: their buffers would pile up in the grader's
+        # memory, and a notebook can send as many as it likes.
+        store_widget_state=False,
+        iopub_timeout=4,
+        resources={"metadata": {"path": str(folder)}},
+        **manager,
+        **({"config": config} if config is not None else {}),
+    )
+
+    def on_error(cell, cell_index, execute_reply):
+        content = execute_reply.get("content", {})
+        outcome.errors.append(
+            CellError(
+                cell_index,
+                str(content.get("ename", "Error")),
+                str(content.get("evalue", ""))[:300],
+            )
+        )
+
+    client.on_cell_error = on_error
+    return client
+
+
+@dataclass
+class _Kernel:
+    """What one run holds: the client, the work folder and its descriptors, the sandbox and
+    control group (or None), and the notebook's deadline (time.monotonic)."""
+
+    client: object
+    work: Path
+    work_fd: int
+    rpc_fd: int
+    sandbox: object
+    group: object
+    deadline: float
+
+
+async def _run_and_check(kernel: _Kernel, nb, items: list, limits: Limits,
+                         student: str | None, outcome: RunOutcome) -> None:  # fmt: skip
+    """Start the kernel, run every code cell, then the grader's own checks; how it stopped
+    (time, a dead kernel, memory) goes into ``outcome``. Everything the kernel started is
+    killed at the end."""
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    client, group = kernel.client, kernel.group
+    env = kernel_environment(kernel.work / "checks.jsonl", limits.check_seconds, student)
+    folder = kernel.work / "notebook"
+    pgid = None
+    try:
+        async with client.async_setup_kernel(env=env, cwd=str(folder)):
+            pid, pgid = _kernel_pid(client)
+            _limit_memory(pid, limits.memory_bytes)
+            if kernel.sandbox is not None and kernel.sandbox.uid is not None:
+                # The kernel's sockets exist now: the kernel may no longer replace them
+                # (with a link the grader's reconnecting sockets would follow).
+                os.chown(kernel.work / "sockets", 0, 0)
+                os.chmod(kernel.work / "sockets", 0o755)
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type != "code":
+                    continue
+                outcome.stopped_at = index
+                _before_deadline(kernel.deadline)
+                await client.async_execute_cell(cell, index)
+            outcome.stopped_at = None
+            # The verdicts: the grader's own checks, the student's functions called in the
+            # kernel (course_grader.isolation.remote). The notebook's own records only say how
+            # many checks it made (the draws) and are compared in the report.
+            outcome.log = _read_log(kernel.work_fd)
+            outcome.stopped_at, outcome.detail = -1, "the grader's own checks"
+            watch = peak.PeakWatch(group.pids if group is not None
+                                   else lambda: peak.descendants(pid), group)  # fmt: skip
+            channel = Channel(client, asyncio.get_running_loop(), kernel.work / ".grader",
+                              kernel.rpc_fd, limits.check_seconds, _cell_adder(nb),
+                              lambda: _kill_group(pgid), watch)  # fmt: skip
+            # A thread: the checks are plain functions that wait for each call's reply,
+            # while this event loop carries the messages to and from the kernel.
+            outcome.verdicts = await asyncio.to_thread(
+                grade_in_kernel, channel, items, student or "", outcome.log
+            )
+            outcome.stopped_at, outcome.detail = None, ""
+    except _NotebookOutOfTime:
+        outcome.stopped = "notebook_timeout"
+    except CellTimeoutError:
+        late = time.monotonic() >= kernel.deadline - 0.5
+        outcome.stopped = "notebook_timeout" if late else "cell_timeout"
+    except DeadKernelError:
+        outcome.stopped = "died"
+    except Exception as failure:  # the kernel did not start, or nbclient failed
+        outcome.stopped = "died" if outcome.stopped_at is not None else "failed_to_start"
+        outcome.detail = f"{type(failure).__name__}: {failure}"[:300]
+    finally:
+        _kill_group(pgid)
+        if group is not None:
+            group.kill()  # what left the process group too (setsid)
+            outcome.out_of_memory = group.oom_kills() > 0
+
+
+def _cell_adder(nb):
+    """A function that appends a code cell to ``nb`` (the grader's calls into the kernel run
+    as cells after the notebook's own) and returns it with its index."""
+    import nbformat
+
+    def add_cell(source):
+        nb.cells.append(nbformat.v4.new_code_cell(source))
+        return nb.cells[-1], len(nb.cells) - 1
+
+    return add_cell
 
 
 def _mount_tmpfs(folder: Path, limits: Limits) -> bool:
