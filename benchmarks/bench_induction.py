@@ -31,7 +31,8 @@ import numpy as np
 
 from helpers import induction
 from helpers.blas import one_blas_thread
-from helpers.induction.model import init_params, loss_and_grads
+from helpers.induction.backward import loss_and_grads
+from helpers.induction.model import init_params
 from helpers.induction.task import mixed_batch, repeat_task
 from helpers.induction.trainer import SHIPPED
 from helpers.training import Adam

@@ -35,14 +35,14 @@ def test_backward_pass_matches_finite_differences():
 def test_gradient_check_catches_a_missing_residual_term(monkeypatch):
     """Drop layer 1's contribution to dx (the residual path's attention term): noticed."""
     params, data = small_problem()
-    real = induction.model.loss_and_grads
+    real = induction.backward.loss_and_grads
 
     def wrong(params, tokens, targets, n_heads, positions="learned", position_scale=1.0):
         loss, grads, cache = real(params, tokens, targets, n_heads, positions, position_scale)
         return loss, dict(grads, W_E=grads["W_E"] * 0.5), cache
 
-    monkeypatch.setattr(induction.model, "loss_and_grads", wrong)
-    errors = induction.model.gradient_check(params, data.tokens, data.targets, n_heads=2)
+    monkeypatch.setattr(induction.backward, "loss_and_grads", wrong)
+    errors = induction.backward.gradient_check(params, data.tokens, data.targets, n_heads=2)
     assert errors["W_E"] > 0.1
 
 

@@ -13,7 +13,8 @@ import numpy as np
 from ..blas import one_blas_thread
 from ..training import Adam
 from . import circuits
-from .model import InductionModel, forward, init_params, loss_and_grads
+from .backward import loss_and_grads
+from .model import InductionModel, forward, init_params
 from .scores import head_scores
 from .task import Repeats, mixed_batch, repeat_task
 
