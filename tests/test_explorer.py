@@ -611,7 +611,7 @@ def test_a_change_in_the_browser_draws_the_query_on_screen_first_and_the_others_
     code, everything is drawn at once (a notebook saved after the cell holds every picture)."""
     import asyncio
 
-    from helpers.explorer.widget import AFTER_PAINT_S
+    from helpers.explorer.preview import AFTER_PAINT_S
 
     ex = AttentionExplorer(query=3)
     other = ex.parts.bar_values.children[5]
@@ -953,7 +953,7 @@ def test_the_preview_holds_the_map_shown_at_every_temperature():
 def _offline_states_match_the_explorer_moved_there(ex):
     """Every state the explorer holds for a page with no kernel is what it shows once its own
     controls are moved there: the map, each query's bars and message, the table."""
-    from helpers.explorer.widget import offline_key
+    from helpers.explorer.preview import offline_key
 
     held = ex.parts.preview.offline
     states = held["states"]

@@ -7,13 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers.induction.model import (
-    POSITIONS,
-    InductionModel,
-    forward,
-    gradient_check,
-    init_params,
-)
+from helpers.induction.backward import gradient_check
+from helpers.induction.model import POSITIONS, InductionModel, forward, init_params
 from helpers.rope import alibi_bias, rotate
 
 

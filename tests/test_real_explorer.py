@@ -98,7 +98,7 @@ def test_in_a_kernel_a_click_on_the_grid_moves_the_buttons_a_moment_after_the_ma
     buttons and the outline after; picked from code, everything moves at once."""
     import asyncio
 
-    from helpers.explorer.widget import AFTER_PAINT_S
+    from helpers.explorer.preview import AFTER_PAINT_S
 
     grid = AttentionGrid(model=load_minilm())
 

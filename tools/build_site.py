@@ -16,7 +16,7 @@ shows a widget (:func:`with_tested_outputs`).
 The widgets are drawn in the page from their saved state by the Jupyter widgets' HTML manager;
 what runs in the browser (a token click in the explorer, a slider's film) works there as in
 JupyterLab, and so do the explorer's head, layer, mask and temperature (it saved every state:
-helpers.explorer.widget.STATIC_PAGE); what needs Python is disabled, and a note under it says so.
+helpers.explorer.preview.STATIC_PAGE); what needs Python is disabled, and a note under it says so.
 Every script, style and font the pages load is a file of the site (tools/site_assets.py): it
 can be served from anywhere, offline. The Sphinx configuration is ``site/conf.py``.
 
@@ -51,7 +51,7 @@ from pathlib import Path
 import nbformat
 from myst_parser.mdit_to_docutils.base import default_slugify
 
-from helpers.explorer.widget import STATIC_PAGE
+from helpers.explorer.preview import STATIC_PAGE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build_lessons  # noqa: E402  (tools beside this one)
@@ -127,7 +127,7 @@ def try_it_cell(repo: str, notebook: str) -> nbformat.NotebookNode:
 
 def executed(source: Path) -> nbformat.NotebookNode:
     """The lesson run in a fresh kernel, its sliders' films kept (build_lessons drops them),
-    each explorer holding every state it can show (helpers.explorer.widget.STATIC_PAGE): the page
+    each explorer holding every state it can show (helpers.explorer.preview.STATIC_PAGE): the page
     has no kernel to draw them."""
     lesson = source.name[:2]
     solved = build_lessons.solved_notebook(source.read_text(), lesson)

@@ -144,7 +144,7 @@ async () => {
   await kernel.requestExecute({code: '', silent: true, store_history: false}).done;
 }
 """
-# What the explorer sends a moment after a browser event (helpers.explorer.widget.AFTER_PAINT_S is
+# What the explorer sends a moment after a browser event (helpers.explorer.preview.AFTER_PAINT_S is
 # 0.03 s), with room to spare.
 KERNEL_LATER_MS = 300
 

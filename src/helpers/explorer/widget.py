@@ -40,7 +40,6 @@ current state in the same output as the widget (see :func:`helpers.live.show`).
 
 from __future__ import annotations
 
-import asyncio
 import io
 import math
 import os
@@ -65,6 +64,7 @@ from .controls import (
 )
 from .drawing import ExplorerDrawing, ExplorerState, axis_label, word_label
 from .figure import static_figure
+from .preview import STATIC_PAGE, PreviewStates, after_paint
 from .sources import MAX_TOKENS, SeededWeights, check_source
 
 __all__ = ["AttentionExplorer", "ExplorerParts", "MAX_TOKENS", "TEMPERATURES", "TEMPERATURE_RANGE"]
@@ -78,7 +78,7 @@ def _index(value, size: int, what: str) -> int:
     return int(value)
 
 
-class AttentionExplorer:
+class AttentionExplorer(PreviewStates):
     """Interactive heatmap + bar chart of one sentence's self-attention weights.
 
     Parameters
@@ -233,14 +233,14 @@ class AttentionExplorer:
 
         ``in_browser``: the pick was made in the browser (the grid has painted the map): the
         pictures are sent at once and the layer and head buttons (and the grid's outline) a
-        moment later (:func:`_after_paint`), so the browser draws the new map first.
+        moment later (:func:`.preview.after_paint`), so the browser draws the new map first.
         """
         with self._browser_event() if in_browser else nullcontext():
             self._layer = _index(layer, self.n_layers, "layer")
             self._head = _index(head, self.n_heads, "head")
             self._redraw()
             if self._in_browser_event:
-                _after_paint(self._show_selection)
+                after_paint(self._show_selection)
             else:
                 self._show_selection()
 
@@ -503,9 +503,9 @@ class AttentionExplorer:
 
         Each assignment is one message to the browser, handled in order, and none at all when
         the value did not change. After a control moved in the browser, the query on screen is
-        drawn at once and the others a moment later (:func:`_after_paint`), so that the browser
-        paints the new pictures first. Called from code, everything is drawn at once, so that
-        a notebook saved after the cell holds every picture.
+        drawn at once and the others a moment later (:func:`.preview.after_paint`), so that the
+        browser paints the new pictures first. Called from code, everything is drawn at once, so
+        that a notebook saved after the cell holds every picture.
         """
         self._compute_weights()
         drawing, parts = self.drawing(), self.parts
@@ -525,88 +525,12 @@ class AttentionExplorer:
             self._draw_query(drawing, self._query, geometry, bars)
             if not self._every_query_due:
                 self._every_query_due = True
-                _after_paint(self._draw_every_query)
+                after_paint(self._draw_every_query)
         if not n:  # no pictures to wait for: the message now
             self._send_messages()
         if parts.table.pressed:
             parts.table.table = drawing.table_html()
         self._show_query()
-
-    def _send_every_map(self) -> None:
-        """Every (layer, head)'s map layer to the browser (the preview), when the sentence,
-        mask or temperature changed: a head or layer button draws its map from them."""
-        key = (self._causal, self._temperature)
-        if key == self._preview_key:
-            return
-        self._preview_key = key
-        self.parts.preview.maps = [
-            self.map_svg_of(k, a) for k in range(self.n_layers) for a in range(self.n_heads)
-        ]
-
-    def _send_every_temperature(self) -> None:
-        """The map shown, at every temperature of the slider, to the browser (the preview),
-        when the sentence, layer, head or mask changed: a move of the temperature slider draws
-        its map from them. None where the model fixes the temperature (no slider)."""
-        if self.source.fixed_temperature is not None:
-            return
-        key = (self._layer, self._head, self._causal)
-        if key == self._temperatures_key:
-            return
-        self._temperatures_key = key
-        self.parts.preview.temperature_maps = [
-            self._map_svg(self._layer, self._head, self._causal, t) for t in TEMPERATURES
-        ]
-
-    def _states(self) -> Iterator[tuple[int, int, bool, float]]:
-        """Every (layer, head, causal, temperature) the controls can reach for this sentence."""
-        fixed_causal, fixed_temperature = self.source.fixed_causal, self.source.fixed_temperature
-        masks = (False, True) if fixed_causal is None else (fixed_causal,)
-        temperatures = TEMPERATURES if fixed_temperature is None else (self._temperature,)
-        for layer in range(self.n_layers):
-            for head in range(self.n_heads):
-                for causal in masks:
-                    for temperature in temperatures:
-                        yield layer, head, causal, temperature
-
-    def _send_every_state(self) -> None:
-        """For a page with no kernel (the course's website, ``COURSE_STATIC_PAGE=1``): every
-        state's map, bars, messages and table, once per sentence, in the preview's ``offline``;
-        the browser then switches head, layer, mask and temperature itself (map_preview.js).
-        The axes (the sentence's labels, the colour bar) are the same in every state: not held.
-        A live kernel never needs them (it draws each state when asked), so it never sends them.
-        """
-        if self._every_state_sent:
-            return
-        self._every_state_sent = True
-        if not self._tokens:  # nothing to switch between
-            self.parts.preview.offline = {}
-            return
-        states = {}
-        n = len(self._tokens)
-        for key in self._states():
-            drawing = self._drawing_at(*key)
-            geometry, bars = drawing.heatmap_geometry(), drawing.bars_geometry()
-            states[offline_key(self.n_layers, *key)] = {
-                "map": drawing.map_svg(geometry),
-                "bars": [drawing.bars_values_svg(bars, i) for i in range(n)],
-                "messages": [drawing.describe(i) for i in range(n)],
-                "table": drawing.table_html(),
-            }
-        parts = self.parts
-        preview = parts.preview
-        with preview.hold_sync():
-            preview.offline = {
-                "states": states,
-                "temperatures": [f"{t:g}" for t in TEMPERATURES],
-                "looks": {str(int(on)): causal_look(on) for on in (False, True)},
-            }
-            preview.offline_parts = {
-                name: part
-                for name in (
-                    "heatmap_map", "bar_values", "tokens", "table", "causal", "head", "layer",
-                )
-                if (part := getattr(parts, name)) is not None
-            }  # fmt: skip
 
     def _draw_query(self, drawing, i: int, geometry: dict | None, bars: dict | None) -> None:
         """Query ``i``'s row outline and bars, into its Stacks' children."""
@@ -657,35 +581,3 @@ class AttentionExplorer:
         """The bar chart's two SVG layers (axes, the selected query's bars) as one string, as
         the browser shows them now."""
         return self.parts.bars_axes.value + shown(self.parts.bar_values)
-
-
-# Set to "1" by `make site` (tools/build_site.py) as it runs the lessons: each explorer then holds
-# every state in the page, which has no kernel to draw them.
-STATIC_PAGE = "COURSE_STATIC_PAGE"
-
-
-def offline_key(n_layers: int, layer: int, head: int, causal: bool, temperature: float) -> str:
-    """A state's key in the preview's ``offline`` states: the map's data- attributes (layer,
-    head, causal, temperature) joined by "|", as map_preview.js reads them off a map."""
-    return "|".join(
-        (str(layer) if n_layers > 1 else "", str(head), str(int(causal)), f"{temperature:g}")
-    )
-
-
-AFTER_PAINT_S = 0.03
-
-
-def _after_paint(callback) -> None:
-    """Run ``callback`` ``AFTER_PAINT_S`` later when a kernel's event loop runs, else now.
-
-    A click changes the pictures (what the learner looks at) and, besides, text and buttons.
-    Sent together, the browser re-renders them all before it paints the new pictures; sent a
-    moment later, the pictures come first. The callback reads the state when it runs, so a
-    quicker second click is never undone.
-    """
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:  # no event loop (a script, a test): nothing to wait for
-        callback()
-        return
-    loop.call_later(AFTER_PAINT_S, callback)

@@ -96,7 +96,7 @@ class MapPreview(anywidget.AnyWidget):
     # fixes the temperature): a move of the slider draws its map at once.
     temperature_maps = t.List(t.Unicode()).tag(sync=True)
     # For a page with no kernel only (the course's website; empty in a live notebook): every
-    # state's pictures, words and table, keyed by explorer.widget.offline_key ("states"), the
+    # state's pictures, words and table, keyed by explorer.preview.offline_key ("states"), the
     # slider's temperatures as keys have them, the causal toggle's looks, and the explorer's
     # widgets the browser sets from them (``offline_parts``, by their names in ExplorerParts):
     # a click then draws the whole state with no kernel.
