@@ -9,7 +9,7 @@ import pytest
 from support import built_lessons
 
 from helpers import checks
-from helpers.checks import exercise, lesson04
+from helpers.checks import exercise, lesson04, lesson04_temperature
 
 # Answers never call into the check module (its .reference is refused like a helper): the
 # reference answers below are the tests' own copies.
@@ -573,7 +573,7 @@ def test_each_zero_temperature_mistake_gets_its_own_message(mistake):
 
 
 def test_the_zero_temperature_inputs_hold_exact_ties():
-    for _, Q, K, _ in lesson04._zero_t_cases(np.random.default_rng(0)):
+    for _, Q, K, _ in lesson04_temperature._zero_t_cases(np.random.default_rng(0)):
         s = Q @ K.T
         assert (s == s.max(axis=-1, keepdims=True)).sum(axis=-1).max() >= 2
 

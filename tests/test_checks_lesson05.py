@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from helpers.checks import lesson05
+from helpers.checks import lesson05, lesson05_decoding, lesson05_padding
 
 causal_mask = lesson05.causal_mask
 masked_attention = lesson05.masked_attention
@@ -492,7 +492,7 @@ def test_the_lesson_cells_row_0_becomes_1_0_0():
 # ---------------------------------------------------------------------------------------------
 # padding_mask(lengths, n)
 
-padding_mask = lesson05.padding_mask
+padding_mask = lesson05_padding.padding_mask
 
 
 def padding_loops(lengths, n):
@@ -553,7 +553,7 @@ def test_a_hard_coded_padding_mask_fails():
 # ---------------------------------------------------------------------------------------------
 # batched_masked_attention(Q, K, V, lengths, causal)
 
-batched = lesson05.batched_masked_attention
+batched = lesson05_padding.batched_masked_attention
 
 
 def _batched(rule):
@@ -759,7 +759,7 @@ def test_the_allowed_weight_prediction_holds_on_the_running_example():
     assert np.allclose(factor, factor[0])
 
 
-decode_step = lesson05.decode_step
+decode_step = lesson05_decoding.decode_step
 
 
 def decode_concatenate(x_t, K_cache, V_cache, W_Q, W_K, W_V):

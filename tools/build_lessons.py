@@ -436,19 +436,22 @@ def _lessons_imported(module_text: str) -> set[str]:
         else:
             continue
         for path in dotted:
-            found |= set(re.findall(r"(?:^|\.)lesson(\d\d)\b", path))
+            found |= set(re.findall(r"(?:^|\.)lesson(\d\d)(?:_\w+)?\b", path))
     return found
 
 
 def lessons_checked(solution_text: str, lesson: str) -> set[str] | None:
-    """The lessons whose checks (``checks/lessonNN.py`` and their answers) can change this
-    lesson's outputs: its own, any whose exercise or module it names (``checks.<name>``,
+    """The lessons whose checks (``checks/lessonNN.py``, ``lessonNN_*.py`` and their answers) can
+    change this lesson's outputs: its own, any whose exercise or module it names (``checks.<name>``,
     ``checks.lesson04``), and those their check modules import; None for all of them, when it
     prints the catalogue (lesson 00's list of every exercise)."""
     if "catalogue(" in solution_text:
         return None
     named = set(re.findall(r"\bchecks\.([A-Za-z_]\w*)", solution_text))
-    modules = {m.stem[-2:]: m.read_text() for m in (HELPERS / "checks").glob("lesson*.py")}
+    modules: dict[str, str] = {}  # lesson: its check modules' text (lessonNN.py, lessonNN_*.py)
+    for module in sorted((HELPERS / "checks").glob("lesson[0-9][0-9]*.py")):
+        number = module.stem[len("lesson") :][:2]
+        modules[number] = modules.get(number, "") + module.read_text()
     found = {lesson} | {n for n, t in modules.items() if named & set(_DEFINED_CHECK.findall(t))}
     found |= {n for n in modules if f"lesson{n}" in named}
     found |= set(re.findall(r"\blesson(\d\d)\b", " ".join(re.findall(
@@ -470,7 +473,7 @@ def helpers_digest(solution_text: str, lesson: str) -> str:
     files = {p for pattern in ("*.py", *DATA_FILES) for p in HELPERS.rglob(pattern)}
     for path in sorted(files):
         name = path.relative_to(HELPERS).as_posix()
-        other = re.fullmatch(r"checks/(?:answers/)?lesson(\d\d)\.py", name)
+        other = re.fullmatch(r"checks/(?:answers/)?lesson(\d\d)(?:_\w+)?\.py", name)
         if used is not None and other and other.group(1) not in used:
             continue
         digest.update(name.encode() + b"\0")

@@ -1,8 +1,9 @@
 """Exercise checks: ``checks.<name>.check(answer)``, ``.hint(level)``, ``.solution()``.
 
-One module per lesson (``lessonNN.py``) defines that lesson's exercises and predictions; this
-package gathers every :class:`Exercise` and :class:`Prediction` it finds there by name, and
-records which lesson each belongs to, so a new exercise needs no line here.
+One module per lesson (``lessonNN.py``, and for a long lesson its continuations
+``lessonNN_<topic>.py``) defines that lesson's exercises and predictions; this package
+gathers every :class:`Exercise` and :class:`Prediction` it finds there by name, and records
+which lesson each belongs to, so a new exercise needs no line here.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def _gather() -> dict[str, Exercise | Prediction]:
                         f"exercise {name!r} has the name of a module of helpers.checks; "
                         "checks.<name> must be the exercise: name it otherwise"
                     )
-                value.lesson = module_info.name.removeprefix("lesson")
+                value.lesson = module_info.name[len("lesson") :][:2]  # lesson05_padding: 05
                 found[name] = value
     return found
 

@@ -76,7 +76,7 @@ _REFUSED = {"PermissionError", "FileNotFoundError", "OSError", "ConnectionRefuse
 # prediction's answer (it ships with the course: reading it scores the point, so it is shown).
 _INTERNALS = re.compile(
     r"\bhelpers\s*\.\s*checks\b"
-    r"|\bchecks\.(?:answers|lesson\d\d|calling|compare|draws|exercise|grading|messages|mistakes"
+    r"|\bchecks\.(?:answers|lesson\d\d\w*|calling|compare|draws|exercise|grading|messages|mistakes"
     r"|policy|prediction|record|results|scores|timelimit|wire)\b"
     r"|\b(_core|_record|_runner|_remote|_wire|HelperWatch|call_learner|LocalAnswer"
     r"|with_time_limit|TIME_LIMIT_SECONDS|MACHINERY|never_interrupt|called_back"
