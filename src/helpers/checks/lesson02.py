@@ -339,6 +339,105 @@ def _bilinear_blocks(main, query_only, key_only, constant):
     return np.concatenate([top, bottom], axis=-2)
 
 
+def _bilinear_shape(value, what: str, h: int, d_model: int, d_k: int) -> None:
+    """A B~ of a shape that names its mistake (no bias terms, the inner product, ...)."""
+    D = d_model + 1
+    shape = np.shape(value) if isinstance(value, np.ndarray) else None
+    shapes = {
+        (h, d_model, d_model): (
+            "no_bias_terms",
+            "a d_model x d_model matrix per head pairs x_i with x_j only, so it has no room "
+            "for the terms the biases add. Multiply out (x_i W^Q_a + b^Q_a) · (x_j W^K_a + "
+            "b^K_a): some of its terms hold only one of x_i, x_j, one holds neither. The "
+            "1 appended to each row is what carries them: the extra row and column.",
+        ),
+        (h, d_k, d_k): (
+            "inner_product",
+            "a d_k x d_k matrix per head sits between two d_k-vectors, q_i and k_j; B~_a "
+            "must sit between the two rows x~_i and x~_j, which have d_model + 1 entries.",
+        ),
+        (h, d_model, d_k): (
+            "elementwise",
+            "that still has the d_k axis. The score sums over the d_k entries of q_i and "
+            "k_j; that sum has to happen inside B~_a, leaving (d_model + 1, d_model + 1).",
+        ),
+        (D, D): (
+            "summed_heads",
+            "one matrix for all heads. Each head has its own weights and biases, and so its "
+            "own B~_a: keep the head axis in front, (h, d_model + 1, d_model + 1).",
+        ),
+    }
+    if shape in shapes and shape != (h, D, D):
+        mistake, why = shapes[shape]
+        raise Mistake(
+            f"{what} returned shape {shape}, expected (h, d_model + 1, d_model + 1) = "
+            f"{(h, D, D)}: {why}",
+            mistake,
+        )
+
+
+def _bilinear_mistakes(W_Q, W_K, b_Q, b_K, expected, what: str) -> dict:
+    """What each catalogued wrong B~ would be for these weights and biases."""
+    h, d_k = W_Q.shape[0], W_Q.shape[-1]
+    KT = lambda A: np.swapaxes(A, -1, -2)  # noqa: E731
+    main = W_Q @ KT(W_K)  # (h, d, d)
+    query_only = np.einsum("adk,ak->ad", W_Q, b_K)  # x_i W_Q b_K^T: (h, d)
+    key_only = np.einsum("adk,ak->ad", W_K, b_Q)  # b_Q W_K^T x_j^T: (h, d)
+    constant = np.sum(b_Q * b_K, axis=-1)  # (h,)
+    zero_d, zero_h = np.zeros_like(query_only), np.zeros(h)
+    return {
+        named(
+            "missing_constant",
+            f"{what}: entry [a, -1, -1] is 0 in yours. It is what the score gets "
+            "from 1 times 1: the term of (x_i W^Q_a + b^Q_a) · (x_j W^K_a + b^K_a) in "
+            "which neither x_i nor x_j appears.",
+        ): _bilinear_blocks(main, query_only, key_only, zero_h),
+        named(
+            "missing_query_only_term",
+            f"{what}: your last column is 0 apart from its corner. That column meets "
+            "x_i on one side and the 1 of x~_j on the other: it holds the term with "
+            "x_i but no x_j.",
+        ): _bilinear_blocks(main, zero_d, key_only, constant),
+        named(
+            "missing_key_only_term",
+            f"{what}: your last row is 0 apart from its corner. That row meets the 1 "
+            "of x~_i on one side and x_j on the other: it holds the term with x_j but "
+            "no x_i.",
+        ): _bilinear_blocks(main, query_only, zero_d, constant),
+        named(
+            "cross_terms_swapped",
+            f"{what}: your last row and last column hold each other's terms. The "
+            "column meets x_i, so it carries the term in which x_i appears (through "
+            "W^Q_a); the row meets x_j (through W^K_a).",
+        ): _bilinear_blocks(main, key_only, query_only, constant),
+        named(
+            "one_first",
+            f"{what}: you put the appended 1 first, x~ = [1, x]. The question puts it "
+            "last, x~ = [x, 1]: the bias terms go in the last row and column.",
+        ): np.roll(expected, 1, axis=(1, 2)),
+        named(
+            "keys_first",
+            f"{what}: each head's matrix is transposed: with yours, x~_i B x~_jᵀ "
+            "scores key i against query j. The query's side (x~_i) is the rows.",
+        ): KT(expected),
+        named(
+            "query_twice",
+            f"{what}: you used the query's weights and bias on both sides. The key "
+            "side goes through W_K and b_K.",
+        ): answers.head_bilinear_form(W_Q, W_Q, b_Q, b_Q),
+        named(
+            "scaled",
+            f"{what}: you divided by √d_k. The question asks for the raw scores "
+            "q_i · k_j; the 1/√d_k scale of lesson 03 comes on top.",
+        ): expected / np.sqrt(d_k),
+        named(
+            "summed_heads",
+            f"{what}: every head got the same matrix, the sum over all heads. Each "
+            "head a has its own weights and biases.",
+        ): np.broadcast_to(expected.sum(0), expected.shape),
+    }
+
+
 def _grade_bilinear(call):
     rng = fresh_rng()
     cases = [(int(rng.integers(3, 5)), int(rng.integers(2, 5))), (1, 3), (2, 4)]
@@ -351,101 +450,14 @@ def _grade_bilinear(call):
             f"b_K {b_K.shape})"
         )
         value = call(W_Q, W_K, b_Q, b_K)
-        shape = np.shape(value) if isinstance(value, np.ndarray) else None
         D = d_model + 1
-        shapes = {
-            (h, d_model, d_model): (
-                "no_bias_terms",
-                "a d_model x d_model matrix per head pairs x_i with x_j only, so it has no room "
-                "for the terms the biases add. Multiply out (x_i W^Q_a + b^Q_a) · (x_j W^K_a + "
-                "b^K_a): some of its terms hold only one of x_i, x_j, one holds neither. The "
-                "1 appended to each row is what carries them: the extra row and column.",
-            ),
-            (h, d_k, d_k): (
-                "inner_product",
-                "a d_k x d_k matrix per head sits between two d_k-vectors, q_i and k_j; B~_a "
-                "must sit between the two rows x~_i and x~_j, which have d_model + 1 entries.",
-            ),
-            (h, d_model, d_k): (
-                "elementwise",
-                "that still has the d_k axis. The score sums over the d_k entries of q_i and "
-                "k_j; that sum has to happen inside B~_a, leaving (d_model + 1, d_model + 1).",
-            ),
-            (D, D): (
-                "summed_heads",
-                "one matrix for all heads. Each head has its own weights and biases, and so its "
-                "own B~_a: keep the head axis in front, (h, d_model + 1, d_model + 1).",
-            ),
-        }
-        if shape in shapes and shape != (h, D, D):
-            mistake, why = shapes[shape]
-            raise Mistake(
-                f"{what} returned shape {shape}, expected (h, d_model + 1, d_model + 1) = "
-                f"{(h, D, D)}: {why}",
-                mistake,
-            )
+        _bilinear_shape(value, what, h, d_model, d_k)
         got = as_result_array(value, what, (h, D, D))
         expected = answers.head_bilinear_form(W_Q, W_K, b_Q, b_K)
-        KT = lambda A: np.swapaxes(A, -1, -2)  # noqa: E731
-        main = W_Q @ KT(W_K)  # (h, d, d)
-        query_only = np.einsum("adk,ak->ad", W_Q, b_K)  # x_i W_Q b_K^T: (h, d)
-        key_only = np.einsum("adk,ak->ad", W_K, b_Q)  # b_Q W_K^T x_j^T: (h, d)
-        constant = np.sum(b_Q * b_K, axis=-1)  # (h,)
-        zero_d, zero_h = np.zeros_like(query_only), np.zeros(h)
         compare(
             got,
             expected,
-            {
-                named(
-                    "missing_constant",
-                    f"{what}: entry [a, -1, -1] is 0 in yours. It is what the score gets "
-                    "from 1 times 1: the term of (x_i W^Q_a + b^Q_a) · (x_j W^K_a + b^K_a) in "
-                    "which neither x_i nor x_j appears.",
-                ): _bilinear_blocks(main, query_only, key_only, zero_h),
-                named(
-                    "missing_query_only_term",
-                    f"{what}: your last column is 0 apart from its corner. That column meets "
-                    "x_i on one side and the 1 of x~_j on the other: it holds the term with "
-                    "x_i but no x_j.",
-                ): _bilinear_blocks(main, zero_d, key_only, constant),
-                named(
-                    "missing_key_only_term",
-                    f"{what}: your last row is 0 apart from its corner. That row meets the 1 "
-                    "of x~_i on one side and x_j on the other: it holds the term with x_j but "
-                    "no x_i.",
-                ): _bilinear_blocks(main, query_only, zero_d, constant),
-                named(
-                    "cross_terms_swapped",
-                    f"{what}: your last row and last column hold each other's terms. The "
-                    "column meets x_i, so it carries the term in which x_i appears (through "
-                    "W^Q_a); the row meets x_j (through W^K_a).",
-                ): _bilinear_blocks(main, key_only, query_only, constant),
-                named(
-                    "one_first",
-                    f"{what}: you put the appended 1 first, x~ = [1, x]. The question puts it "
-                    "last, x~ = [x, 1]: the bias terms go in the last row and column.",
-                ): np.roll(expected, 1, axis=(1, 2)),
-                named(
-                    "keys_first",
-                    f"{what}: each head's matrix is transposed: with yours, x~_i B x~_jᵀ "
-                    "scores key i against query j. The query's side (x~_i) is the rows.",
-                ): KT(expected),
-                named(
-                    "query_twice",
-                    f"{what}: you used the query's weights and bias on both sides. The key "
-                    "side goes through W_K and b_K.",
-                ): answers.head_bilinear_form(W_Q, W_Q, b_Q, b_Q),
-                named(
-                    "scaled",
-                    f"{what}: you divided by √d_k. The question asks for the raw scores "
-                    "q_i · k_j; the 1/√d_k scale of lesson 03 comes on top.",
-                ): expected / np.sqrt(d_k),
-                named(
-                    "summed_heads",
-                    f"{what}: every head got the same matrix, the sum over all heads. Each "
-                    "head a has its own weights and biases.",
-                ): np.broadcast_to(expected.sum(0), expected.shape),
-            },
+            _bilinear_mistakes(W_Q, W_K, b_Q, b_K, expected, what),
             f"{what}: x~_i B~[a] x~_jᵀ should equal (x_i W^Q_a + b^Q_a) · (x_j W^K_a + b^K_a) "
             "for every x_i, x_j, with x~ = [x, 1].",
         )

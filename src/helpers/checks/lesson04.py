@@ -99,118 +99,93 @@ def _no_keepdims_no_max(z):
     return e / e.sum(axis=-1)
 
 
+# Each common wrong softmax: (its id, when the input's shape can show it, what it returns,
+# the message; {what} is the answer's name, {rows} "row" or "rows", {ndim} the input's rank).
+_NO_KEEPDIMS_SUM = (
+    "e.sum(axis=-1) without keepdims=True has shape (n,), so the division broadcasts it along "
+    "the wrong axis (row i gets divided by other rows' sums). Use e.sum(axis=-1, keepdims=True)."
+)
+_NO_KEEPDIMS_MAX = (
+    "subtract the row max with keepdims=True: z.max(axis=-1, keepdims=True). Without it the max "
+    "has shape (n,), and NumPy broadcasts the max of row i across column i instead of along "
+    "row i."
+)
+
+
+def _always(z: np.ndarray) -> bool:
+    return True
+
+
+def _square(z: np.ndarray) -> bool:  # only then does a missing keepdims broadcast
+    return z.ndim == 2 and z.shape[0] == z.shape[1]
+
+
+_SOFTMAX_MISTAKES = (
+    ("min_shift", _always, _min_shift,
+     "{what}: you subtracted the row's minimum, not its maximum. Softmax is shift-invariant, so "
+     "the answer would be the same, but after z - min every entry is >= 0 and np.exp still sees "
+     "large positive numbers: on a row like [0, 1000] it overflows to inf, and inf / inf is NaN. "
+     "Subtract the max: z.max(axis=-1, keepdims=True)."),
+    ("mean_shift", _always, _mean_shift,
+     "{what}: you subtracted the row's mean, not its maximum. That centres the scores, but "
+     "entries above the mean stay positive, so on a row that spreads from -1000 to +1000 np.exp "
+     "still sees large positive numbers, overflows to inf, and inf / inf is NaN. Subtract the "
+     "max: z.max(axis=-1, keepdims=True)."),
+    ("overflow", _always, _no_max,
+     "{what}: NaN or inf on large scores. np.exp(1000) overflows to inf, and inf / inf is NaN. "
+     "Subtract each row's maximum before np.exp: softmax is shift-invariant, so the answer is "
+     "the same and exp never sees a positive number."),
+    ("global_max", _always, _global_max,
+     "{what}: you subtracted the maximum of the whole matrix. That keeps exp from overflowing, "
+     "but a row whose scores are far below that maximum underflows to 0 / 0 = NaN. Subtract "
+     "each row's own max: z.max(axis=-1, keepdims=True)."),
+    ("whole_matrix", _always, lambda z: raw_softmax(z, axis=None),
+     "{what}: the whole matrix sums to 1, but each row should. Take the max and the sum along "
+     "axis=-1 with keepdims=True."),
+    ("no_exp", _always, _no_exp,
+     "{what}: did you forget np.exp? Dividing the scores by their sum is not a softmax (it can "
+     "give negative 'weights')."),
+    ("no_exp_shifted", _always, _no_exp_shifted,
+     "{what}: did you forget np.exp? You subtracted the max and normalised, but without exp the "
+     "entries are not positive."),
+    ("not_normalised", _always, _not_normalised,
+     "{what}: the {rows} do not sum to 1. After np.exp, divide by the sum along the last axis "
+     "(keepdims=True)."),
+    ("exp_only", _always, _not_normalised_no_max,
+     "{what}: the {rows} do not sum to 1: you took np.exp but never divided by the sum (and "
+     "subtract the row max first, or large scores overflow)."),
+    ("columns_sum_to_one", lambda z: z.ndim == 2, lambda z: raw_softmax(z, axis=0),
+     "{what}: your columns sum to 1, not your {rows}. Softmax runs along the last axis "
+     "(axis=-1): one distribution per row (per query)."),
+    ("axis_1_not_last", lambda z: z.ndim >= 3, lambda z: raw_softmax(z, axis=1),
+     "{what}: your distributions run along axis 1. For a matrix (n_q, n_k) axis 1 is the last "
+     "axis, the keys; for this {ndim}-D array it is not. Use axis=-1, which is the keys whatever "
+     "the number of leading axes."),
+    ("matrix_sums_to_one", lambda z: z.ndim >= 3, lambda z: raw_softmax(z, axis=(-2, -1)),
+     "{what}: each (n_q, n_k) matrix of the batch sums to 1, but each row should. A row.max() "
+     "or e.sum() without an axis, applied to each z[b], takes all the rows of that matrix "
+     "together; reduce along axis=-1 (keepdims=True) instead."),
+    ("no_keepdims_sum", _square, _no_keepdims, "{what}: " + _NO_KEEPDIMS_SUM),
+    ("no_keepdims_max", _square, _no_keepdims_max, "{what}: " + _NO_KEEPDIMS_MAX),
+    ("no_keepdims_either", _square, _no_keepdims_either,
+     "{what}: neither z.max(axis=-1) nor e.sum(axis=-1) keeps its axis; add keepdims=True to "
+     "both, so each row is shifted by its own max and divided by its own sum (without it, row "
+     "i's max and sum land on column i)."),
+    ("no_keepdims_no_max", _square, _no_keepdims_no_max,
+     "{what}: divide by the row sum with keepdims=True, np.exp(z).sum(axis=-1, keepdims=True): "
+     "without keepdims the sum has shape (n,) and divides column i by row i's sum. Also "
+     "subtract the row max first, or large scores overflow."),
+)  # fmt: skip
+
+
 def _softmax_mistakes(z: np.ndarray, what: str) -> dict[str, np.ndarray]:
+    """What each common wrong softmax returns on ``z``, keyed by its named mistake."""
     rows = "rows" if z.size > z.shape[-1] else "row"
-    mistakes = {
-        named(
-            "min_shift",
-            f"{what}: you subtracted the row's minimum, not its maximum. Softmax is "
-            "shift-invariant, so the answer would be the same, but after z - min every entry is "
-            ">= 0 and np.exp still sees large positive numbers: on a row like [0, 1000] it "
-            "overflows to inf, and inf / inf is NaN. Subtract the max: "
-            "z.max(axis=-1, keepdims=True).",
-        ): _min_shift(z),
-        named(
-            "mean_shift",
-            f"{what}: you subtracted the row's mean, not its maximum. That centres the scores, "
-            "but entries above the mean stay positive, so on a row that spreads from -1000 to "
-            "+1000 np.exp still sees large positive numbers, overflows to inf, and inf / inf is "
-            "NaN. Subtract the max: z.max(axis=-1, keepdims=True).",
-        ): _mean_shift(z),
-        named(
-            "overflow",
-            f"{what}: NaN or inf on large scores. np.exp(1000) overflows to inf, and inf / inf "
-            "is NaN. Subtract each row's maximum before np.exp: softmax is shift-invariant, so "
-            "the answer is the same and exp never sees a positive number.",
-        ): _no_max(z),
-        named(
-            "global_max",
-            f"{what}: you subtracted the maximum of the whole matrix. That keeps exp from "
-            "overflowing, but a row whose scores are far below that maximum underflows to "
-            "0 / 0 = NaN. Subtract each row's own max: z.max(axis=-1, keepdims=True).",
-        ): _global_max(z),
-        named(
-            "whole_matrix",
-            f"{what}: the whole matrix sums to 1, but each row should. Take the max and the "
-            "sum along axis=-1 with keepdims=True.",
-        ): raw_softmax(z, axis=None),
-        named(
-            "no_exp",
-            f"{what}: did you forget np.exp? Dividing the scores by their sum is not a softmax "
-            "(it can give negative 'weights').",
-        ): _no_exp(z),
-        named(
-            "no_exp_shifted",
-            f"{what}: did you forget np.exp? You subtracted the max and normalised, but without "
-            "exp the entries are not positive.",
-        ): _no_exp_shifted(z),
-        named(
-            "not_normalised",
-            f"{what}: the {rows} do not sum to 1. After np.exp, divide by the sum along the "
-            "last axis (keepdims=True).",
-        ): _not_normalised(z),
-        named(
-            "exp_only",
-            f"{what}: the {rows} do not sum to 1: you took np.exp but never divided by the sum "
-            "(and subtract the row max first, or large scores overflow).",
-        ): _not_normalised_no_max(z),
+    return {
+        named(mistake, message.format(what=what, rows=rows, ndim=z.ndim)): wrong(z)
+        for mistake, shows, wrong, message in _SOFTMAX_MISTAKES
+        if shows(z)
     }
-    if z.ndim == 2:
-        mistakes[
-            named(
-                "columns_sum_to_one",
-                f"{what}: your columns sum to 1, not your {rows}. Softmax runs along the last "
-                "axis (axis=-1): one distribution per row (per query).",
-            )
-        ] = raw_softmax(z, axis=0)
-    if z.ndim >= 3:
-        mistakes[
-            named(
-                "axis_1_not_last",
-                f"{what}: your distributions run along axis 1. For a matrix (n_q, n_k) axis 1 is "
-                f"the last axis, the keys; for this {z.ndim}-D array it is not. Use axis=-1, "
-                "which is the keys whatever the number of leading axes.",
-            )
-        ] = raw_softmax(z, axis=1)
-        mistakes[
-            named(
-                "matrix_sums_to_one",
-                f"{what}: each (n_q, n_k) matrix of the batch sums to 1, but each row should. "
-                "A row.max() or e.sum() without an axis, applied to each z[b], takes all the "
-                "rows of that matrix together; reduce along axis=-1 (keepdims=True) instead.",
-            )
-        ] = raw_softmax(z, axis=(-2, -1))
-    if z.ndim == 2 and z.shape[0] == z.shape[1]:  # only then does a missing keepdims broadcast
-        no_keepdims_sum = (
-            "e.sum(axis=-1) without keepdims=True has shape (n,), so the division broadcasts it "
-            "along the wrong axis (row i gets divided by other rows' sums). Use "
-            "e.sum(axis=-1, keepdims=True)."
-        )
-        no_keepdims_max = (
-            "subtract the row max with keepdims=True: z.max(axis=-1, keepdims=True). Without "
-            "it the max has shape (n,), and NumPy broadcasts the max of row i across column i "
-            "instead of along row i."
-        )
-        mistakes[named("no_keepdims_sum", f"{what}: {no_keepdims_sum}")] = _no_keepdims(z)
-        mistakes[named("no_keepdims_max", f"{what}: {no_keepdims_max}")] = _no_keepdims_max(z)
-        mistakes[
-            named(
-                "no_keepdims_either",
-                f"{what}: neither z.max(axis=-1) nor e.sum(axis=-1) keeps its axis; add "
-                "keepdims=True to both, so each row is shifted by its own max and divided by "
-                "its own sum (without it, row i's max and sum land on column i).",
-            )
-        ] = _no_keepdims_either(z)
-        mistakes[
-            named(
-                "no_keepdims_no_max",
-                f"{what}: divide by the row sum with keepdims=True, "
-                "np.exp(z).sum(axis=-1, keepdims=True): without keepdims the sum has shape (n,) "
-                "and divides column i by row i's sum. Also subtract the row max first, or large "
-                "scores overflow.",
-            )
-        ] = _no_keepdims_no_max(z)
-    return mistakes
 
 
 def _softmax_cases(rng: np.random.Generator) -> list[tuple[str, np.ndarray]]:
@@ -362,6 +337,15 @@ def _weights_mistakes(Q, K, what: str) -> dict[str, np.ndarray]:
             "scores.max(axis=-1, keepdims=True).",
         ): global_max,
     }
+    mistakes.update(_shape_mistakes(Q, K, scaled, what))
+    return mistakes
+
+
+def _shape_mistakes(Q, K, scaled, what: str) -> dict[str, np.ndarray]:
+    """The wrong weights only some shapes can show: a batch's axes (Q with leading axes), and
+    the transposes (as many queries as keys)."""
+    d_k = Q.shape[-1]
+    mistakes = {}
     if Q.ndim >= 3:
         mistakes[
             named(
