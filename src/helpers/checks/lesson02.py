@@ -170,6 +170,67 @@ def _head_cases(rng):
     return [((n, h * d_k), h), ((6, 8), 2), ((b, n, h * d_k), h), ((2, b, 5, 3 * d_k), 3)]
 
 
+def _head_slices_shape(value, what: str, lead: tuple, n: int, d_model: int, h: int,
+                       expected: np.ndarray) -> None:  # fmt: skip
+    """An answer of a shape that names its mistake (rows split, the head axis not moved, ...),
+    or one that does not allow for batch axes in front."""
+    d_k = d_model // h
+    got_shape = _shape_of(value)
+    wrong_shapes = {
+        (*lead, h, n // h, d_model): (
+            "split_rows",
+            "you split the rows (tokens) into groups. Heads split the columns: every head "
+            "sees every token, through its own d_k columns.",
+        ),
+        (*lead, n, h, d_k): (
+            "head_axis_not_moved",
+            "you reshaped to (..., n, h, d_k) but did not move the head axis in front of "
+            "the tokens axis. Swap the last-but-one two axes: np.swapaxes(..., -3, -2).",
+        ),
+        (*lead, h, d_k, n): (
+            "block_transposed",
+            "each head's block is transposed. A head keeps one row per token: (n, d_k).",
+        ),
+        (*lead, 2, n, d_model // 2): (
+            "h_hard_coded",
+            "it looks like h = 2 is hard-coded (the running example's). Use the h you are "
+            f"given (here h = {h}).",
+        ),
+        (*lead, d_model // 4, n, 4): (
+            "d_k_hard_coded",
+            "it looks like d_k = 4 is hard-coded (the running example's). Compute it: "
+            f"d_k = d_model // h = {d_model} // {h} = {d_k}.",
+        ),
+    }
+    if lead:
+        wrong_shapes[(h, *lead, n, d_k)] = (
+            "head_axis_before_batch",
+            "the head axis went in front of the batch axes. Batch axes stay in front: "
+            "(..., h, n, d_k), e.g. np.stack(blocks, axis=-3), not axis=0.",
+        )
+        wrong_shapes[(n, *lead, h, d_k)] = (
+            "batch_axis_moved",
+            "you swapped the first two axes; with a batch axis in front those are the "
+            "batch and the tokens, not the tokens and the heads. Swap the axes counted "
+            "from the end: np.swapaxes(..., -3, -2).",
+        )
+    if got_shape != expected.shape and got_shape in wrong_shapes and n % h == 0:
+        mistake, why = wrong_shapes[got_shape]
+        raise Mistake(
+            f"{what} returned shape {got_shape}, expected (..., h, n, d_k) = "
+            f"{expected.shape}: {why}",
+            mistake,
+        )
+    if lead and got_shape is not None and got_shape != expected.shape:
+        raise Mistake(
+            f"{what} returned shape {got_shape}, expected (..., h, n, d_k) = "
+            f"{expected.shape}: your head_slices does not allow for a batch axis in front. "
+            "With M of shape (b, n, d_model), M.shape[0] is the batch size b, not n: read "
+            "n and d_model from the end (M.shape[-2:]) and move only the last axes.",
+            "only_2d",
+        )
+
+
 def _grade_head_slices(call):
     rng = fresh_rng()
     for shape, h in _head_cases(rng):
@@ -192,60 +253,7 @@ def _grade_head_slices(call):
                 f"untouched.\nWhat happened: {error}",
                 "only_2d",
             ) from None
-        got_shape = _shape_of(value)
-        wrong_shapes = {
-            (*lead, h, n // h, d_model): (
-                "split_rows",
-                "you split the rows (tokens) into groups. Heads split the columns: every head "
-                "sees every token, through its own d_k columns.",
-            ),
-            (*lead, n, h, d_k): (
-                "head_axis_not_moved",
-                "you reshaped to (..., n, h, d_k) but did not move the head axis in front of "
-                "the tokens axis. Swap the last-but-one two axes: np.swapaxes(..., -3, -2).",
-            ),
-            (*lead, h, d_k, n): (
-                "block_transposed",
-                "each head's block is transposed. A head keeps one row per token: (n, d_k).",
-            ),
-            (*lead, 2, n, d_model // 2): (
-                "h_hard_coded",
-                "it looks like h = 2 is hard-coded (the running example's). Use the h you are "
-                f"given (here h = {h}).",
-            ),
-            (*lead, d_model // 4, n, 4): (
-                "d_k_hard_coded",
-                "it looks like d_k = 4 is hard-coded (the running example's). Compute it: "
-                f"d_k = d_model // h = {d_model} // {h} = {d_k}.",
-            ),
-        }
-        if lead:
-            wrong_shapes[(h, *lead, n, d_k)] = (
-                "head_axis_before_batch",
-                "the head axis went in front of the batch axes. Batch axes stay in front: "
-                "(..., h, n, d_k), e.g. np.stack(blocks, axis=-3), not axis=0.",
-            )
-            wrong_shapes[(n, *lead, h, d_k)] = (
-                "batch_axis_moved",
-                "you swapped the first two axes; with a batch axis in front those are the "
-                "batch and the tokens, not the tokens and the heads. Swap the axes counted "
-                "from the end: np.swapaxes(..., -3, -2).",
-            )
-        if got_shape != expected.shape and got_shape in wrong_shapes and n % h == 0:
-            mistake, why = wrong_shapes[got_shape]
-            raise Mistake(
-                f"{what} returned shape {got_shape}, expected (..., h, n, d_k) = "
-                f"{expected.shape}: {why}",
-                mistake,
-            )
-        if lead and got_shape is not None and got_shape != expected.shape:
-            raise Mistake(
-                f"{what} returned shape {got_shape}, expected (..., h, n, d_k) = "
-                f"{expected.shape}: your head_slices does not allow for a batch axis in front. "
-                "With M of shape (b, n, d_model), M.shape[0] is the batch size b, not n: read "
-                "n and d_model from the end (M.shape[-2:]) and move only the last axes.",
-                "only_2d",
-            )
+        _head_slices_shape(value, what, lead, n, d_model, h, expected)
         got = as_result_array(value, what, expected.shape)
         compare(
             got,

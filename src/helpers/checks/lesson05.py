@@ -247,8 +247,8 @@ def unpack_attention(
     return as_result_pair(unpack_pair(value, what, out_shape, w_shape), what, out_shape, w_shape)
 
 
-def _grade_masked_attention(call):
-    rng = fresh_rng()
+def _masked_attention_cases(rng) -> tuple[int, int, list]:
+    """d_k, d_v and the cases: (label, n_q, n_k, score size, mask, dtype)."""
     d_k = int(rng.integers(2, 7))
     # d_v != d_k and sqrt(d_v) != d_k, so each wrong scale shows as itself.
     d_v = int(rng.choice([m for m in range(d_k + 1, d_k + 4) if m != d_k**2]))
@@ -265,6 +265,32 @@ def _grade_masked_attention(call):
         ("large scores", n, n, 30.0, answers.causal_mask(n), np.float64),
         ("float32 inputs", n, n, 1.0, answers.causal_mask(n), np.float32),
     ]
+    return d_k, d_v, cases
+
+
+def _not_finite(what: str, Q, K, V, mask, got_w) -> None:
+    """Weights with NaN or inf on scores in the thousands: masking after the softmax (which
+    underflows to 0/0) or an exp without the row max (which overflows)."""
+    late = _variant_weights(Q, K, V, mask, "after_renorm")
+    if np.array_equal(np.isnan(late), np.isnan(got_w)):
+        raise Mistake(
+            f"{what}: your weights contain NaN. You mask after the softmax and "
+            "renormalise: exact in theory, but here a blocked key's score is so large "
+            "that every allowed weight underflows to 0 and the renormalisation is 0/0. "
+            "Put -inf in the blocked scores before the softmax instead.",
+            "after_renorm_underflow",
+        )
+    raise Mistake(
+        f"{what}: your weights contain NaN or inf. With scores in the hundreds, "
+        "np.exp overflows to inf and inf/inf = NaN. Subtract each row's maximum score "
+        "before np.exp (softmax does not change), as helpers.softmax does.",
+        "overflow",
+    )
+
+
+def _grade_masked_attention(call):
+    rng = fresh_rng()
+    d_k, d_v, cases = _masked_attention_cases(rng)
     for label, nq, nk, size, mask, dtype in cases:
         Q = rng.standard_normal((nq, d_k)) * size
         K = rng.standard_normal((nk, d_k)) * size
@@ -283,21 +309,7 @@ def _grade_masked_attention(call):
         )
         ref_out, ref_w = answers.masked_attention(Q, K, V, mask)
         if label == "large scores" and not np.all(np.isfinite(got_w)):
-            late = _variant_weights(Q, K, V, mask, "after_renorm")
-            if np.array_equal(np.isnan(late), np.isnan(got_w)):
-                raise Mistake(
-                    f"{what}: your weights contain NaN. You mask after the softmax and "
-                    "renormalise: exact in theory, but here a blocked key's score is so large "
-                    "that every allowed weight underflows to 0 and the renormalisation is 0/0. "
-                    "Put -inf in the blocked scores before the softmax instead.",
-                    "after_renorm_underflow",
-                )
-            raise Mistake(
-                f"{what}: your weights contain NaN or inf. With scores in the hundreds, "
-                "np.exp overflows to inf and inf/inf = NaN. Subtract each row's maximum score "
-                "before np.exp (softmax does not change), as helpers.softmax does.",
-                "overflow",
-            )
+            _not_finite(what, Q, K, V, mask, got_w)
         leaked = np.all(np.isfinite(got_w)) and np.any(got_w[~mask] != 0)
         fill = _finite_fill(Q, K, mask, got_w) if leaked else None
         if fill is not None and round(fill) != 0:  # a fill of 0 is the "times_zero" mistake

@@ -69,6 +69,37 @@ _CAUSAL_MISTAKES = {
 }
 
 
+def _check_tiles(tiles, what: str, n_b: int, want_tiles: int) -> None:
+    """The tile count the answer reports (its output already right): n_b(n_b+1)/2."""
+    if isinstance(tiles, (bool, np.bool_)) or not isinstance(tiles, numbers.Integral):
+        raise Mistake(
+            named(
+                "tiles_not_int",
+                f"{what}: tiles should be a whole number (the count of "
+                f"score tiles you computed), got {type(tiles).__name__}.",
+            ),
+        )
+    if tiles == n_b * n_b and n_b > 1:
+        raise Mistake(
+            named(
+                "computed_every_tile",
+                f"{what}: the output is right, but you computed "
+                f"all {n_b} x {n_b} = {n_b * n_b} tiles. A tile whose keys all come after "
+                f"its last query is fully masked; skip it: {want_tiles} = n_b(n_b+1)/2 "
+                "tiles are enough.",
+            ),
+        )
+    if tiles != want_tiles:
+        raise Mistake(
+            named(
+                "tile_count",
+                f"{what}: the output is right, but you report {tiles} "
+                f"tiles; visiting each query block's key blocks up to and including its "
+                f"own (the diagonal) gives n_b(n_b+1)/2 = {want_tiles}.",
+            ),
+        )
+
+
 def _grade_causal(call):
     rng = fresh_rng()
     d_k, d_v = int(rng.integers(2, 6)), int(rng.integers(6, 9))
@@ -110,34 +141,7 @@ def _grade_causal(call):
             f"{what}: your output differs from causal attention (query i sees keys 0..i).",
             name="output",
         )
-        tiles = value[1]
-        if isinstance(tiles, (bool, np.bool_)) or not isinstance(tiles, numbers.Integral):
-            raise Mistake(
-                named(
-                    "tiles_not_int",
-                    f"{what}: tiles should be a whole number (the count of "
-                    f"score tiles you computed), got {type(tiles).__name__}.",
-                ),
-            )
-        if tiles == n_b * n_b and n_b > 1:
-            raise Mistake(
-                named(
-                    "computed_every_tile",
-                    f"{what}: the output is right, but you computed "
-                    f"all {n_b} x {n_b} = {n_b * n_b} tiles. A tile whose keys all come after "
-                    f"its last query is fully masked; skip it: {want_tiles} = n_b(n_b+1)/2 "
-                    "tiles are enough.",
-                ),
-            )
-        if tiles != want_tiles:
-            raise Mistake(
-                named(
-                    "tile_count",
-                    f"{what}: the output is right, but you report {tiles} "
-                    f"tiles; visiting each query block's key blocks up to and including its "
-                    f"own (the diagonal) gives n_b(n_b+1)/2 = {want_tiles}.",
-                ),
-            )
+        _check_tiles(value[1], what, n_b, want_tiles)
     measured = _check_causal_memory(call, rng)
     return (
         "your causal blockwise attention equals causal attention with a shorter last block, "
