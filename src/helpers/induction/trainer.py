@@ -130,6 +130,41 @@ def evaluate(model: InductionModel, data: Repeats) -> dict:
     }
 
 
+def _settings(config: TrainConfig, changes: dict) -> TrainConfig:
+    """``config`` with ``changes`` by name, each checked (a clear error for a wrong one)."""
+    unknown = sorted(set(changes) - {f.name for f in fields(TrainConfig)})
+    if unknown:
+        raise ValueError(f"train() has no setting {unknown[0]!r}; TrainConfig's are "
+                         f"{', '.join(f.name for f in fields(TrainConfig))}")  # fmt: skip
+    c = replace(config, **changes)
+    for name in ("steps", "batch", "eval_every", "n_eval"):
+        value = getattr(c, name)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
+    if c.batch < 1 or c.eval_every < 1 or c.n_eval < 1:
+        raise ValueError("batch, eval_every and n_eval must be at least 1")
+    return c
+
+
+def _initial_params(c: TrainConfig, init: InductionModel | None) -> dict:
+    """Fresh weights from the seed, or ``init``'s (which must fit the settings)."""
+    if init is None:
+        params = init_params(c.vocab_size, c.d_model, c.n_heads, c.max_len, 2, seed=c.seed)
+    else:
+        if init.positions != c.positions or (init.vocab_size, init.d_model, init.n_heads) != (
+            c.vocab_size, c.d_model, c.n_heads
+        ):  # fmt: skip
+            raise ValueError(
+                f"init is {init!r}; the settings ask for positions={c.positions!r}, vocab_size="
+                f"{c.vocab_size}, d_model={c.d_model}, n_heads={c.n_heads}"
+            )
+        if init.max_len is not None and c.max_len > init.max_len:
+            raise ValueError(f"init's table of learned positions has {init.max_len} rows; "
+                             f"max_len={c.max_len} needs more")  # fmt: skip
+        params = init.params
+    return params
+
+
 def train(
     config: TrainConfig = SHIPPED,
     *,
@@ -145,31 +180,8 @@ def train(
     (fine-tuning; its positions and sizes must match the settings; the seed still seeds the
     batches). Returns the model and its :class:`History`.
     """
-    unknown = sorted(set(changes) - {f.name for f in fields(TrainConfig)})
-    if unknown:
-        raise ValueError(f"train() has no setting {unknown[0]!r}; TrainConfig's are "
-                         f"{', '.join(f.name for f in fields(TrainConfig))}")  # fmt: skip
-    c = replace(config, **changes)
-    for name in ("steps", "batch", "eval_every", "n_eval"):
-        value = getattr(c, name)
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
-    if c.batch < 1 or c.eval_every < 1 or c.n_eval < 1:
-        raise ValueError("batch, eval_every and n_eval must be at least 1")
-    if init is None:
-        params = init_params(c.vocab_size, c.d_model, c.n_heads, c.max_len, 2, seed=c.seed)
-    else:
-        if init.positions != c.positions or (init.vocab_size, init.d_model, init.n_heads) != (
-            c.vocab_size, c.d_model, c.n_heads
-        ):  # fmt: skip
-            raise ValueError(
-                f"init is {init!r}; the settings ask for positions={c.positions!r}, vocab_size="
-                f"{c.vocab_size}, d_model={c.d_model}, n_heads={c.n_heads}"
-            )
-        if init.max_len is not None and c.max_len > init.max_len:
-            raise ValueError(f"init's table of learned positions has {init.max_len} rows; "
-                             f"max_len={c.max_len} needs more")  # fmt: skip
-        params = init.params
+    c = _settings(config, changes)
+    params = _initial_params(c, init)
     params = {name: value.astype(c.dtype) for name, value in params.items()}  # copies
     model = InductionModel(params, c.n_heads, c.positions)
     model.params = params  # train in place, in dtype
