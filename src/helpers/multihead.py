@@ -69,6 +69,45 @@ def head_projections(
     return out
 
 
+def _checked_heads(Q, K, V, W_Q, W_K, W_O) -> np.ndarray:
+    """``W_O`` as a float array, once the heads agree on h and d_k and ``W_O`` fits them."""
+    heads = {"W_Q": Q.shape[-3], "W_K": K.shape[-3], "W_V": V.shape[-3]}
+    if len(set(heads.values())) != 1:
+        raise ValueError(f"W_Q, W_K and W_V must have the same number of heads h, got {heads}")
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(
+            f"W_Q has shape {np.shape(W_Q)} and W_K {np.shape(W_K)}: their last dimension "
+            f"d_k must match for Q K^T (got {Q.shape[-1]} and {K.shape[-1]})"
+        )
+    W_O = as_float_array(W_O, "W_O", min_ndim=2)
+    require_finite(W_O, "W_O")
+    h, d_v = V.shape[-3], V.shape[-1]
+    if W_O.ndim != 2 or W_O.shape[0] != h * d_v:
+        raise ValueError(
+            f"W_O has shape {W_O.shape} but the {h} concatenated heads have h * d_v = "
+            f"{h} * {d_v} = {h * d_v} columns; W_O needs shape ({h * d_v}, d_out)"
+        )
+    return W_O
+
+
+def _head_mask(mask, wanted: tuple, kv_name: str) -> np.ndarray:
+    """The mask as booleans for every head, (..., 1, n_q, n_k), once it broadcasts to
+    ``wanted`` = (..., n_q, n_k)."""
+    mask = as_bool_mask(mask)
+    try:
+        if mask.ndim < 2:
+            raise ValueError
+        np.broadcast_to(mask, wanted)
+    except ValueError:
+        raise ValueError(
+            f"mask of shape {mask.shape} does not fit the queries and keys: it must "
+            f"broadcast to {wanted} = (..., n_q, n_k), with n_q = {wanted[-2]} rows of "
+            f"X_q and n_k = {wanted[-1]} rows of {kv_name}"
+        ) from None
+    mask = mask[..., None, :, :]  # one mask for every head: (..., 1, n_q, n_k)
+    return mask
+
+
 def multi_head_attention(
     X_q: np.ndarray,
     W_Q: np.ndarray,
@@ -126,22 +165,7 @@ def multi_head_attention(
     Q = head_projections(X_q, W_Q, "W_Q", "X_q")  # (..., h, n_q, d_k)
     K = head_projections(X_kv, W_K, "W_K", kv_name)  # (..., h, n_k, d_k)
     V = head_projections(X_kv, W_V, "W_V", kv_name)  # (..., h, n_k, d_v)
-    heads = {"W_Q": Q.shape[-3], "W_K": K.shape[-3], "W_V": V.shape[-3]}
-    if len(set(heads.values())) != 1:
-        raise ValueError(f"W_Q, W_K and W_V must have the same number of heads h, got {heads}")
-    if Q.shape[-1] != K.shape[-1]:
-        raise ValueError(
-            f"W_Q has shape {np.shape(W_Q)} and W_K {np.shape(W_K)}: their last dimension "
-            f"d_k must match for Q K^T (got {Q.shape[-1]} and {K.shape[-1]})"
-        )
-    W_O = as_float_array(W_O, "W_O", min_ndim=2)
-    require_finite(W_O, "W_O")
-    h, d_v = V.shape[-3], V.shape[-1]
-    if W_O.ndim != 2 or W_O.shape[0] != h * d_v:
-        raise ValueError(
-            f"W_O has shape {W_O.shape} but the {h} concatenated heads have h * d_v = "
-            f"{h} * {d_v} = {h * d_v} columns; W_O needs shape ({h * d_v}, d_out)"
-        )
+    W_O = _checked_heads(Q, K, V, W_Q, W_K, W_O)
     lead_q, lead_kv = Q.shape[:-3], K.shape[:-3]  # the user's leading (batch) dimensions
     try:
         lead = np.broadcast_shapes(lead_q, lead_kv)
@@ -150,19 +174,7 @@ def multi_head_attention(
             f"the leading (batch) dimensions of X_q {lead_q} and X_kv {lead_kv} do not broadcast"
         ) from None
     if mask is not None:
-        mask = as_bool_mask(mask)
-        wanted = (*lead, Q.shape[-2], K.shape[-2])  # (..., n_q, n_k)
-        try:
-            if mask.ndim < 2:
-                raise ValueError
-            np.broadcast_to(mask, wanted)
-        except ValueError:
-            raise ValueError(
-                f"mask of shape {mask.shape} does not fit the queries and keys: it must "
-                f"broadcast to {wanted} = (..., n_q, n_k), with n_q = {Q.shape[-2]} rows of "
-                f"X_q and n_k = {K.shape[-2]} rows of {kv_name}"
-            ) from None
-        mask = mask[..., None, :, :]  # one mask for every head: (..., 1, n_q, n_k)
+        mask = _head_mask(mask, (*lead, Q.shape[-2], K.shape[-2]), kv_name)
     try:
         head_out, weights = scaled_dot_product_attention(Q, K, V, mask=mask)  # (..., h, n_q, d_v)
     except ValueError as error:  # overflow, or a query row the mask leaves empty

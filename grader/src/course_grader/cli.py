@@ -325,6 +325,19 @@ def _no_folder(student: str, lessons: list[str]) -> StudentResults:
     )
 
 
+def _inputs(submissions: Path, out: Path, points: Path | None, roster: Path | None):
+    """The points table and the roster (or None), read and checked before anything runs; the
+    folders checked too (``--out`` never inside ``--submissions``, which is never written)."""
+    if not submissions.is_dir():
+        raise SystemExit(f"no such folder: {submissions}")
+    if out == submissions or submissions in out.parents:
+        raise SystemExit("--out must be outside --submissions (the submissions are never written)")
+    try:
+        return load_points(points), (read_roster(roster) if roster is not None else None)
+    except (PointsError, RosterError) as problem:
+        raise SystemExit(str(problem)) from None
+
+
 def grade(
     submissions: Path,
     out: Path,
@@ -341,16 +354,8 @@ def grade(
 ) -> ClassResults:
     """Grade the class (or, with ``students``, regrade those and merge) and write every file."""
     submissions, out = submissions.resolve(), out.resolve()
-    if not submissions.is_dir():
-        raise SystemExit(f"no such folder: {submissions}")
-    if out == submissions or submissions in out.parents:
-        raise SystemExit("--out must be outside --submissions (the submissions are never written)")
     start = time.monotonic()
-    try:
-        table = load_points(points)
-        people = read_roster(roster) if roster is not None else None
-    except (PointsError, RosterError) as problem:
-        raise SystemExit(str(problem)) from None
+    table, people = _inputs(submissions, out, points, roster)
     listed = [p.student for p in people] if people is not None else []
 
     # find

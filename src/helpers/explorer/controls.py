@@ -134,6 +134,102 @@ class ExplorerParts:
             stack.children = tuple(pool[:n])
 
 
+def _head_and_layer(n_layers: int, n_heads: int, layer: int, head: int):
+    """The head buttons, and the layer buttons where there are layers (else None)."""
+    # Many heads, or layers too: short labels ("head 10" does not fit 12 in a row).
+    short = n_layers > 1 or n_heads > 4
+    head_control = widgets.ToggleButtons(
+        options=[(str(a) if short else f"head {a}", a) for a in range(n_heads)],
+        value=head,
+        description="head" if short else "",
+        tooltips=[f"head {a} of h = {n_heads}: its own W_Q, W_K, W_V" for a in range(n_heads)],
+        style={"button_width": "40px" if short else "72px", "description_width": "40px"}
+        if short
+        else {"button_width": "72px"},
+    )
+    head_control.add_class("explorer-head")
+    layer_control = None
+    if n_layers > 1:
+        layer_control = widgets.ToggleButtons(
+            options=[(str(k), k) for k in range(n_layers)],
+            value=layer,
+            description="layer",
+            tooltips=[f"layer {k} of 0..{n_layers - 1}" for k in range(n_layers)],
+            style={"button_width": "40px", "description_width": "40px"},
+        )
+        layer_control.add_class("explorer-layer")
+    return head_control, layer_control
+
+
+def _heatmap(query_layers: widgets.Stack):
+    """The heatmap's grid cell and its map and axes layers (``query_layers`` on top)."""
+    # The heatmap is three pictures of one size stacked in one grid cell, each sent to the
+    # browser only when it changed: the map (cells and numbers: head, mask, temperature), the
+    # axes (labels, colour bar) and, on top, the selected query's label and row outline (the
+    # Stack). In Chromium an update's time to new pixels grows with the bytes it sends and the
+    # SVG nodes the page must lay out again: a new head sends the map, not the rest.
+    heatmap_map = widgets.HTML()
+    heatmap_axes = widgets.HTML()
+    layers = (heatmap_map, heatmap_axes, query_layers)
+    for picture, name in zip(layers, ("map", "axes", "query")):
+        picture.add_class(f"explorer-heatmap-{name}")
+        picture.layout.grid_area = "heatmap"
+    # The top layer only as tall as the rows (not stretched over the cell), so that the keys'
+    # labels below it, in the axes layer, still show their hover titles.
+    query_layers.layout.align_self = "flex-start"
+    heatmap = widgets.GridBox(layers, layout=widgets.Layout(grid_template_areas='"heatmap"'))
+    heatmap.add_class("explorer-heatmap")
+    return heatmap, heatmap_map, heatmap_axes
+
+
+def _bars(bar_values: widgets.Stack):
+    """The bar chart's grid cell and its axes layer (``bar_values`` on top)."""
+    # The bar chart likewise: its axes (the sentence) under its bars (every click).
+    bars_axes = widgets.HTML()
+    bars_axes.add_class("explorer-bars-axes")
+    bar_values.add_class("explorer-bars-values")
+    bar_values.layout.align_self = "flex-start"  # down to the zero line only
+    for picture in (bars_axes, bar_values):
+        picture.layout.grid_area = "bars"
+    bars = widgets.GridBox(
+        (bars_axes, bar_values), layout=widgets.Layout(grid_template_areas='"bars"')
+    )
+    bars.add_class("explorer-bars")
+    return bars, bars_axes
+
+
+def _layout(text, tokens, table, heatmap, bars, preview, controls: list, fixed_causal,
+            fixed_temperature):  # fmt: skip
+    """The explorer's page: the sentence, the token row, the controls (those the model does not
+    fix: ``controls`` is layer, head, mask, temperature), the table, the pictures."""
+    _, _, causal_control, temperature_control = controls
+    # What the model fixes (an encoder's mask, a trained model's scale) is not a control.
+    if fixed_causal is not None:
+        causal_control.layout.display = "none"
+    if fixed_temperature is not None:
+        temperature_control.layout.display = "none"
+    controls_box = widgets.HBox(
+        [control for control in controls if control is not None],
+        layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
+    )
+    widget = widgets.VBox(
+        [
+            text,
+            tokens,
+            controls_box,
+            table,
+            widgets.HBox(
+                [heatmap, bars],
+                layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"),
+            ),
+            preview,
+            PressedStates(layout=widgets.Layout(display="none")),  # which button is pressed, said
+        ]
+    )
+    widget.add_class("attention-explorer")
+    return controls_box, widget
+
+
 def build_parts(
     n_layers: int,
     n_heads: int,
@@ -169,28 +265,7 @@ def build_parts(
     # the token row in the browser too.
     table = TableView()
     table.layout.width = "100%"
-    # Many heads, or layers too: short labels ("head 10" does not fit 12 in a row).
-    short = n_layers > 1 or n_heads > 4
-    head_control = widgets.ToggleButtons(
-        options=[(str(a) if short else f"head {a}", a) for a in range(n_heads)],
-        value=head,
-        description="head" if short else "",
-        tooltips=[f"head {a} of h = {n_heads}: its own W_Q, W_K, W_V" for a in range(n_heads)],
-        style={"button_width": "40px" if short else "72px", "description_width": "40px"}
-        if short
-        else {"button_width": "72px"},
-    )
-    head_control.add_class("explorer-head")
-    layer_control = None
-    if n_layers > 1:
-        layer_control = widgets.ToggleButtons(
-            options=[(str(k), k) for k in range(n_layers)],
-            value=layer,
-            description="layer",
-            tooltips=[f"layer {k} of 0..{n_layers - 1}" for k in range(n_layers)],
-            style={"button_width": "40px", "description_width": "40px"},
-        )
-        layer_control.add_class("explorer-layer")
+    head_control, layer_control = _head_and_layer(n_layers, n_heads, layer, head)
     causal_control = widgets.ToggleButton(
         value=causal, layout=widgets.Layout(width="156px"), **causal_look(causal)
     )
@@ -202,33 +277,8 @@ def build_parts(
         "temperature", TEMPERATURES, value=valid_temperature(temperature), text="T = {:g}"
     )
     temperature_control.add_class("explorer-temperature")
-    # The heatmap is three pictures of one size stacked in one grid cell, each sent to the
-    # browser only when it changed: the map (cells and numbers: head, mask, temperature), the
-    # axes (labels, colour bar) and, on top, the selected query's label and row outline (the
-    # Stack). In Chromium an update's time to new pixels grows with the bytes it sends and the
-    # SVG nodes the page must lay out again: a new head sends the map, not the rest.
-    heatmap_map = widgets.HTML()
-    heatmap_axes = widgets.HTML()
-    layers = (heatmap_map, heatmap_axes, query_layers)
-    for picture, name in zip(layers, ("map", "axes", "query")):
-        picture.add_class(f"explorer-heatmap-{name}")
-        picture.layout.grid_area = "heatmap"
-    # The top layer only as tall as the rows (not stretched over the cell), so that the keys'
-    # labels below it, in the axes layer, still show their hover titles.
-    query_layers.layout.align_self = "flex-start"
-    heatmap = widgets.GridBox(layers, layout=widgets.Layout(grid_template_areas='"heatmap"'))
-    heatmap.add_class("explorer-heatmap")
-    # The bar chart likewise: its axes (the sentence) under its bars (every click).
-    bars_axes = widgets.HTML()
-    bars_axes.add_class("explorer-bars-axes")
-    bar_values.add_class("explorer-bars-values")
-    bar_values.layout.align_self = "flex-start"  # down to the zero line only
-    for picture in (bars_axes, bar_values):
-        picture.layout.grid_area = "bars"
-    bars = widgets.GridBox(
-        (bars_axes, bar_values), layout=widgets.Layout(grid_template_areas='"bars"')
-    )
-    bars.add_class("explorer-bars")
+    heatmap, heatmap_map, heatmap_axes = _heatmap(query_layers)
+    bars, bars_axes = _bars(bar_values)
 
     # A head or layer change never waits for the kernel's new map either: the browser holds
     # every map (the preview, which shows nothing) and draws the one a button asks for (the
@@ -236,35 +286,9 @@ def build_parts(
     # to new pixels when it waited, against 26 ms for a do-nothing widget's round trip.
     preview = MapPreview(n_heads=n_heads, layout=widgets.Layout(display="none"))
 
-    # What the model fixes (an encoder's mask, a trained model's scale) is not a control.
-    if fixed_causal is not None:
-        causal_control.layout.display = "none"
-    if fixed_temperature is not None:
-        temperature_control.layout.display = "none"
-    controls_box = widgets.HBox(
-        [
-            *([layer_control] if layer_control is not None else []),
-            head_control,
-            causal_control,
-            temperature_control,
-        ],
-        layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
-    )
-    widget = widgets.VBox(
-        [
-            text,
-            tokens,
-            controls_box,
-            table,
-            widgets.HBox(
-                [heatmap, bars],
-                layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"),
-            ),
-            preview,
-            PressedStates(layout=widgets.Layout(display="none")),  # which button is pressed, said
-        ]
-    )
-    widget.add_class("attention-explorer")
+    controls = [layer_control, head_control, causal_control, temperature_control]
+    controls_box, widget = _layout(text, tokens, table, heatmap, bars, preview, controls,
+                                   fixed_causal, fixed_temperature)  # fmt: skip
     return ExplorerParts(
         text=text,
         tokens=tokens,

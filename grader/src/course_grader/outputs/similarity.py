@@ -418,6 +418,34 @@ def _tree_key(tokens: tuple[str, ...]) -> str:
     return hashlib.sha256("\0".join(tokens).encode("utf-8")).hexdigest()
 
 
+def _close_pairs(distinct: list, trees_blind: dict, before: dict):
+    """Each distinct tree's key, and the scores of the pairs of distinct trees at or above
+    :data:`THRESHOLD` (by index): those of an earlier run (``before``) as stored, the pairs
+    with a tree not seen before computed now."""
+    keys = [_tree_key(tokens) for tokens, _ in distinct]
+    known = set(before.get("trees", ()))
+    scores: dict[tuple[int, int], float] = {}
+    index = {k: i for i, k in enumerate(keys)}
+    for a, b, score in before.get("pairs", ()):
+        if a in index and b in index:
+            i, j = sorted((index[a], index[b]))
+            scores[(i, j)] = score
+    new = [i for i, k in enumerate(keys) if k not in known]
+    if new:
+        shingles = [_shingles(tokens) for tokens, _ in distinct]
+        subtrees = [trees_blind[tokens] for tokens, _ in distinct]
+        is_new = set(new)
+        for i in range(len(distinct)):
+            for j in range(i + 1, len(distinct)):
+                if i not in is_new and j not in is_new:
+                    continue  # both compared before: their pair, if close, is stored
+                score = max(_jaccard(shingles[i], shingles[j]),
+                            _jaccard(subtrees[i], subtrees[j]))  # fmt: skip
+                if score >= THRESHOLD:
+                    scores[(i, j)] = score
+    return keys, scores
+
+
 def alike_pairs(
     answers: dict[str, dict[str, str]], exercises: list, store: dict | None = None
 ) -> tuple[list[tuple[str, str, str, float]], dict[str, int]]:
@@ -469,27 +497,7 @@ def alike_pairs(
         for students in groups.values():
             found += [(name, a, b, 1.0) for i, a in enumerate(students) for b in students[i + 1 :]]
         distinct = list(groups.items())
-        keys = [_tree_key(tokens) for tokens, _ in distinct]
-        known = set(before.get("trees", ()))
-        scores: dict[tuple[int, int], float] = {}
-        index = {k: i for i, k in enumerate(keys)}
-        for a, b, score in before.get("pairs", ()):
-            if a in index and b in index:
-                i, j = sorted((index[a], index[b]))
-                scores[(i, j)] = score
-        new = [i for i, k in enumerate(keys) if k not in known]
-        if new:
-            shingles = [_shingles(tokens) for tokens, _ in distinct]
-            subtrees = [trees_blind[tokens] for tokens, _ in distinct]
-            is_new = set(new)
-            for i in range(len(distinct)):
-                for j in range(i + 1, len(distinct)):
-                    if i not in is_new and j not in is_new:
-                        continue  # both compared before: their pair, if close, is stored
-                    score = max(_jaccard(shingles[i], shingles[j]),
-                                _jaccard(subtrees[i], subtrees[j]))  # fmt: skip
-                    if score >= THRESHOLD:
-                        scores[(i, j)] = score
+        keys, scores = _close_pairs(distinct, trees_blind, before)
         for (i, j), score in sorted(scores.items()):
             for a in distinct[i][1]:
                 for b in distinct[j][1]:
