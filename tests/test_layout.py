@@ -107,3 +107,24 @@ def test_installed_code_does_not_climb_to_the_repository():
     found = {f"{p.relative_to(ROOT)}:{line}" for root in packages for p in root.rglob("*.py")
              for line in _climbs_from_its_file(p)}  # fmt: skip
     assert found == set()
+
+
+def _installed_modules():
+    """The modules pip installs, but the generated answers (the lessons' own cells)."""
+    for root in (ROOT / "src" / "helpers", ROOT / "grader" / "src" / "course_grader"):
+        yield from (p for p in sorted(root.rglob("*.py")) if "answers" not in p.parts)
+
+
+def test_no_installed_module_passes_600_lines_or_function_80():
+    """A module that grows past 600 lines continues in another (checks/lessonNN_<topic>.py for
+    a lesson's checks); a function past 80 lines is split into named steps."""
+    long_modules, long_functions = [], []
+    for path in _installed_modules():
+        text = path.read_text()
+        if text.count("\n") > 600:
+            long_modules.append(str(path.relative_to(ROOT)))
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if node.end_lineno - node.lineno + 1 > 80:
+                    long_functions.append(f"{path.relative_to(ROOT)}:{node.name}")
+    assert (long_modules, long_functions) == ([], [])
