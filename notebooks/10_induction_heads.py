@@ -262,9 +262,9 @@ print(
 
 # %% [markdown]
 # `forward` runs lesson 04's attention on all heads at once and keeps every intermediate;
-# `loss_and_grads` (in the same module) goes back through it line by line, the way lesson 08
-# did for one layer, with lesson 08's `softmax_backward` inside. A test compares it with finite
-# differences.
+# `loss_and_grads` (in `helpers.induction.backward`) goes back through it line by line, the way
+# lesson 08 did for one layer, with lesson 08's `softmax_backward` inside. A test compares it
+# with finite differences.
 #
 # ## 3 · Training
 #

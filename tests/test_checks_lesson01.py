@@ -289,7 +289,6 @@ def test_lesson_01_says_the_position_drowns_the_token_only_at_the_papers_width()
         ratios[d] = pe_size / table.std()
     assert 1.8 < ratios[8] < 2.2 and 15 < ratios[512] < 17
     source = (Path(__file__).parents[1] / "solutions" / "01_input_Z.py").read_text()
-    assert "half the size of PE's (0.707) and the\n# position would drown the token" not in source
     assert "512" in source.split("the position would drown the token")[0][-400:]
 
 
@@ -299,7 +298,6 @@ def test_lesson_00_promises_only_what_holds_and_says_solution_works_for_challeng
     from pathlib import Path
 
     source = (Path(__file__).parents[1] / "solutions" / "00_start_here.py").read_text()
-    assert "nothing to copy from the cell above" not in source
     text = " ".join(line.lstrip("# ") for line in source.splitlines())
     assert "`hint` and `solution` work for **every** exercise, the optional ★★★ challenges" in text
     assert "*May use:*" in source
@@ -352,5 +350,4 @@ def test_lesson_01_gives_the_relative_position_argument_as_the_papers_hypothesis
     from pathlib import Path
 
     source = (Path(__file__).parents[1] / "solutions" / "01_input_Z.py").read_text()
-    assert "can learn one fixed\n# linear map for it, instead of one per position" not in source
     assert "hypothesized it" in source and "nearly identical results" in source

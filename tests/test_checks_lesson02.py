@@ -418,7 +418,7 @@ def test_lesson_02_does_not_call_a_checks_reference_on_screen():
 
     source = (Path(__file__).parents[1] / "solutions" / "02_queries_keys_values.py").read_text()
     assert ".reference" not in source
-    assert "(d_{model}, 3 d_k)" not in source  # the Summary agrees with the exercise: 3 d_out
+    assert "$(d_{model}, 3\\,d_{out})$" in source  # the same shape as the exercise's
 
 
 # ---------------------------------------------------------------------------------------------

@@ -217,7 +217,6 @@ def lesson09_printed() -> str:
 
 def test_lesson09_the_masked_weight_comes_from_masked_attention_not_from_the_mask():
     # A mask entry (True/False, or 0/1) is not a weight: lesson 05's mask-as-multiplier mix-up.
-    assert "float(helpers.causal_mask(m)[it, tired])" not in lesson09_source()
     assert "mask=helpers.causal_mask(m)" in lesson09_source()
     printed = re.search(
         r"the same head with lesson 05's causal mask: 'it' on 'tired' (\S+), "
@@ -253,8 +252,7 @@ def test_a_uniform_head_scores_one_over_n_and_looks_n2_minus_1_over_3n_tokens_aw
 
 
 def test_lesson09_compares_its_heads_with_an_even_spread_over_its_own_sentences():
-    source, printed = lesson09_source(), lesson09_printed()
-    assert "over n = 8 tokens would score" not in source  # the sentences have 8 to 15 tokens
+    printed = lesson09_printed()
     found = re.search(
         r"a head spreading evenly over each sentence \((\d+) to (\d+) tokens\) scores (\S+)\n",
         printed,
@@ -268,8 +266,7 @@ def test_lesson09_compares_its_heads_with_an_even_spread_over_its_own_sentences(
 
 
 def test_lesson09_prints_every_distance_of_its_position_table_and_computes_the_peaks():
-    source, printed = lesson09_source(), lesson09_printed()
-    assert "peaks near distances 6 and 12" not in source  # the old table skipped 5, 7, 10, 11
+    printed = lesson09_printed()
     header = " ".join(f"{d:5d}" for d in range(1, 17))
     assert "distance  " + header in printed
     assert "distance  " + " ".join(f"{d:5d}" for d in range(17, 33)) in printed
@@ -278,13 +275,11 @@ def test_lesson09_prints_every_distance_of_its_position_table_and_computes_the_p
 
 def test_lesson09_says_what_mask_an_encoder_has_and_what_is_measured():
     source, printed = lesson09_source(), lesson09_printed()
-    assert "it has no mask" not in source  # it has no *causal* mask; a batch needs padding
     assert "attention_mask" in source
     # The masked change is rounding (0 to 3e-7 by BLAS kernel): said as a bound, not printed.
     assert "with the mask, below 1e-5 (rounding): True\n" in printed
     unmasked = re.search(r"without the mask, largest change .*: (\S+)\n", printed)
     assert unmasked and float(unmasked[1]) > 0.1
-    assert "drifts away from its embedding" not in source  # a cosine with Z's row is measured
 
 
 def test_lesson09_measures_how_smoothly_each_position_code_falls():

@@ -57,7 +57,7 @@ def pins() -> dict[str, str]:
     """requirements.txt's ``name==version`` pins, by lower-case name."""
     found = {}
     for line in (ROOT / "requirements.txt").read_text().splitlines():
-        match = re.match(r"^([A-Za-z0-9_.-]+)==([^\s#]+)", line)
+        match = re.match(r"^([A-Za-z0-9_.-]+)==([^\s#;]+)", line)
         if match:
             found[match.group(1).lower()] = match.group(2)
     return found

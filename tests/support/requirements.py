@@ -15,7 +15,7 @@ def requirement_pins(lines: list[str]) -> dict[str, str]:
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
-        match = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;]+)", line)
+        match = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;]+)(?:\s*;.*)?", line)
         assert match, f"not pinned as name==version: {line!r}"
         name = normalise(match.group(1))
         assert name not in pins, f"{name} listed twice"

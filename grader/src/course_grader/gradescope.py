@@ -12,7 +12,7 @@ in ``/autograder/submission_metadata.json``, and the results to write to
 ``output`` for the whole submission, ``execution_time``, and ``stdout_visibility`` (the
 run's printout, which holds what only the instructor should see, stays hidden).
 
-The grading is the course's own (:func:`._one.result_of`: the same sandbox, checks and points as
+The grading is the course's own (:func:`.one.result_of`: the same sandbox, checks and points as
 ``make grade``). Whatever the submission is (no notebook, several, an empty or a broken file, a
 notebook of another lesson, a hostile one), this writes a results.json: a submission that cannot
 be graded scores 0 on every exercise, with a message saying what to upload instead.
@@ -106,7 +106,7 @@ def _test(number: int, item, points: float, max_points: float, status: str, outp
 
 
 def results_for(result: dict, visibility: str = "visible", seconds: float = 0.0) -> dict:
-    """Gradescope's results.json for one graded notebook (:func:`._one.result_of`'s dict)."""
+    """Gradescope's results.json for one graded notebook (:func:`.one.result_of`'s dict)."""
     tests = []
     for number, e in enumerate(result["exercises"], 1):
         if e["status"] == "correct":

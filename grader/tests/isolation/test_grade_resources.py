@@ -314,10 +314,9 @@ def test_the_seccomp_filter_refuses_namespaces_tracing_and_io_uring_not_threads(
     """The kernel's system calls under the sandbox's filter, on this machine's processor (the
     numbers from libseccomp): what an escape needs is refused (EPERM), clone3 is "not
     implemented" (the C library falls back to clone), threads and processes still start."""
-    import pyseccomp
-
     if bubblewrap.seccomp_unavailable():
         pytest.skip(bubblewrap.seccomp_unavailable())
+    pyseccomp = pytest.importorskip("pyseccomp")  # its numbers for this processor
     names = ("unshare", "clone", "clone3", "ptrace", "io_uring_setup", "keyctl", *HARMLESS,
              "getpid")  # fmt: skip
     number = {n: pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, n) for n in names}
@@ -339,10 +338,9 @@ def test_without_the_filter_the_same_calls_get_the_machine_s_own_answers():
     """The check on the check: outside the filter (bwrap with no --seccomp) the harmless calls
     get their ordinary errors, not EPERM, and another ABI's call is merely unknown (ENOSYS):
     the test before it measures the filter, not the machine."""
-    import pyseccomp
-
     if bubblewrap.unavailable():
         pytest.skip(bubblewrap.unavailable())
+    pyseccomp = pytest.importorskip("pyseccomp")
     names = (*HARMLESS, "getpid")
     number = {n: pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, n) for n in names}
     command = ["bwrap", "--dev-bind", "/", "/", "--", sys.executable, "-c", SYSCALLS,

@@ -175,3 +175,16 @@ def test_the_report_escapes_every_value_a_student_or_their_files_put_there():
     )
     assert "<img" not in page and 'onerror="' not in page
     assert page.count("&lt;img src=x onerror=") >= 5  # the name, the messages, the note, the footer
+
+
+def test_a_notebook_s_name_is_a_code_span_its_backticks_cannot_close():
+    """A file name is shown as it is, in a code span (no entities, which a code span prints
+    literally), fenced by more backticks than it holds, so that `<img ...>` stays code."""
+    from course_grader.outputs.report import feedback_markdown
+    from course_grader.pipeline.grading import Row
+
+    rows = [Row("ada", "03", "scaled_scores", "correct", "", "right")]
+    plain = feedback_markdown("ada", rows, [], {"03": "Q&A 03.ipynb"})
+    assert "## Lesson 03 — `Q&A 03.ipynb`" in plain
+    hostile = feedback_markdown("ada", rows, [], {"03": "x`<img src=y>`.ipynb"})
+    assert "## Lesson 03 — ``x`<img src=y>`.ipynb``" in hostile

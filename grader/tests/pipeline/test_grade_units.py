@@ -9,7 +9,7 @@ import nbformat
 import pytest
 from course_grader.cli import main
 from course_grader.pipeline import grading
-from support import class_builder
+from support import ROOT, class_builder
 
 
 def _submission(tmp_path: Path, name: str, nb_or_text) -> grading.Submission:
@@ -138,3 +138,13 @@ def test_the_record_is_written_and_read_by_one_module(tmp_path, monkeypatch):
     ]
     assert len(records[0]["message"]) == 4000 and "found" not in records[0]
     assert records[1]["found"] is False
+
+
+def test_the_cache_key_covers_every_module_of_the_grader_and_of_helpers():
+    """An edit anywhere in the grader (its own verdicts are in isolation/remote.py) or in the
+    helpers (the checks) changes the code digest, so no stale row is reused."""
+    from course_grader.pipeline.cache import digested_sources
+
+    read = {path for _, paths in digested_sources() for path in paths}
+    for package in (ROOT / "grader" / "src" / "course_grader", ROOT / "src" / "helpers"):
+        assert set(package.resolve().rglob("*.py")) <= read, package

@@ -16,15 +16,15 @@ file raises :class:`ModelFilesError`, which says what to run, and is never used.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
-from importlib import metadata
 from pathlib import Path
+
+from ..checkout import course_checkout
 
 __all__ = [
     "MODEL_DIR",
@@ -51,31 +51,11 @@ MODEL_FILES = {
 }
 
 
-def _checkout() -> Path | None:
-    """The course's folder when it is installed from it in editable mode (``make setup``: pip
-    records where, PEP 610's direct_url.json), else None (a wheel, `pip install git+...`)."""
-    import urllib.parse
-
-    if os.name == "nt":  # urllib.request's url2pathname, without its import of ssl
-        from nturl2path import url2pathname
-    else:
-        url2pathname = urllib.parse.unquote
-    try:
-        record = json.loads(metadata.distribution("self-attention-course").read_text(
-            "direct_url.json") or "{}")  # fmt: skip
-    except (metadata.PackageNotFoundError, ValueError):
-        return None
-    url = urllib.parse.urlparse(record.get("url", ""))
-    if not record.get("dir_info", {}).get("editable") or url.scheme != "file":
-        return None
-    return Path(url2pathname(url.path))
-
-
 def _default_model_dir() -> Path:
     """In the course's checkout, its git-ignored .cache/; in an installed copy (`pip install`
     of the course, on Colab or a JupyterHub), the user's cache folder, as site-packages may not
     be writable."""
-    root = _checkout()
+    root = course_checkout()
     if root is not None and (root / "pyproject.toml").is_file():
         return root / ".cache" / "all-MiniLM-L6-v2"
     cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"

@@ -13,7 +13,7 @@ a call fail, which fails the check.
 What the kernel reports and the grader cannot check is trusted no further than the student:
 whether an answer called a course helper it may not (the kernel's watch). Lesson 07's peak
 memory is measured twice, by tracemalloc in the kernel and by the grader from the kernel's
-resident memory (:mod:`._peak`), and the larger counts. docs/INSTRUCTORS.md says so.
+resident memory (:mod:`.peak`), and the larger counts. docs/INSTRUCTORS.md says so.
 """
 
 from __future__ import annotations

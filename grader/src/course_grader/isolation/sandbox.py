@@ -7,7 +7,7 @@ cost the exercises after it. The limits:
   group), not asked to stop; the cells after it do not run;
 * memory: ``RLIMIT_AS`` on the kernel process (an allocation beyond it raises MemoryError in
   the student's code); in the sandbox, where control groups can be made, the same limit on the
-  kernel's processes together, with the files they write in memory (:mod:`._cgroup`);
+  kernel's processes together, with the files they write in memory (:mod:`.cgroup`);
 * output: nothing the notebook prints or displays is kept (only its size is counted), so a
   notebook that prints millions of lines costs the grader no memory;
 * files: the kernel's working folder is a temporary copy; the submission is only read.
@@ -108,22 +108,30 @@ def _capped_client_class():
 
 
 def kernel_config():
-    """The kernel settings of this environment's Jupyter (the ``KernelManager`` section of its
-    jupyter_server_config.json files, read as JupyterLab reads them: ``make setup`` installs the
-    course's), or None where there are none. Found on Jupyter's config path, not beside this
-    file, so that an installed grader reads the same settings as one in a checkout."""
+    """The course's kernel settings (``jupyter/jupyter_server_config.json``: what build_lessons
+    and ``make setup``'s JupyterLab use), or None where there are none. From the course's folder
+    when it is installed from one in editable mode (``make setup``, GitHub Classroom's
+    ``pip install -e .``); elsewhere (an installed grader, Gradescope) the ``KernelManager``
+    settings of the environment's own jupyter_server_config.json files, as JupyterLab reads
+    them. Never looked up beside this file."""
     from jupyter_core.paths import jupyter_config_path
     from traitlets.config import Config
 
+    from helpers.checkout import course_checkout
+
+    checkout = course_checkout()
+    if checkout is not None and (checkout / "jupyter" / "jupyter_server_config.json").is_file():
+        places = [checkout / "jupyter"]
+    else:
+        places = [Path(folder) for folder in reversed(jupyter_config_path())]  # lowest first
     settings = Config()
-    for folder in reversed(jupyter_config_path()):  # the lowest priority first
-        path = Path(folder) / "jupyter_server_config.json"
+    for folder in places:
         try:
-            found = json.loads(path.read_text()).get("KernelManager")
-        except (OSError, ValueError, AttributeError):
+            found = json.loads((folder / "jupyter_server_config.json").read_text())
+        except (OSError, ValueError):
             continue  # none there, or not a config file
-        if isinstance(found, dict):
-            settings.merge(Config({"KernelManager": found}))
+        if isinstance(found, dict) and isinstance(found.get("KernelManager"), dict):
+            settings.merge(Config({"KernelManager": found["KernelManager"]}))
     return settings or None
 
 

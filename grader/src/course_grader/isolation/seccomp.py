@@ -52,8 +52,8 @@ def _library():
     """pyseccomp, or why not: the binding missing, or libseccomp's library not on the system."""
     try:
         import pyseccomp
-    except (ImportError, OSError) as error:  # OSError: no libseccomp.so.2 to load
-        return None, f"libseccomp is not available here ({error})"
+    except Exception as error:  # not installed; RuntimeError or OSError: no libseccomp.so.2
+        return None, f"libseccomp is not available here ({type(error).__name__}: {error})"
     return pyseccomp, ""
 
 
@@ -66,8 +66,10 @@ def program() -> bytes | None:
         return None
     rules = seccomp.SyscallFilter(seccomp.ALLOW)
     rules.set_attr(seccomp.Attr.ACT_BADARCH, seccomp.ERRNO(errno.EPERM))
+    missing = set(unknown())
     for name in REFUSED:
-        rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
+        if name not in missing:  # a call this libseccomp cannot name (an older one) has no rule
+            rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     for flag in CLONE_NEW:  # any one of them set: (flags & flag) == flag
         rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ,
@@ -98,11 +100,32 @@ def _remove(path: str) -> None:
         pass
 
 
+def unknown() -> list[str]:
+    """The calls of :data:`REFUSED` this machine's libseccomp cannot name (older than the call),
+    which its filter therefore leaves alone; the report says so."""
+    seccomp, _ = _library()
+    if seccomp is None:
+        return []
+    names = []
+    for name in REFUSED:
+        try:
+            number = seccomp.resolve_syscall(seccomp.Arch.NATIVE, name)
+        except ValueError:
+            number = -1
+        if number < 0:  # libseccomp's answer for a name it does not know
+            names.append(name)
+    return names
+
+
 def unavailable() -> str:
     """Why the kernels get no seccomp filter here ("" if they do)."""
     seccomp, why = _library()
     if seccomp is None:
         return why
-    if program() is None:
+    try:
+        code = program()
+    except Exception as error:  # libseccomp refused a rule: no filter rather than no kernel
+        return f"libseccomp could not build the filter ({type(error).__name__}: {error})"
+    if code is None:
         return f"no seccomp filter for this processor ({platform.machine()})"
     return ""

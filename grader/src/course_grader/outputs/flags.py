@@ -1,14 +1,14 @@
 """What the grader tells the instructor besides the grades: whether the kernels ran in a sandbox
 (:func:`sandbox_status`, in the terminal and at the top of the report) and what each notebook
-tried that deserves a look (:func:`flags_for`). Used by the class run (:mod:`._cli`) and by
-``--one`` (:mod:`._one`)."""
+tried that deserves a look (:func:`flags_for`). Used by the class run (:mod:`course_grader.cli`)
+and by ``--one`` (:mod:`course_grader.one`)."""
 
 from __future__ import annotations
 
 import os
 import re
 
-from ..isolation import bubblewrap, cgroup
+from ..isolation import bubblewrap, cgroup, seccomp
 from ..isolation.sandbox import Limits
 from ..pipeline.grading import Submission, cell_label
 
@@ -50,6 +50,10 @@ def sandbox_status(limits: Limits) -> str:
         warnings.append(f"{no_filter}: the kernels may use every system call")
     else:
         sandbox += "; a seccomp filter"
+        unknown = seccomp.unknown()  # an older libseccomp: these calls are not filtered
+        if unknown:
+            warnings.append(f"this machine's libseccomp does not know {', '.join(unknown)}: "
+                            "the filter leaves them alone")  # fmt: skip
     no_groups = cgroup.unavailable()
     if no_groups:
         warnings.append(

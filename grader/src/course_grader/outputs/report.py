@@ -70,6 +70,19 @@ _MARKDOWN = Environment(loader=_TEMPLATES, autoescape=False, finalize=_inert_mar
                         undefined=StrictUndefined)  # fmt: skip
 
 
+def _code_span(value: object) -> Markup:
+    """``value`` as a Markdown code span, shown as it is (no entities: a code span prints them
+    literally): fenced by one backtick more than the longest run inside it (CommonMark), so a
+    file name with a backtick cannot close the span and let the rest be read as HTML."""
+    text = str(value).replace("\n", " ")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return Markup(f"{fence}{pad}{text}{pad}{fence}")
+
+
+_MARKDOWN.filters["code"] = _code_span
+
+
 def feedback_markdown(
     student: str,
     rows: list[Row],

@@ -18,19 +18,24 @@ from pathlib import Path
 
 from ..isolation.sandbox import Limits
 
-GRADER = Path(__file__).resolve().parent
+
+def digested_sources() -> list[tuple[Path, list[Path]]]:
+    """What :func:`code_digest` reads: each package's folder (``helpers``, whose checks give the
+    verdicts, and the whole grader, every layer) with its Python sources, in order."""
+    import course_grader
+    import helpers
+
+    roots = (Path(helpers.__file__).resolve().parent, Path(course_grader.__file__).resolve().parent)
+    return [(root, sorted(root.rglob("*.py"))) for root in roots]
 
 
 @functools.cache
 def code_digest() -> str:
-    """sha256 of the Python sources of the ``helpers`` package (whose checks give the verdicts)
-    and of this grader, path and bytes of each, in order."""
-    import helpers
-
+    """sha256 of the sources :func:`digested_sources` lists, path and bytes of each."""
     digest = hashlib.sha256()
-    for root in (Path(helpers.__file__).resolve().parent, GRADER):
+    for root, paths in digested_sources():
         digest.update(root.name.encode() + b"\0")
-        for path in sorted(root.rglob("*.py")):
+        for path in paths:
             digest.update(path.relative_to(root).as_posix().encode() + b"\0")
             digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
