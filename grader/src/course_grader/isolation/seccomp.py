@@ -70,7 +70,8 @@ def program() -> bytes | None:
     for name in REFUSED:
         if name not in missing:  # a call this libseccomp cannot name (an older one) has no rule
             rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
-    rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    if "clone3" not in missing:  # else clone3's flags go unchecked: the report names it
+        rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     for flag in CLONE_NEW:  # any one of them set: (flags & flag) == flag
         rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ,
                                                                        flag, flag))  # fmt: skip
@@ -101,20 +102,20 @@ def _remove(path: str) -> None:
 
 
 def unknown() -> list[str]:
-    """The calls of :data:`REFUSED` this machine's libseccomp cannot name (older than the call),
-    which its filter therefore leaves alone; the report says so."""
+    """The calls of :data:`REFUSED` (and clone3) this machine's libseccomp cannot name (it is
+    older than the call), which its filter therefore leaves alone; the report says so."""
     seccomp, _ = _library()
     if seccomp is None:
         return []
-    names = []
-    for name in REFUSED:
-        try:
-            number = seccomp.resolve_syscall(seccomp.Arch.NATIVE, name)
-        except ValueError:
-            number = -1
-        if number < 0:  # libseccomp's answer for a name it does not know
-            names.append(name)
-    return names
+    return [name for name in (*REFUSED, "clone3") if not _named(seccomp, name)]
+
+
+def _named(seccomp, name: str) -> bool:
+    """Whether this libseccomp knows the system call ``name`` on this processor."""
+    try:
+        return seccomp.resolve_syscall(seccomp.Arch.NATIVE, name) >= 0  # -1: unknown
+    except ValueError:
+        return False
 
 
 def unavailable() -> str:
