@@ -463,7 +463,8 @@ BUILD_IT_MISTAKES = {
     ),
     "ignores_seed": (lambda seed: ref_causal_build_it(0), "numbers of seed 0"),
     "swapped_pair": (lambda seed: ref_causal_build_it(seed)[::-1], "(out, A)"),
-    "returned_one": (lambda seed: ref_causal_build_it(seed)[0], "return both"),
+    "returned_one": (lambda seed: ref_causal_build_it(seed)[0],
+                     "one array of shape (3, 3); return two values: `return A, out`"),
 }  # fmt: skip
 
 

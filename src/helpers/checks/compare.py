@@ -1,7 +1,7 @@
 """Comparing an answer with the reference, and naming the mistake when it matches a known one:
-the learner's return value as an array of the expected shape (:func:`as_result_array`), an
-``(output, weights)`` pair (:func:`unpack_pair`), and :func:`compare` with its catalogue of
-wrong answers."""
+the learner's return value as an array of the expected shape (:func:`as_result_array`), several
+return values (:func:`unpack_returns`; an ``(output, weights)`` pair: :func:`unpack_pair`), and
+:func:`compare` with its catalogue of wrong answers."""
 
 from __future__ import annotations
 
@@ -92,6 +92,36 @@ def as_result_pair(
     )
 
 
+_COUNTS = {2: "two", 3: "three", 4: "four"}
+
+
+def unpack_returns(
+    value: Any, what: str, names: tuple[str, ...], wrong_count: str = "returned_one", hint: str = ""
+) -> tuple:
+    """The learner's ``len(names)`` return values as they came, or a :class:`Mistake`.
+
+    Every exercise that returns several values parses them here: None (no ``return``, id
+    ``returned_none``), and one value or the wrong number of them (id ``wrong_count``), each
+    told to write ``return <names>``; ``hint`` follows that, e.g. what one of the values means.
+    The exercise checks each value further (:func:`as_result_array`).
+    """
+    returns = ", ".join(names)
+    if value is None:
+        raise Mistake(f"{what} returned None; did you forget `return {returns}`?", "returned_none")
+    if not isinstance(value, (tuple, list)) or len(value) != len(names):
+        if isinstance(value, (tuple, list)):
+            kind = f"{len(value)} values"
+        elif isinstance(value, np.ndarray):
+            kind = f"one array of shape {value.shape}"
+        else:
+            kind = f"a {type_name(value)}"
+        count = _COUNTS.get(len(names), str(len(names)))
+        raise Mistake(
+            f"{what} returned {kind}; return {count} values: `return {returns}`{hint}.", wrong_count
+        )
+    return tuple(value)
+
+
 def unpack_pair(
     value: Any, what: str, output_shape: tuple[int, ...], weights_shape: tuple[int, ...]
 ) -> tuple[Any, Any]:
@@ -101,27 +131,15 @@ def unpack_pair(
     its shape), a tuple of the wrong length and the two values in the wrong order (by their
     shapes). The two values are returned as they came, for the exercise to check further.
     """
-    if value is None:
-        raise Mistake(
-            f"{what} returned None; did you forget `return output, weights`?", "returned_none"
-        )
-    if not isinstance(value, (tuple, list)):
-        shape = np.shape(value) if isinstance(value, np.ndarray) else None
+    if isinstance(value, np.ndarray) and tuple(output_shape) != tuple(weights_shape):
         names = {tuple(output_shape): "only the output", tuple(weights_shape): "only the weights"}
-        if shape in names and tuple(output_shape) != tuple(weights_shape):
+        if value.shape in names:
             raise Mistake(
-                f"{what} returned {names[shape]} (shape {shape}); return both: "
+                f"{what} returned {names[value.shape]} (shape {value.shape}); return both: "
                 "`return output, weights`.",
                 "returned_one",
             )
-        kind = f"one array of shape {shape}" if shape else f"a {type(value).__name__}"
-        raise Mistake(
-            f"{what} returned {kind}; return both: `return output, weights`.", "returned_one"
-        )
-    if len(value) != 2:
-        raise Mistake(
-            f"{what} returned {len(value)} values; return two: `output, weights`.", "returned_one"
-        )
+    value = unpack_returns(value, what, ("output", "weights"))
     shapes = (np.shape(value[0]), np.shape(value[1]))
     if tuple(output_shape) != tuple(weights_shape) and shapes == (
         tuple(weights_shape),

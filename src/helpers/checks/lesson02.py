@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .answers import lesson02 as answers
-from .compare import as_result_array, close, compare
+from .compare import as_result_array, close, compare, unpack_returns
 from .draws import fresh_rng
 from .exercise import Exercise
 from .mistakes import LearnerError, Mistake, named
@@ -17,29 +17,14 @@ from .prediction import Prediction
 
 def _three_arrays(value, what: str, fused_shape: tuple) -> tuple:
     """The learner's return value as a (Q, K, V) triple, or a Mistake that says why not."""
-    if value is None:
-        raise Mistake(f"{what} returned None; did you forget `return Q, K, V`?", "returned_none")
-    if isinstance(value, np.ndarray):
-        if value.shape == fused_shape:
-            raise Mistake(
-                f"{what} returned one array of shape {value.shape}: that is X @ W_qkv, all three "
-                "projections side by side. Cut its last axis into three blocks of d_out columns "
-                "and return them: `return Q, K, V`.",
-                "fused_only",
-            )
+    if isinstance(value, np.ndarray) and value.shape == fused_shape:
         raise Mistake(
-            f"{what} returned one array of shape {value.shape}; return the three projections "
-            "as a tuple: `return Q, K, V`",
-            "returned_one",
+            f"{what} returned one array of shape {value.shape}: that is X @ W_qkv, all three "
+            "projections side by side. Cut its last axis into three blocks of d_out columns "
+            "and return them: `return Q, K, V`.",
+            "fused_only",
         )
-    if not isinstance(value, (tuple, list)) or len(value) != 3:
-        size = f" of {len(value)}" if isinstance(value, (tuple, list)) else ""
-        raise Mistake(
-            f"{what} returned a {type(value).__name__}{size}; it should return three arrays, "
-            "`return Q, K, V`",
-            "returned_one",
-        )
-    return tuple(value)
+    return unpack_returns(value, what, ("Q", "K", "V"))
 
 
 def _grade_project_qkv(call):

@@ -8,7 +8,15 @@ from __future__ import annotations
 import numpy as np
 
 from .answers import lesson05 as answers
-from .compare import as_result_array, as_result_pair, close, compare, raw_softmax, unpack_pair
+from .compare import (
+    as_result_array,
+    as_result_pair,
+    close,
+    compare,
+    raw_softmax,
+    unpack_pair,
+    unpack_returns,
+)
 from .draws import fresh_rng
 from .exercise import Exercise
 from .mistakes import Mistake, named
@@ -430,16 +438,9 @@ _BUILD_IT_MISTAKES = {
 
 
 def _unpack_build_it(value, what: str):
-    if value is None:
-        raise Mistake(f"{what} returned None; end the function with `return A, out`.",
-                      "returned_none")  # fmt: skip
-    if not isinstance(value, (tuple, list)) or len(value) != 2:
-        shape = np.shape(value) if isinstance(value, np.ndarray) else None
-        raise Mistake(
-            f"{what} returned {f'one array of shape {shape}' if shape else type(value).__name__}"
-            "; return both: `return A, out` (the weights (3, 3), then the output (3, 4)).",
-            "returned_one",
-        )
+    value = unpack_returns(
+        value, what, ("A", "out"), hint=" (the weights (3, 3), then the output (3, 4))"
+    )
     if np.shape(value[0]) == (3, 4) and np.shape(value[1]) == (3, 3):
         raise Mistake(f"{what} returned (out, A); the order is `return A, out`.", "swapped_pair")
     A = as_result_array(value[0], what, (3, 3), part="weights A")

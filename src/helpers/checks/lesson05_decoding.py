@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .answers import lesson05 as answers
-from .compare import as_result_array, close, compare, raw_softmax
+from .compare import as_result_array, close, compare, raw_softmax, unpack_returns
 from .draws import fresh_rng
 from .exercise import Exercise
 from .mistakes import LearnerError, Mistake, named
@@ -91,13 +91,7 @@ def _decode_run(call, X, weights, qkv, full, p: int, label: str) -> None:
     for t in range(p, n):
         what = f"decode_step at step t = {t} ({label}; K_cache {K_cache.shape})"
         value = call(X[t].copy(), K_cache.copy(), V_cache.copy(), W_Q, W_K, W_V)
-        if value is None or not isinstance(value, (tuple, list)) or len(value) != 3:
-            raise Mistake(
-                f"{what} returned {type(value).__name__}; return three values: "
-                "`return out_t, K_cache, V_cache`.",
-                "returned_one" if value is not None else "returned_none",
-            )
-        out_t, new_K, new_V = value
+        out_t, new_K, new_V = unpack_returns(value, what, ("out_t", "K_cache", "V_cache"))
         new_K = np.asarray(new_K, dtype=float)
         new_V = np.asarray(new_V, dtype=float)
         if new_K.shape == (t, d_k) or new_V.shape == (t, d_v):

@@ -8,7 +8,7 @@ import numbers
 import numpy as np
 
 from .answers import lesson07 as answers
-from .compare import as_result_array, compare
+from .compare import as_result_array, compare, unpack_returns
 from .draws import fresh_rng
 from .exercise import Exercise
 from .lesson07 import MEMORY_D, peak_beyond_inputs
@@ -117,16 +117,10 @@ def _grade_causal(call):
             f"causal_blockwise_attention(Q, K, V, block_size={b}) with n={n} ({n_b} blocks "
             f"of queries and of keys)"
         )
-        value = call(Q, K, V, b)
-        if not isinstance(value, (tuple, list)) or len(value) != 2:
-            raise Mistake(
-                named(
-                    "not_a_pair",
-                    f"{what} returned {type(value).__name__}; return two "
-                    "values: `return output, tiles` (tiles = how many score tiles you "
-                    "computed).",
-                ),
-            )
+        value = unpack_returns(
+            call(Q, K, V, b), what, ("output", "tiles"), wrong_count="not_a_pair",
+            hint=" (tiles = how many score tiles you computed)",
+        )  # fmt: skip
         out = as_result_array(value[0], what, (n, d_v), part="output")
         expected, want_tiles = answers.causal_blockwise_attention(Q, K, V, b)
         known = {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .answers import lesson07 as answers
-from .compare import as_result_array, compare
+from .compare import as_result_array, compare, unpack_returns
 from .draws import fresh_rng
 from .exercise import Exercise
 from .mistakes import Mistake, named
@@ -95,21 +95,9 @@ def _close3(got, want) -> bool:
 
 def _unpack_state(value, what, n_q, d_v):
     """The learner's ``(m, l, acc)`` as float arrays of the right shapes, or a Mistake."""
-    if value is None:
-        raise Mistake(f"{what} returned None; did you forget `return m, l, acc`?", "returned_none")
-    if not isinstance(value, (tuple, list)) or len(value) != 3:
-        kind = (
-            f"{len(value)} values"
-            if isinstance(value, (tuple, list))
-            else (f"a {type(value).__name__}")
-        )
-        raise Mistake(
-            named(
-                "not_a_triple",
-                f"{what} returned {kind}; return the new state, three "
-                "values: `return m_new, l, acc`.",
-            ),
-        )
+    value = unpack_returns(
+        value, what, ("m_new", "l", "acc"), wrong_count="not_a_triple", hint=" (the new state)"
+    )
     parts = []
     for part, shape, value_part in zip(("m", "l", "acc"), ((n_q,), (n_q,), (n_q, d_v)), value):
         parts.append(as_result_array(value_part, what, shape, part=part))

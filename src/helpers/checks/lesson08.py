@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .answers import lesson08 as answers
-from .compare import as_result_array, compare, raw_softmax
+from .compare import as_result_array, compare, raw_softmax, unpack_returns
 from .draws import fresh_rng
 from .exercise import Exercise
 from .mistakes import Mistake, named
@@ -239,16 +239,10 @@ def _grade_attention_backward(call):
         Q, K = rng.standard_normal((nq, d_k)), rng.standard_normal((nk, d_k))
         V, dO = rng.standard_normal((nk, d_v)), rng.standard_normal((nq, d_v))
         what = f"attention_backward(Q, K, V, dO) on {label}, d_k={d_k}, d_v={d_v}"
-        value = call(*(a.astype(dtype) for a in (Q, K, V, dO)))
-        if not isinstance(value, (tuple, list)) or len(value) != 3:
-            kind = (
-                f"{len(value)} values" if isinstance(value, (tuple, list))
-                else f"a {type(value).__name__}"
-            )  # fmt: skip
-            raise Mistake(
-                named("not_a_triple", f"{what} returned {kind}; return three gradients: "
-                      "`return dQ, dK, dV`."),
-            )  # fmt: skip
+        value = unpack_returns(
+            call(*(a.astype(dtype) for a in (Q, K, V, dO))), what, ("dQ", "dK", "dV"),
+            wrong_count="not_a_triple", hint=" (the three gradients)",
+        )  # fmt: skip
         shapes = {"dQ": Q.shape, "dK": K.shape, "dV": V.shape}
         got = [as_result_array(v, what, shapes[p], part=p) for p, v in zip(shapes, value)]
         expected = _finite_difference_attention(Q, K, V, dO)
