@@ -14,7 +14,7 @@ PYTHON ?= $(shell for p in python3.14 python3.13 python3.12 python3.11 python3; 
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: real-model help setup lab test test-fast test-browser notebooks check-notebooks sweep lint format handout bench bench-browser grade gradescope binder-dry-run site full-repo clean
+.PHONY: real-model help setup lab test test-fast test-browser notebooks check-notebooks sweep lint format handout learner-repo bench bench-browser grade gradescope binder-dry-run site full-repo clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -88,8 +88,17 @@ format: full-repo $(STAMP) ## apply ruff's formatting and safe fixes
 	$(VENV)/bin/ruff check --fix src grader tests tools benchmarks
 	$(VENV)/bin/ruff format src grader tests tools benchmarks
 
-handout: full-repo ## zip the learner's copy (no solutions) into build/self-attention-course.zip
-	python3 tools/make_handout.py
+# GRADED=1: the graded build, with no lesson answers or last hints (docs/INSTRUCTORS.md);
+# REPO=owner/name fills the OWNER/REPO placeholders of the links.
+LEARNER_COPY = $(if $(filter 1 yes true,$(GRADED)),--graded) $(if $(REPO),--repo "$(REPO)")
+
+handout: full-repo ## zip the learner's copy (no solutions) into build/: [GRADED=1] [REPO=owner/name]
+	python3 tools/make_handout.py $(LEARNER_COPY)
+
+learner-repo: full-repo ## write the learner's copy as a new git repository: DEST=<folder> [GRADED=1] [REPO=owner/name]
+	@if [ -z "$(DEST)" ]; then \
+		echo "usage: make learner-repo DEST=../attention-course-learner [GRADED=1] [REPO=owner/name]"; exit 2; fi
+	python3 tools/make_learner_repo.py "$(DEST)" $(LEARNER_COPY)
 
 site: full-repo $(STAMP) ## build the course's website into build/site/ (lessons run afresh, answers left out; serve it: see its last lines)
 	$(PY) tools/build_site.py

@@ -80,8 +80,11 @@ QKV_MISTAKES = {
     ),
     "X itself": (lambda X, W: (X, X, X), r"your Q is X itself", "x_itself"),
     "None": (lambda X, W: None, r"returned None; did you forget `return Q, K, V`", "returned_none"),
-    "two arrays": (lambda X, W: tuple(np.split(X @ W, 3, -1))[:2], "returned 2 values; return",
-                   "returned_one"),
+    "two arrays": (
+        lambda X, W: tuple(np.split(X @ W, 3, -1))[:2],
+        "returned 2 values; return",
+        "returned_one",
+    ),
 }
 
 

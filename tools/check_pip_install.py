@@ -38,7 +38,7 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-from make_handout import tracked
+from learner_copy import tracked
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_DIR = ROOT / ".cache" / "all-MiniLM-L6-v2"

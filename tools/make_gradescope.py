@@ -28,7 +28,7 @@ from pathlib import Path
 
 from course_grader.pipeline.grading import known_lessons
 from course_grader.pipeline.points import PointsError, fmt, lesson_max, load_points
-from make_handout import tracked
+from learner_copy import tracked
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "grader" / "gradescope"

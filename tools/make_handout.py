@@ -1,72 +1,45 @@
 """Zip the learner's course (no solutions) into build/self-attention-course.zip.
 
-    python tools/make_handout.py [--out PATH]
+    python tools/make_handout.py [--graded] [--repo OWNER/NAME] [--out PATH]
 
-The zip holds what a learner needs to run `make lab`: the learner notebooks, the helpers
-package, the set-up files and the licences. It leaves out `solutions/`, the tests, the tools
-and the grader (`grader/`, the instructor's package: its checks of similarity, its sandbox).
+The zip holds what a learner needs to run `make lab` (tools/learner_copy.py says what): the
+learner notebooks, the helpers package, the set-up files and the licences. It leaves out
+`solutions/`, the tests, the tools and the grader (`grader/`, the instructor's package).
+`--graded` makes the graded build (no lesson answers, no last hints; the default zip is then
+build/self-attention-course-graded.zip); `--repo` fills the OWNER/REPO placeholders.
 """
 
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-INCLUDE = (
-    "notebooks/",
-    "src/",
-    "jupyter/",
-    "README.md",
-    "Makefile",
-    "requirements.txt",
-    "pyproject.toml",
-    "environment.yml",
-    "postBuild",
-    "jupytext.toml",
-    "LICENSE",
-    "LICENSE-CONTENT.md",
-    "THIRD_PARTY_NOTICES.md",
-    "CITATION.cff",
-)
+from learner_copy import ROOT, learner_files
+
 OUT = ROOT / "build" / "self-attention-course.zip"
-HANDOUT_NOTE = (
-    "> **This is the learner's copy of the course.** Run `make lab` and start with\n"
-    "> `notebooks/00_start_here.ipynb`. The answered lessons (`solutions/`), the tests and the\n"
-    "> tools are not in this copy, so the links and `make` targets below that need them do not\n"
-    "> work here; ask your instructor for them.\n\n"
-)
-
-
-def tracked() -> list[str]:
-    """The files git tracks, so caches, a local .venv and the model files never end up in a
-    zip or a copy (make gradescope and tools/check_pip_install.py take the same list)."""
-    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
-    return [name for name in out.stdout.decode().split("\0") if name]
-
-
-def readme() -> str:
-    return (ROOT / "README.md").read_text(encoding="utf-8")
+GRADED_OUT = ROOT / "build" / "self-attention-course-graded.zip"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=OUT, help=f"the zip to write (default {OUT})")
-    out = parser.parse_args().out.resolve()
-    files = [f for f in tracked() if f.startswith(INCLUDE) or f in INCLUDE]
-    if not any(f.startswith("notebooks/") for f in files):
-        sys.exit("no learner notebooks found: run `make notebooks` first")
+    parser.add_argument("--graded", action="store_true", help="the graded build (no answers)")
+    parser.add_argument("--repo", help="owner/name of the learner repository, for OWNER/REPO")
+    parser.add_argument("--out", type=Path, help=f"the zip to write (default {OUT.name})")
+    args = parser.parse_args()
+    out = (args.out or (GRADED_OUT if args.graded else OUT)).resolve()
+    files = learner_files(graded=args.graded, repo=args.repo)
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name in files:
-            if name == "README.md":  # the same README, told that solutions/ and tests/ are not here
-                archive.writestr(f"self-attention-course/{name}", HANDOUT_NOTE + readme())
-            else:
-                archive.write(ROOT / name, f"self-attention-course/{name}")
-    print(f"wrote {out}: {len(files)} files, {out.stat().st_size // 1024} KiB")
+        for name, data in files.items():
+            info = zipfile.ZipInfo(f"self-attention-course/{name}", (2026, 1, 1, 0, 0, 0))
+            mode = 0o755 if (ROOT / name).stat().st_mode & 0o111 else 0o644
+            info.external_attr = (0o100000 | mode) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
+    build = "graded build" if args.graded else "self-study build"
+    print(f"wrote {out} ({build}): {len(files)} files, {out.stat().st_size // 1024} KiB")
     return 0
 
 

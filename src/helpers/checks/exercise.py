@@ -11,6 +11,7 @@ appends one record of what it was given (:mod:`helpers.checks.record`).
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 import textwrap
@@ -24,6 +25,7 @@ from .messages import calls_a_stub_message, late_note, safe_str, type_name
 from .mistakes import LearnerError, Mistake, TimeLimit
 from .policy import refusal
 from .results import CheckResult, Text
+from .withheld import BUILD_NOTE, ReferenceWithheld, is_withheld
 
 # The record each check leaves for make grade, its variables, writer and reader: record.
 
@@ -133,9 +135,17 @@ class Exercise(Checked):
             return self._result(False, safe_str(refused_call), refused_call.id)
         state = CheckState()
         failure: BaseException | None = None
+        caller, calls = answer.caller(), [0]
+        if is_withheld(self.reference):  # the graded build: how far the answer got counts
+
+            def counted(*args):
+                calls[0] += 1
+                return answer_caller(*args)
+
+            answer_caller, caller = caller, counted
         try:
             with this_check(state, self.name, answer.draw):
-                message = in_known_state(self._grade, (answer.caller(),), limit)
+                message = in_known_state(self._grade, (caller,), limit)
         except NotImplementedError as stub:
             raiser = answer.stub_raiser(stub)
             if raiser is None:  # the answer itself is still the stub
@@ -166,6 +176,8 @@ class Exercise(Checked):
         if isinstance(failure, (Mistake, LearnerError)):
             # Room for a message that quotes the learner's own error and line in full.
             return self._result(False, safe_str(failure, 1500), failure.id)
+        if isinstance(failure, ReferenceWithheld):
+            return self._graded_later(calls[0])
         if failure is not None:
             # A bug in the checker must not look like the learner's fault.
             return self._result(
@@ -177,8 +189,24 @@ class Exercise(Checked):
             message = "your answer passes every test."
         return self._result(True, message)
 
+    def _graded_later(self, calls: int) -> CheckResult:
+        """The graded build's result once the check needs the lesson's answer: no verdict."""
+        if calls:
+            done = (
+                f"{self.signature} passes the public part of this check: it runs, and what it "
+                "returns has the right kinds and shapes and none of the mistakes the check can "
+                "name without the lesson's answer. Whether it is right is for the grader: "
+            )
+        else:
+            done = (
+                f"this check compares {self.signature} with the lesson's answer from its first "
+                "test, so it has no public part here: "
+            )
+        return dataclasses.replace(self._result(None, done + BUILD_NOTE), graded_later=True)
+
     def hint(self, level: int = 1) -> Text:
-        """Hint number ``level`` (1 = gentlest); the last one is nearly the answer."""
+        """Hint number ``level`` (1 = gentlest); the last one is nearly the answer (in the graded
+        build, :data:`~helpers.checks.withheld.LAST_HINT` says it is left out)."""
         if not isinstance(level, int) or isinstance(level, bool):
             level = 1
         level = min(max(level, 1), len(self._hints))
@@ -188,6 +216,11 @@ class Exercise(Checked):
     def solution(self) -> Text:
         """The lesson's answer, to read (shown, not run into your notebook): the source of
         :attr:`reference`, which ``make notebooks`` copies from the lesson's solution region."""
+        if is_withheld(self.reference):
+            return Text(
+                f"Solution for {self.signature}",
+                f"The solutions are not part of this copy: {BUILD_NOTE}",
+            )
         source = textwrap.dedent(inspect.getsource(self.reference))
         return Text(f"Solution for {self.signature}", source.strip(), code=True)
 

@@ -18,6 +18,7 @@ from .calling import in_known_state
 from .exercise import Checked, being_graded, deferred, log_for_grading
 from .messages import type_name
 from .results import CheckResult, Text
+from .withheld import BUILD_NOTE, is_withheld
 
 
 class Prediction(Checked):
@@ -60,7 +61,7 @@ class Prediction(Checked):
         rtol: float = 0.1,
         stars: int = 1,
     ):
-        if choices is not None and answer not in choices:
+        if choices is not None and not is_withheld(answer) and answer not in choices:
             raise ValueError(f"{name}: answer {answer!r} is not one of the choices {choices}")
         self.name, self.question, self.answer = name, question, answer
         self.explanation, self.choices = explanation, choices
@@ -108,6 +109,8 @@ class Prediction(Checked):
                     f"answer with one of {', '.join(map(repr, self.choices))}; got {guess[:40]!r}",
                     "not_a_choice",
                 )
+            if is_withheld(self.answer):
+                return self._recorded(repr(picked))
             if picked == str(self.answer).lower():
                 return self._result(True, f"{self.answer!r}. {_sentences(self.explanation)}")
             overlooked = _sentences(self.wrong.get(picked, ""))
@@ -124,6 +127,8 @@ class Prediction(Checked):
         value = float(guess)
         if not np.isfinite(value):
             return self._result(False, f"answer with a finite number; got {value}", "not_a_number")
+        if is_withheld(self.answer):
+            return self._recorded(f"{value:.3g}")
         target = float(self.answer)
         if abs(value - target) <= self.rtol * abs(target):
             return self._result(True, f"about {target:.3g}. {_sentences(self.explanation)}")
@@ -135,10 +140,23 @@ class Prediction(Checked):
             direction.replace(" ", "_"),
         )
 
+    def _recorded(self, guess: str) -> CheckResult:
+        """The graded build's result: the guess is read, not judged (the answer is withheld)."""
+        result = self._result(
+            None,
+            f"your guess {guess} is recorded. Run the widget or figure below to see what "
+            f"happens; {BUILD_NOTE}",
+        )
+        return dataclasses.replace(result, graded_later=True)
+
     def hint(self, level: int = 1) -> Text:
         return Text("Hint", "run the widget or figure below after you guess; then explain it.")
 
     def solution(self) -> Text:
+        if is_withheld(self.answer):
+            return Text(
+                f"Answer to {self.name}", f"The answers are not part of this copy: {BUILD_NOTE}"
+            )
         return Text(f"Answer to {self.name}", f"{self.answer}: {self.explanation}")
 
 

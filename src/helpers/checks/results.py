@@ -21,9 +21,14 @@ class CheckResult:
     exercise: str = ""
     mistake: str | None = None
     prediction: bool = False  # a prediction's result: no "not yet", the answer is given
+    # The graded build (helpers.checks.withheld): passed is None, and the verdict is the
+    # grader's; the answer got as far as the check can go without the lesson's answer.
+    graded_later: bool = False
 
     @property
     def status(self) -> str:
+        if self.graded_later:
+            return "Guess recorded" if self.prediction else "Graded later"
         if self.prediction:
             return {True: "Right", False: "Not what happens", None: "No guess yet"}[self.passed]
         return {True: "Correct", False: "Not yet", None: "Not attempted yet"}[self.passed]
