@@ -101,38 +101,52 @@ def test_feedback_never_carries_raw_html_from_a_students_message():
     assert "<img" not in text and "&lt;img src=http://x/y.png> &amp; more" in text
 
 
-FLAGGED_CELLS = [
-    "from helpers.checks import timelimit",
-    "from helpers.checks import (\n    timelimit,\n)",
-    "import helpers.checks as c\nc.timelimit.TIME_LIMIT_SECONDS = 1e9",
-    "from helpers.checks.lesson01 import answers",
-    "checks.lesson01.answers.pe_far_positions",
-    "checks.answers",
-    "print(checks.pe_far_positions.answer)",
-    "checks.softmax.reference",
-    "import sys; sys.setprofile(None)",
-]
+FLAGGED_CELLS = {
+    "from helpers.checks import timelimit": "insides",
+    "from helpers.checks import (\n    timelimit,\n)": "insides",
+    "import helpers.checks as c\nc.timelimit.TIME_LIMIT_SECONDS = 1e9": "insides",
+    "from helpers.checks.lesson01 import answers": "insides",
+    "checks.lesson01.answers.pe_far_positions": "insides",
+    "checks.answers": "insides",
+    "checks.softmax.reference": "insides",
+    "import sys; sys.setprofile(None)": "insides",
+    "print(checks.pe_far_positions.answer)": "a prediction's answer",
+    "checks.softmax.solution()": "shows the course's answer to softmax",
+    "checks . masked_attention . solution ( )": "shows the course's answer to masked_attention",
+    "checks.softmax.hint(3)": "the last hint of 3",
+    "checks.softmax.hint(99)": "the last hint of 3",
+    "level = 3\nchecks.softmax.hint(level)": "the last hint of 3",
+}
 PLAIN_CELLS = [
     "from helpers import checks",
     "checks.softmax.check(softmax)",
-    "checks.softmax.hint(2)\nchecks.softmax.solution()",
+    "checks.softmax.hint(2)\nchecks.softmax.hint()",
     "import helpers\nhelpers.softmax(np.zeros(3))",
     "record = 1; compare = 2; exercise = 'mine'",
 ]
 
 
 @pytest.mark.parametrize("cell", FLAGGED_CELLS)
-def test_a_cell_reaching_into_the_checks_is_flagged(cell):
+def test_a_cell_reaching_into_the_checks_or_reading_an_answer_is_flagged(cell):
     from course_grader.outputs import flags
 
-    assert flags._INTERNALS.search(cell), cell
+    found = flags.cell_flags(cell)
+    assert len(found) == 1 and FLAGGED_CELLS[cell] in found[0], found
+
+
+def test_only_the_insides_flag_says_the_grades_do_not_depend_on_it():
+    from course_grader.outputs import flags
+
+    for cell, kind in FLAGGED_CELLS.items():
+        (found,) = flags.cell_flags(cell)
+        assert ("the grades do not depend on them" in found) == (kind == "insides"), cell
 
 
 @pytest.mark.parametrize("cell", PLAIN_CELLS)
 def test_lesson_code_is_not_flagged(cell):
     from course_grader.outputs import flags
 
-    assert not flags._INTERNALS.search(cell), cell
+    assert flags.cell_flags(cell) == [], cell
 
 
 def test_every_module_of_the_checks_is_flagged_when_reached_as_checks_dot_name():
@@ -147,10 +161,42 @@ def test_every_module_of_the_checks_is_flagged_when_reached_as_checks_dot_name()
 
 
 def test_no_lesson_cell_is_flagged():
+    """No code cell of a lesson, answered or the learner's, raises a flag."""
+    import nbformat
     from course_grader.outputs import flags
 
-    for path in sorted(ROOT.glob("solutions/[0-9][0-9]_*.py")):
-        assert not flags._INTERNALS.search(path.read_text()), path.name
+    paths = sorted(ROOT.glob("solutions/[0-9][0-9]_*.ipynb"))
+    paths += sorted(ROOT.glob("notebooks/[0-9][0-9]_*.ipynb"))
+    assert len(paths) == 24
+    for path in paths:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code":
+                assert flags.cell_flags(cell.source) == [], (path.name, cell.source[:80])
+
+
+def test_a_solution_notebook_handed_in_is_flagged_by_its_metadata_and_cell_ids():
+    import nbformat
+    from course_grader.outputs import flags
+    from course_grader.pipeline.grading import Submission
+
+    def submission(path):
+        nb = nbformat.read(path, as_version=4)
+        return Submission("ada", path, path.name, lesson="05", nb=nb)
+
+    solution = flags.solution_notebook_flags(submission(ROOT / "solutions/05_causal_masking.ipynb"))
+    assert len(solution) == 2, solution
+    assert "helpers_sha256" in solution[0] and "answered solution cells" in solution[1]
+    learner = ROOT / "notebooks/05_causal_masking.ipynb"
+    assert flags.solution_notebook_flags(submission(learner)) == []
+    # The learner's notebook with one answered cell pasted in from the solutions (its id kept).
+    nb = nbformat.read(learner, as_version=4)
+    answered = nbformat.read(ROOT / "solutions/05_causal_masking.ipynb", as_version=4)
+    ids = {cell.id for cell in nb.cells}
+    pasted = next(c for c in answered.cells if c.id not in ids)
+    nb.cells.append(pasted)
+    mixed = Submission("bo", learner, learner.name, lesson="05", nb=nb)
+    (flag,) = flags.solution_notebook_flags(mixed)
+    assert "1 cell(s)" in flag and pasted.id in flag
 
 
 def test_the_report_escapes_every_value_a_student_or_their_files_put_there():

@@ -51,14 +51,14 @@ def test_a_class_with_planted_copies_reports_them_and_nothing_else():
             family[(exercise, student)] = source
             expected.add((exercise, *sorted((source, student), key=stores.student_order)))
     answers.setdefault("sol", {})["softmax"] = copy_class.LIKE_THE_SOLUTION["softmax"]
-    pairs, left_out = alike_pairs(answers, EXERCISES)
+    pairs, as_course = alike_pairs(answers, EXERCISES)
     found = {(exercise, a, b) for exercise, a, b, _ in pairs}
     assert expected <= found, expected - found
     for exercise, a, b in found - expected:
         # Beyond the planted pairs, only two copies of the same answer may be alike.
         assert a.startswith("copy") and b.startswith("copy"), (exercise, a, b)
         assert family[(exercise, a)] == family[(exercise, b)], (exercise, a, b)
-    assert left_out["softmax"] >= 1  # the course's answer, renamed and commented
+    assert "sol" in as_course["softmax"]  # the course's answer, renamed and commented, is named
     assert all(not (a == "sol" or b == "sol") for _, a, b, _ in pairs)
     # Listed in natural order (s2 before s10), each pair's names too.
     assert all(stores.student_order(a) < stores.student_order(b) for _, a, b, _ in pairs)

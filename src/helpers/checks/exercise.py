@@ -204,6 +204,11 @@ class Exercise(Checked):
             )
         return dataclasses.replace(self._result(None, done + BUILD_NOTE), graded_later=True)
 
+    @property
+    def hint_count(self) -> int:
+        """How many hints there are; the last, ``hint(hint_count)``, is nearly the answer."""
+        return len(self._hints)
+
     def hint(self, level: int = 1) -> Text:
         """Hint number ``level`` (1 = gentlest); the last one is nearly the answer (in the graded
         build, :data:`~helpers.checks.withheld.LAST_HINT` says it is left out)."""

@@ -5,6 +5,8 @@ and by ``--one`` (:mod:`course_grader.one`)."""
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import re
 
@@ -76,24 +78,107 @@ _REFUSED = {"PermissionError", "FileNotFoundError", "OSError", "ConnectionRefuse
 # checks only as `from helpers import checks` and `checks.<exercise>`, so any `helpers.checks`
 # path, and any `checks.` name that is one of the package's modules, a lesson's check module or
 # its answers, is the insides), the profile and trace hooks the checks' watch and time limit
-# set, the time limit's own names, the grading variables, a check's own answer, and a
-# prediction's answer (it ships with the course: reading it scores the point, so it is shown).
+# set, the time limit's own names, the grading variables, a check's own answer. The grades do
+# not depend on any of them: the grader checks every answer from its own process.
 _INTERNALS = re.compile(
     r"\bhelpers\s*\.\s*checks\b"
     r"|\bchecks\.(?:answers|lesson\d\d\w*|calling|compare|draws|exercise|grading|messages|mistakes"
-    r"|policy|prediction|record|results|scores|timelimit|wire)\b"
-    r"|\b(_core|_record|_runner|_remote|_wire|HelperWatch|call_learner|LocalAnswer"
-    r"|with_time_limit|TIME_LIMIT_SECONDS|MACHINERY|never_interrupt|called_back"
+    r"|policy|prediction|record|results|scores|timelimit|wire|withheld)\b"
+    r"|\b(HelperWatch|call_learner|LocalAnswer|with_time_limit|TIME_LIMIT_SECONDS"
+    r"|CHECK_TIME_LIMIT_SECONDS|MACHINERY|never_interrupt|called_back"
     r"|setprofile|settrace|HELPERS_GRADE_\w+|HELPERS_CHECK_\w+)\b|\.reference\b"
-    r"|\bcourse_grader\b|\bgrading\.serve\b"  # the grader, its door
-    r"|\bchecks\.\w+\.answer\b|\bASKED\b"  # a prediction's answer, read instead of predicted
+    r"|\bcourse_grader\b|\bgrading\.serve\b|\bASKED\b"  # the grader, its door, the order
 )
+
+# What the self-study build shows of an answer, one call away (the graded build leaves them
+# out): each its own flag, as a grade may rest on what was read.
+_SOLUTION = re.compile(r"\bchecks\s*\.\s*(\w+)\s*\.\s*solution\s*\(")
+_ANSWER = re.compile(r"\bchecks\s*\.\s*(\w+)\s*\.\s*answer\b")
+_HINT = re.compile(r"\bchecks\s*\.\s*(\w+)\s*\.\s*hint\s*\(([^()]*)\)")
+
+
+def cell_flags(source: str) -> list[str]:
+    """What one code cell does that the instructor should know of (the cell's label goes in
+    front): read an answer the course shows, or reach into the checks' or the grader's insides."""
+    from helpers.checks.grading import Exercise, catalogue
+
+    levels = {item.name: item.hint_count for item in catalogue() if isinstance(item, Exercise)}
+    found = [
+        f"calls `checks.{name}.solution()`, which shows the course's answer to {name}"
+        for name in dict.fromkeys(_SOLUTION.findall(source))
+    ]
+    for name in dict.fromkeys(_ANSWER.findall(source)):
+        found.append(
+            f"reads `checks.{name}.answer`, a prediction's answer: a point scored after it was "
+            "read, not predicted"
+        )
+    for name, level in dict.fromkeys(_HINT.findall(source)):
+        last = levels.get(name)
+        asked = level.strip() or "1"
+        if last is not None and (not asked.isdigit() or int(asked) >= last):
+            found.append(
+                f"asks for `checks.{name}.hint({asked})`: the last hint of {last}, which is "
+                "nearly the answer"
+            )
+    match = _INTERNALS.search(source)
+    if match:
+        found.append(
+            f"reaches into the checks' or the grader's insides (`{match.group(0)}`): the grades "
+            "do not depend on them, but look at what it tried"
+        )
+    return found
+
+
+def solution_notebook_flags(submission: Submission) -> list[str]:
+    """Whether the notebook is (or was made from) the course's own answered one: the metadata
+    only ``make notebooks`` writes into ``solutions/`` (``helpers_sha256``), or cells with the
+    ids of the solution notebook's answered cells (the learner's copy gives those cells other
+    ids; the solutions are read from the course's folder when the grader runs beside it)."""
+    nb = submission.nb
+    if nb is None:
+        return []
+    found = []
+    course = nb.metadata.get("course", {})
+    if isinstance(course, dict) and "helpers_sha256" in course:
+        found.append(
+            "carries the metadata of the course's executed solution notebook "
+            "(`helpers_sha256`): it may be the course's `solutions/` notebook, handed in"
+        )
+    ids = {str(cell.get("id")) for cell in nb.cells}
+    shared = sorted(ids & _solution_cell_ids(submission.lesson or ""))
+    if shared:
+        found.append(
+            f"holds {len(shared)} cell(s) with the ids of the course's answered solution cells "
+            f"({', '.join(shared[:3])}): copied from the course's `solutions/` notebook"
+        )
+    return found
+
+
+@functools.cache
+def _solution_cell_ids(lesson: str) -> frozenset[str]:
+    """The ids of lesson ``lesson``'s cells that only its solution notebook has (its answered
+    exercise and prediction cells), from the course's folder; empty without one."""
+    from helpers.checkout import course_checkout
+
+    root = course_checkout()
+    if root is None or not re.fullmatch(r"\d\d", lesson):
+        return frozenset()
+    ids = {}
+    for folder in ("solutions", "notebooks"):
+        paths = sorted((root / folder).glob(f"{lesson}_*.ipynb"))
+        try:
+            cells = json.loads(paths[0].read_text(encoding="utf-8"))["cells"] if paths else []
+        except (OSError, ValueError, KeyError):
+            return frozenset()
+        ids[folder] = {str(cell.get("id")) for cell in cells}
+    return frozenset(ids["solutions"] - ids["notebooks"])
 
 
 def flags_for(submission: Submission) -> list[str]:
     """What an instructor should know about a notebook beyond its grades: records in its
-    checks' log that no check wrote, cells that reach into the checks' or the grader's insides,
-    and cells that tried what the sandbox refuses."""
+    checks' log that no check wrote, a notebook made from the course's solutions, cells that
+    read an answer the course shows (:func:`cell_flags`) or reach into the checks' or the
+    grader's insides, and cells that tried what the sandbox refuses."""
     outcome, found = submission.outcome, []
     assert outcome is not None
     # While grading, a check only notes what it was given (helpers.checks.exercise.deferred): a
@@ -107,14 +192,10 @@ def flags_for(submission: Submission) -> list[str]:
             f"its checks' log holds verdicts no check wrote (on {', '.join(forged)}): the "
             "notebook wrote them itself; the grades are the grader's own"
         )
+    found += solution_notebook_flags(submission)
     for index, cell in enumerate(submission.nb.cells if submission.nb is not None else []):
-        match = _INTERNALS.search(cell.source) if cell.cell_type == "code" else None
-        if match:
-            found.append(
-                f"{cell_label(submission.nb, index)} reaches into the checks' or the grader's "
-                f"insides (`{match.group(0)}`): the grades do not depend on them, but look at "
-                "what it tried"
-            )
+        if cell.cell_type == "code":
+            found += [f"{cell_label(submission.nb, index)} {f}" for f in cell_flags(cell.source)]
     for error in outcome.errors:
         if error.ename in _REFUSED and submission.nb is not None:
             found.append(

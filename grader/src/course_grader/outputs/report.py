@@ -285,7 +285,34 @@ def _alike(results: ClassResults, limit: int = 60) -> dict:
         else:
             lines.append((exercise, [a, b], f"{score:.2f}"))
     return {
-        "left_out": sum(results.alike_left_out.values()),
         "alike": [{"exercise": e, "students": who, "similarity": s} for e, who, s in lines[:limit]],
         "alike_more": max(0, len(lines) - limit),
+        "as_course": _as_course(results),
     }
+
+
+def _as_course(results: ClassResults) -> list[dict]:
+    """Per student, the exercises whose answer is the course's own solution (the same tree),
+    each with how many of the class who answered it wrote the same: a rare match says more."""
+    answered = {
+        exercise: sum(bool(results.per_student[s].answers.get(exercise)) for s in results.students)
+        for exercise in results.as_course
+    }
+    lines = []
+    for student in results.students:
+        mine = [e for e, who in results.as_course.items() if student in who]
+        if mine:
+            lines.append({
+                "student": student,
+                "count": len(mine),
+                "of": sum(bool(code) for code in results.per_student[student].answers.values()),
+                "exercises": [
+                    {"name": e, "same": len(results.as_course[e]), "answered": answered[e]}
+                    for e in mine
+                ],
+            })  # fmt: skip
+    # The largest share of answers that are the solution first.
+    lines.sort(
+        key=lambda line: (-line["count"] / max(line["of"], 1), student_order(line["student"]))
+    )  # noqa: E501
+    return lines

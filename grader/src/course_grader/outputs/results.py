@@ -58,7 +58,8 @@ class ClassResults:
     without_folder: list[str] = field(default_factory=list)
     totals: Totals | None = None
     alike: list[tuple[str, str, str, float]] = field(default_factory=list)
-    alike_left_out: dict[str, int] = field(default_factory=dict)
+    # exercise -> the students whose answer is the course's own solution (the same tree)
+    as_course: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def rows(self) -> list[Row]:
@@ -109,7 +110,7 @@ def finish(results: ClassResults, similarity_store: dict | None = None) -> Class
         if isinstance(item, Exercise)
     ]
     answers = {s: results.per_student[s].answers for s in results.students}
-    results.alike, results.alike_left_out = alike_pairs(answers, exercises, similarity_store)
+    results.alike, results.as_course = alike_pairs(answers, exercises, similarity_store)
     return results
 
 

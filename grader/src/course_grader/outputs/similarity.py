@@ -32,9 +32,10 @@ or above :data:`THRESHOLD` are reported. Measured on ``tests/support/copy_class.
 variable, an inlined expression, reordered statements or a loop made a comprehension score 1.0,
 one with a helper function extracted 0.88; independent correct answers at most 0.72.
 
-Answers equal (normalised) to the course's own solution or to the starter stub are
-left out: many students handing in the course's answer is not a sign of copying from each
-other.
+Answers equal (normalised) to the course's own solution are not paired with each other (many
+students handing in the course's answer is not a sign of copying from each other): they are
+listed apart, per exercise, as answers that are the course's solution. The starter stub is
+no answer and is left out.
 
 Why not a library: ``copydetect`` (0.5.0) fingerprints name-blind token k-grams (winnowing).
 Measured on the same class (``benchmarks/compare_copydetect.py``): with k = 5 its lowest copy
@@ -450,8 +451,8 @@ def alike_pairs(
     answers: dict[str, dict[str, str]], exercises: list, store: dict | None = None
 ) -> tuple[list[tuple[str, str, str, float]], dict[str, int]]:
     """``answers[student][exercise]`` → (pairs at or above :data:`THRESHOLD` as (exercise,
-    student_a, student_b, similarity), and per exercise how many answers were left out because
-    they equal the course's solution or the stub).
+    student_a, student_b, similarity), and per exercise the students whose answer is the
+    course's solution, normalised: the same tree).
 
     ``store`` (from :func:`load_store`, updated in place for :func:`save_store`) is what an
     earlier run worked out: each answer's normalised tokens, by the sha256 of its source, and,
@@ -460,7 +461,7 @@ def alike_pairs(
     tree of this run); the pairs among the others are the stored ones. The result is the same
     as without a store: a pair's score depends on its two trees alone."""
     pairs: list[tuple[str, str, str, float]] = []
-    left_out: dict[str, int] = {}
+    as_course: dict[str, list[str]] = {}
     exercises_store = store.setdefault("exercises", {}) if store is not None else {}
     for exercise in exercises:
         name = exercise.name
@@ -470,7 +471,7 @@ def alike_pairs(
         kept_answers: dict[str, list] = {}
         groups: dict[tuple[str, ...], list[str]] = {}
         trees_blind: dict[tuple[str, ...], frozenset[str]] = {}
-        left_out[name] = 0
+        as_course[name] = []
         for student in sorted(answers, key=student_order):
             source = answers[student].get(name)
             if not source:
@@ -487,8 +488,10 @@ def alike_pairs(
             kept_answers[digest] = [tokens, stub, subtrees]
             if tokens is None:
                 continue
-            if tokens in ours or stub:
-                left_out[name] += 1
+            if tokens in ours:
+                as_course[name].append(student)
+                continue
+            if stub:
                 continue
             groups.setdefault(tokens, []).append(student)
             trees_blind[tokens] = subtrees  # the same tree: the same subtrees
@@ -513,7 +516,7 @@ def alike_pairs(
                 "trees": keys,
                 "pairs": [[keys[i], keys[j], score] for (i, j), score in sorted(scores.items())],
             }
-    return pairs, left_out
+    return pairs, as_course
 
 
 # ----------------------------------------------------------------------------------------------
