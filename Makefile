@@ -110,14 +110,14 @@ bench: full-repo $(STAMP) ## run the benchmark scripts but the browser suite's (
 bench-browser: full-repo $(STAMP) ## the browser suite against the one its 240-s budget was set on (about 25 min)
 	$(PY) benchmarks/bench_browser_suite.py
 
-grade: full-repo $(STAMP) ## grade a class: SUBMISSIONS=<folder of student folders> OUT=<folder> [STUDENTS='ada bob' POINTS=<toml> ROSTER=<csv> NO_CACHE=1 NO_SANDBOX=1] (docs/INSTRUCTORS.md)
+grade: full-repo $(STAMP) ## grade a class: SUBMISSIONS=<folder of student folders> OUT=<folder> [LESSONS='05' STUDENTS='ada bob' POINTS=<toml> ROSTER=<csv> NO_CACHE=1 NO_SANDBOX=1] (docs/INSTRUCTORS.md)
 	@if [ -z "$(SUBMISSIONS)" ] || [ -z "$(OUT)" ]; then \
 		echo "usage: make grade SUBMISSIONS=<folder with one folder per student> OUT=<folder for the reports>"; \
-		echo "       [STUDENTS='ada bob'] [POINTS=points.toml] [ROSTER=roster.csv] [NO_CACHE=1] [NO_SANDBOX=1]"; exit 2; fi
+		echo "       [LESSONS='05'] [STUDENTS='ada bob'] [POINTS=points.toml] [ROSTER=roster.csv] [NO_CACHE=1] [NO_SANDBOX=1]"; exit 2; fi
 	$(PY) -m course_grader --submissions "$(SUBMISSIONS)" --out "$(OUT)" \
 		$(if $(STUDENTS),--students "$(STUDENTS)") $(if $(POINTS),--points "$(POINTS)") \
 		$(if $(ROSTER),--roster "$(ROSTER)") $(if $(NO_CACHE),--no-cache) \
-		$(if $(NO_SANDBOX),--no-sandbox)
+		$(if $(NO_SANDBOX),--no-sandbox) $(if $(LESSONS),--lessons $(LESSONS))
 
 gradescope: full-repo $(STAMP) ## build build/gradescope-autograder-LESSON.zip, one lesson's Gradescope autograder: LESSON=03 [POINTS=<toml>] (docs/INSTRUCTORS.md)
 	@if [ -z "$(LESSON)" ]; then \

@@ -81,3 +81,12 @@ def test_the_catalogue_lists_a_lessons_exercises_in_the_order_the_lesson_asks_th
     defined = [e.name for e in checks.catalogue() if e.lesson == lesson]
     asked = sorted(defined, key=lambda name: text.index(f"checks.{name}.check("))
     assert defined == asked
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.name)
+def test_an_exercises_heading_is_the_lessons_own_title_of_it(exercise):
+    """``heading`` (the feedback's and the report's name for it) opens the lesson's own
+    markdown heading of the exercise: ``### Exercise 2 ★★ — `masked_attention(...)```."""
+    (path,) = sorted(ROOT.glob(f"solutions/{exercise.lesson}_*.py"))
+    titles = re.findall(r"^# #+ (.+?) — .*?`(\w+)\(", path.read_text(encoding="utf-8"), re.M)
+    assert (exercise.heading, exercise.name) in titles, (exercise.heading, titles)

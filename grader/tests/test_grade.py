@@ -73,9 +73,26 @@ def test_every_student_gets_feedback_with_messages_and_hints(graded):
     ben = (graded["out"] / "feedback" / "ben.md").read_text()
     assert "positional_encoding.transposed" in ben and "*Hint:*" in ben
     ada = (graded["out"] / "feedback" / "ada.md").read_text()
-    assert "**Well done**" in ada and "✓ `positional_encoding`" in ada
+    assert "**Well done**" in ada and "✓ Exercise 1 ★ `positional_encoding`" in ada
     hana = (graded["out"] / "feedback" / "hana.md").read_text()
     assert "MB of output" in hana
+
+
+def test_every_student_gets_plain_text_feedback_for_an_lms_comment(graded):
+    """feedback/<student>.txt: the Markdown feedback's content, shown as it is: no entities, no
+    Markdown marks, each exercise by its lesson's title."""
+    students = sorted({e.student for e in graded["expects"]})
+    assert sorted(p.stem for p in (graded["out"] / "feedback").glob("*.txt")) == students
+    for student in students:
+        text = (graded["out"] / "feedback" / f"{student}.txt").read_text()
+        markdown = (graded["out"] / "feedback" / f"{student}.md").read_text()
+        assert text.startswith(f"Feedback for {student}\n")
+        assert "&lt;" not in text and "&amp;" not in text and "**Well done" not in text
+        if "&lt;" in markdown:  # a message quoting "<": as it is in the plain text
+            assert "<" in text
+    ben = (graded["out"] / "feedback" / "ben.txt").read_text()
+    assert "Exercise 1 ★ (positional_encoding), not yet (positional_encoding.transposed)" in ben
+    assert "Hint: " in ben
 
 
 def test_the_report_shows_the_class_and_the_common_named_mistakes(graded):
@@ -93,3 +110,25 @@ def test_make_grade_calls_the_grader():
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert "-m course_grader --submissions" in run.stdout and "in dir" in run.stdout
+
+
+def test_a_flat_folder_or_one_without_notebooks_is_an_error_that_says_what_is_expected(tmp_path):
+    """A Canvas-style flat folder of notebooks, an empty folder and student folders with no
+    notebook each stop the run with a message (exit status non-zero), writing nothing."""
+    from course_grader import main
+
+    flat, empty, hollow = tmp_path / "flat", tmp_path / "empty", tmp_path / "hollow"
+    flat.mkdir(), empty.mkdir(), (hollow / "ada").mkdir(parents=True)
+    for name in ("smithjohn_LATE_123_456_lesson05.ipynb", "doejane_124_457_lesson05.ipynb"):
+        (flat / name).write_text("{}")
+    cases = {
+        flat: "It holds 2 notebook(s) directly",
+        empty: "no student folder in",
+        hollow: "1 student folder(s)",
+    }
+    for folder, words in cases.items():
+        out = tmp_path / f"out-{folder.name}"
+        with pytest.raises(SystemExit) as stop:
+            main(["--submissions", str(folder), "--out", str(out)])
+        assert words in str(stop.value), stop.value
+        assert not out.exists() or not any(out.iterdir())

@@ -156,8 +156,29 @@ def parser() -> argparse.ArgumentParser:
 
 
 def find(submissions: Path, only: list[str] | None) -> tuple[list[str], list[Submission], list]:
-    """Every student folder, and the notebooks (of ``only``'s folders, if given), and notes."""
+    """Every student folder, and the notebooks (of ``only``'s folders, if given), and notes.
+    A folder with no student folder, or no notebook in any, is an error that says what the
+    grader expects (grading nobody and exiting 0 would look like a class with no answers)."""
     folders, found, notes = find_submissions(submissions)
+    if not folders:
+        flat = sorted(p.name for p in submissions.glob("*.ipynb"))
+        shown = ", ".join(flat[:3]) + (", ..." if len(flat) > 3 else "")
+        raise SystemExit(
+            f"no student folder in {submissions}: the grader expects one folder per student, "
+            f"{submissions}/<student>/<notebook>.ipynb."
+            + (
+                f" It holds {len(flat)} notebook(s) directly ({shown}): a Canvas or Moodle "
+                "download is one flat folder of files; sort it into one folder per student "
+                "(docs/INSTRUCTORS.md, 'Grades into Canvas or Moodle')."
+                if flat
+                else ""
+            )
+        )
+    if not found and only is None:
+        raise SystemExit(
+            f"{len(folders)} student folder(s) in {submissions}, but no notebook (.ipynb) in any "
+            "of them: is this the folder the students' notebooks were collected into?"
+        )
     if only is not None:
         found = [s for s in found if s.student in only]
     return folders, found, notes

@@ -336,7 +336,8 @@ def test_a_regrade_writes_every_file_as_a_full_run_of_the_same_notebooks_would(t
     regraded, full = term["runs"]["regrade"][1], term["runs"]["fresh"][1]
     assert "Grading 0 notebook(s)" in term["runs"]["fresh"][0].stdout  # rows from the cache
     assert sorted(regraded) == sorted(full)
-    assert len([n for n in full if n.startswith("feedback/")]) == 6
+    assert len([n for n in full if n.startswith("feedback/") and n.endswith(".md")]) == 6
+    assert len([n for n in full if n.startswith("feedback/") and n.endswith(".txt")]) == 6
     regraded, full = _footer_blanked(regraded), _footer_blanked(full)
     for name in full:
         assert regraded[name] == full[name], name

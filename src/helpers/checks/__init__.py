@@ -60,6 +60,23 @@ def _asked(item: Exercise | Prediction) -> tuple[str, int]:
 _CATALOGUE = sorted(_EXERCISES.values(), key=_asked)
 
 
+def _name_headings() -> None:
+    """Each item's ``heading``, as its lesson titles it: "Exercise 2 ★★" (the ★ and ★★ exercises
+    numbered in the lesson's order), "Challenge ★★★", or "Prediction"."""
+    number: dict[str, int] = {}
+    for item in _CATALOGUE:
+        if isinstance(item, Prediction):
+            item.heading = "Prediction"
+        elif item.stars >= 3:
+            item.heading = f"Challenge {'★' * item.stars}"
+        else:
+            number[item.lesson] = number.get(item.lesson, 0) + 1
+            item.heading = f"Exercise {number[item.lesson]} {'★' * item.stars}"
+
+
+_name_headings()
+
+
 def catalogue() -> list[Exercise | Prediction]:
     """Every exercise and prediction, in lesson order, then in the order the lesson asks them."""
     return list(_CATALOGUE)

@@ -36,6 +36,7 @@ class Checked:
 
     name: str
     lesson: str = ""
+    heading: str = ""  # as the lesson titles it, "Exercise 2 ★★" (set by helpers.checks)
 
     def _result(self, passed: bool | None, message: str, mistake: str | None = None):
         """A result of this check; ``mistake`` gets the exercise prefix (``softmax.<id>``)."""

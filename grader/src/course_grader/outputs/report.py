@@ -68,6 +68,9 @@ _HTML = Environment(loader=_TEMPLATES, autoescape=True, keep_trailing_newline=Tr
                     undefined=StrictUndefined)  # fmt: skip
 _MARKDOWN = Environment(loader=_TEMPLATES, autoescape=False, finalize=_inert_markdown,
                         undefined=StrictUndefined)  # fmt: skip
+# The feedback as plain text, for an LMS comment: shown as it is, so printed as it is.
+_PLAIN = Environment(loader=_TEMPLATES, autoescape=False, undefined=StrictUndefined,
+                     trim_blocks=True, lstrip_blocks=True)  # fmt: skip
 
 
 def _code_span(value: object) -> Markup:
@@ -89,9 +92,11 @@ def feedback_markdown(
     notes: list[str],
     chosen: dict[str, str],
     results: ClassResults | None = None,
+    plain: bool = False,
 ) -> str:
     """A student's feedback: per lesson, points, what went well and what to fix (messages,
-    hints); ``chosen`` names the notebook graded per lesson."""
+    hints), each exercise named as its lesson titles it; ``chosen`` names the notebook graded
+    per lesson. ``plain``: as plain text (feedback.txt) instead of Markdown."""
     items = _items_by_name()
     totals = results.totals if results is not None else None
     by_lesson: dict[str, list[Row]] = defaultdict(list)
@@ -107,12 +112,14 @@ def feedback_markdown(
             "rows": len(lesson_rows),
             "points": fmt(totals.by_lesson[(student, lesson)]) if points else "",
             "max_points": fmt(totals.max_by_lesson[lesson]) if points else "",
-            "good": [r for r in lesson_rows if r.status == "correct"],
+            "good": [_done(r, items.get(r.exercise)) for r in lesson_rows
+                     if r.status == "correct"],
             "to_fix": [_to_fix(r, items.get(r.exercise)) for r in lesson_rows
                        if r.status != "correct"],
         })  # fmt: skip
     overall = totals is not None and len(results.lessons) > 1
-    text = _MARKDOWN.get_template("feedback.md").render(
+    environment, template = (_PLAIN, "feedback.txt") if plain else (_MARKDOWN, "feedback.md")
+    text = environment.get_template(template).render(
         student=student,
         overall=fmt(totals.overall[student]) if overall else "",
         max_overall=fmt(totals.max_overall) if overall else "",
@@ -122,6 +129,12 @@ def feedback_markdown(
     return text.rstrip("\n") + "\n"
 
 
+def _done(row: Row, item) -> dict:
+    """One row of "Well done"."""
+    return {"exercise": row.exercise, "heading": getattr(item, "heading", ""),
+            "message": row.message}  # fmt: skip
+
+
 def _to_fix(row: Row, item) -> dict:
     """One row of "To work on": its status, message, and the next hint (the course's text)."""
     hint, more = None, None
@@ -129,7 +142,8 @@ def _to_fix(row: Row, item) -> dict:
         hints = grading.hints(item)
         level = min(1 if row.status == "not_attempted" else 2, len(hints))
         hint, more = Markup(hints[level - 1]), min(level + 1, len(hints))
-    return {"exercise": row.exercise, "symbol": SYMBOL[row.status], "label": LABEL[row.status],
+    return {"exercise": row.exercise, "heading": getattr(item, "heading", ""),
+            "symbol": SYMBOL[row.status], "label": LABEL[row.status],
             "mistake": row.mistake, "message": row.message, "hint": hint, "more": more}  # fmt: skip
 
 

@@ -1,17 +1,18 @@
 """What ``make grade`` writes into ``OUT``: each writer is a function of the class's results.
 
-=========================  =================================================================
-``grades.csv``             one row per student × exercise: ``student,lesson,exercise,status,
-                           mistake,message``
-``scores.csv``             ``student,lesson,points,max_points``: one row per student × lesson,
-                           then one per student with lesson ``all``
-``lms/canvas.csv``         Canvas's gradebook import: ``Student,ID,SIS User ID,SIS Login ID,
-                           Section``, one column per lesson; a ``Points Possible`` row first
-``lms/moodle.csv``         Moodle's CSV grade import: ``Email address``, one column per lesson
-``feedback/<student>.md``  per student: points, what went well, what to fix, with hints
-``similarity.csv``         ``exercise,student_a,student_b,similarity``
-``report.html``            the class at a glance, what to reteach, answers that look alike
-=========================  =================================================================
+==========================  =================================================================
+``grades.csv``              one row per student × exercise: ``student,lesson,exercise,status,
+                            mistake,message``
+``scores.csv``              ``student,lesson,points,max_points``: one row per student × lesson,
+                            then one per student with lesson ``all``
+``lms/canvas.csv``          Canvas's gradebook import: ``Student,ID,SIS User ID,SIS Login ID,
+                            Section``, one column per lesson; a ``Points Possible`` row first
+``lms/moodle.csv``          Moodle's CSV grade import: ``Email address``, one column per lesson
+``feedback/<student>.md``   per student: points, what went well, what to fix, with hints
+``feedback/<student>.txt``  the same in plain text, for an LMS's comment box
+``similarity.csv``          ``exercise,student_a,student_b,similarity``
+``report.html``             the class at a glance, what to reteach, answers that look alike
+==========================  =================================================================
 
 A file whose content is already what a writer would write is left alone (a regrade of one
 student rewrites that student's feedback, not the class's).
@@ -139,6 +140,8 @@ def write_feedback(results: ClassResults, out: Path) -> None:
         mine = results.per_student[student]
         text = feedback_markdown(student, mine.rows, mine.notes, mine.chosen, results)
         write_if_changed(folder / f"{student}.md", text)
+        plain = feedback_markdown(student, mine.rows, mine.notes, mine.chosen, results, True)
+        write_if_changed(folder / f"{student}.txt", plain)
 
 
 def write_similarity(results: ClassResults, out: Path) -> None:
