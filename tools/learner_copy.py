@@ -40,6 +40,7 @@ INCLUDE = (
     "LICENSE-CONTENT.md",
     "THIRD_PARTY_NOTICES.md",
     "CITATION.cff",
+    "CHANGELOG.md",
 )
 ANSWERS = re.compile(r"src/helpers/checks/answers/lesson(\d\d)\.py")
 CHECKS = re.compile(r"src/helpers/checks/lesson\d\d\w*\.py")

@@ -8,6 +8,8 @@ On top of it: :mod:`helpers.plots` (matplotlib), :mod:`helpers.live` and
 math, never the other way round.
 """
 
+from importlib import metadata as _metadata
+
 from .attention import causal_mask, scaled_dot_product_attention, softmax
 from .blockwise import blockwise_attention
 from .embeddings import (
@@ -43,3 +45,9 @@ __all__ = [
     "split_heads",
     "combine_heads",
 ]
+
+
+try:  # the course's version (pyproject.toml; CHANGELOG.md says what each one changed)
+    __version__ = _metadata.version("self-attention-course")
+except _metadata.PackageNotFoundError:  # helpers imported from a folder, not installed
+    __version__ = "unknown"

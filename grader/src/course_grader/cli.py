@@ -486,9 +486,11 @@ def _class_results(found, folders, notes, graded, known, limits, previous, stude
 
 def _settings(limits: Limits, jobs: int) -> str:
     """The report's footer: the sandbox and the limits the class was graded under."""
+    import helpers
+
     memory = f"{limits.memory_bytes / 2**30:g} GiB" if limits.memory_bytes else "none"
     return (
-        f"{sandbox_status(limits)}. "
+        f"Graded with the course's version {helpers.__version__}. {sandbox_status(limits)}. "
         f"Limits: {limits.cell_seconds:g} s per cell, {limits.notebook_seconds:g} s per "
         f"notebook, {limits.check_seconds:g} s per call inside a check, memory {memory} per "
         f"kernel; {jobs} kernel(s) at once"
