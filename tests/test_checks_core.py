@@ -410,3 +410,10 @@ def test_every_check_appends_one_json_line_when_grading(tmp_path, monkeypatch):
     assert {r["lesson"] for r in records[:2]} == {"01"} and records[0]["phase"] == "notebook"
     assert record.answers["positional_encoding"] is right_answer
     assert record.answers[prediction.name] is None
+
+
+def test_an_array_of_a_number_beyond_any_float_is_named_not_a_checker_failure():
+    """10**400 (an int no float holds) where an array is expected: the learner's mistake."""
+    with pytest.raises(mistakes.Mistake) as named:
+        compare.as_result_array(10**400, "f(x)", ())
+    assert named.value.id == "nan_or_inf" and "too large for a float" in str(named.value)

@@ -202,7 +202,7 @@ def test_graded_checks_run_their_public_part_and_never_a_false_verdict(graded):
     # The guide says how far the graded build's checks go, as measured here.
     guide = " ".join((ROOT / "docs" / "INSTRUCTORS.md").read_text(encoding="utf-8").split())
     assert f"{len(public)} of the 34 exercises' checks name a mistake" in guide, len(public)
-    assert f"{len(full)} give their full verdict" in guide, len(full)
+    assert f"({len(full)} give their full verdict" in guide, len(full)
     assert f"the other {len(closed)} need the answer" in guide, len(closed)
     assert public and len(public) + len(closed) == 34
 
@@ -281,3 +281,20 @@ def test_make_learner_repo_writes_one_commit_without_solutions_or_grader(tmp_pat
     )  # fmt: skip
     assert bad.returncode != 0 and "owner/name" in bad.stderr
     assert not (tmp_path / "other").exists()  # nothing written on a bad setting
+
+
+def test_graded_predictions_tell_no_answer_in_their_explanation_or_wrong_choices(graded):
+    """A prediction's explanation says its answer, and its ``wrong`` dict's keys are the wrong
+    choices (the right one is the choice left over): both are the notice and {} in the graded
+    copy, and no explanation of the full course is anywhere in it."""
+    texts = _texts(graded)
+    explained = 0
+    for module in sorted((ROOT / "src/helpers/checks").glob("lesson*.py")):
+        for node in learner_copy.prediction_answers(module.read_text(encoding="utf-8")):
+            if isinstance(node, ast.Constant) and len(node.value) > 40:
+                explained += 1
+                assert not [n for n, t in texts.items() if node.value in t], node.value[:60]
+    assert explained >= 10
+    for module in sorted((graded / "src/helpers/checks").glob("lesson*.py")):
+        for node in learner_copy.prediction_answers(module.read_text(encoding="utf-8")):
+            assert ast.unparse(node) in (learner_copy.LAST_HINT_NAME, "{}"), module.name

@@ -152,20 +152,35 @@ def last_hints(text: str) -> list[ast.expr]:
     return found
 
 
+def prediction_answers(text: str) -> list[ast.expr]:
+    """What tells a prediction's answer in a check module's source: each ``Prediction(...)``'s
+    ``explanation`` and ``wrong`` (whose keys are the wrong choices, so the right one is the
+    choice left over)."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Prediction":
+            found += [k.value for k in node.keywords if k.arg in ("explanation", "wrong")]
+    return found
+
+
 def without_last_hints(text: str) -> str:
-    """A check module's source with each exercise's last hint the graded build's notice."""
+    """A check module's source with each exercise's last hint, and each prediction's
+    explanation and wrong-choice texts, the graded build's notice (an empty dict for ``wrong``)."""
     hints = last_hints(text)
-    if not hints:
+    told = prediction_answers(text)
+    if not hints and not told:
         return text
     lines = text.splitlines(keepends=True)
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line.encode("utf-8")))
     data = text.encode("utf-8")
-    for hint in sorted(hints, key=lambda h: (h.lineno, h.col_offset), reverse=True):
-        start = offsets[hint.lineno - 1] + hint.col_offset  # col_offset counts UTF-8 bytes
-        end = offsets[hint.end_lineno - 1] + hint.end_col_offset
-        data = data[:start] + LAST_HINT_NAME.encode() + data[end:]
+    replace = [(h, LAST_HINT_NAME) for h in hints]
+    replace += [(v, "{}" if isinstance(v, ast.Dict) else LAST_HINT_NAME) for v in told]
+    for node, new in sorted(replace, key=lambda r: (r[0].lineno, r[0].col_offset), reverse=True):
+        start = offsets[node.lineno - 1] + node.col_offset  # col_offset counts UTF-8 bytes
+        end = offsets[node.end_lineno - 1] + node.end_col_offset
+        data = data[:start] + new.encode() + data[end:]
     text = data.decode("utf-8")
     # The notice's import, after the module's own imports from this package.
     anchor = re.search(r"^from \.\w* import (?:\([^)]*\)|[^\n]*)\n", text, re.M)

@@ -65,6 +65,10 @@ def as_result_array(
         raise complex_mistake(returned)
     try:
         arr = np.asarray(value, dtype=float)
+    except OverflowError:  # an int beyond any float, 10**400
+        raise Mistake(
+            f"{returned} a number too large for a float (over 1.8e308)", "nan_or_inf"
+        ) from None
     except (TypeError, ValueError):
         raise Mistake(
             f"{returned} a {type_name(value)}, which is not an array of numbers", "not_numbers"
