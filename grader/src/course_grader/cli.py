@@ -490,10 +490,10 @@ def _settings(limits: Limits, jobs: int) -> str:
 
     memory = f"{limits.memory_bytes / 2**30:g} GiB" if limits.memory_bytes else "none"
     return (
-        f"Graded with the course's version {helpers.__version__}. {sandbox_status(limits)}. "
+        f"{sandbox_status(limits)}. "
         f"Limits: {limits.cell_seconds:g} s per cell, {limits.notebook_seconds:g} s per "
         f"notebook, {limits.check_seconds:g} s per call inside a check, memory {memory} per "
-        f"kernel; {jobs} kernel(s) at once"
+        f"kernel; {jobs} kernel(s) at once; the course's version {helpers.__version__}"
     )
 
 
