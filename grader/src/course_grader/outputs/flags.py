@@ -97,12 +97,18 @@ _ANSWER = re.compile(r"\bchecks\s*\.\s*(\w+)\s*\.\s*answer\b")
 _HINT = re.compile(r"\bchecks\s*\.\s*(\w+)\s*\.\s*hint\s*\(([^()]*)\)")
 
 
+@functools.cache
+def _hint_counts() -> dict[str, int]:
+    """Each exercise's number of hints (its last is nearly the answer), read once per run."""
+    from helpers.checks.grading import Exercise, catalogue
+
+    return {item.name: item.hint_count for item in catalogue() if isinstance(item, Exercise)}
+
+
 def cell_flags(source: str) -> list[str]:
     """What one code cell does that the instructor should know of (the cell's label goes in
     front): read an answer the course shows, or reach into the checks' or the grader's insides."""
-    from helpers.checks.grading import Exercise, catalogue
-
-    levels = {item.name: item.hint_count for item in catalogue() if isinstance(item, Exercise)}
+    levels = _hint_counts()
     found = [
         f"calls `checks.{name}.solution()`, which shows the course's answer to {name}"
         for name in dict.fromkeys(_SOLUTION.findall(source))
