@@ -110,18 +110,20 @@ bench: full-repo $(STAMP) ## run the benchmark scripts but the browser suite's (
 bench-browser: full-repo $(STAMP) ## the browser suite against the one its 240-s budget was set on (about 25 min)
 	$(PY) benchmarks/bench_browser_suite.py
 
-grade: full-repo $(STAMP) ## grade a class: SUBMISSIONS=<folder of student folders> OUT=<folder> [LESSONS='05' STUDENTS='ada bob' POINTS=<toml> ROSTER=<csv> NO_CACHE=1 NO_SANDBOX=1] (docs/INSTRUCTORS.md)
-	@if [ -z "$(SUBMISSIONS)" ] || [ -z "$(OUT)" ]; then \
+grade: full-repo $(STAMP) ## grade a class: SUBMISSIONS=<folder of student folders> (or CANVAS=<zip> or MOODLE=<zip>) OUT=<folder> [LESSONS='05' STUDENTS='ada bob' POINTS=<toml> ROSTER=<csv> NO_CACHE=1 NO_SANDBOX=1] (docs/INSTRUCTORS.md)
+	@if [ -z "$(SUBMISSIONS)$(CANVAS)$(MOODLE)" ] || [ -z "$(OUT)" ]; then \
 		echo "usage: make grade SUBMISSIONS=<folder with one folder per student> OUT=<folder for the reports>"; \
+		echo "   or: make grade CANVAS=<Canvas's submissions zip> OUT=<folder>  (or MOODLE=<Moodle's zip>)"; \
 		echo "       [LESSONS='05'] [STUDENTS='ada bob'] [POINTS=points.toml] [ROSTER=roster.csv] [NO_CACHE=1] [NO_SANDBOX=1]"; exit 2; fi
-	$(PY) -m course_grader --submissions "$(SUBMISSIONS)" --out "$(OUT)" \
+	$(PY) -m course_grader --out "$(OUT)" $(if $(SUBMISSIONS),--submissions "$(SUBMISSIONS)") \
+		$(if $(CANVAS),--from-canvas "$(CANVAS)") $(if $(MOODLE),--from-moodle "$(MOODLE)") \
 		$(if $(STUDENTS),--students "$(STUDENTS)") $(if $(POINTS),--points "$(POINTS)") \
 		$(if $(ROSTER),--roster "$(ROSTER)") $(if $(NO_CACHE),--no-cache) \
 		$(if $(NO_SANDBOX),--no-sandbox) $(if $(LESSONS),--lessons $(LESSONS))
 
-gradescope: full-repo $(STAMP) ## build build/gradescope-autograder-LESSON.zip, one lesson's Gradescope autograder: LESSON=03 [POINTS=<toml>] (docs/INSTRUCTORS.md)
+gradescope: full-repo $(STAMP) ## build build/gradescope-autograder-LESSONS.zip, a Gradescope autograder for one or more lessons, and print its settings: LESSON="03 04" [POINTS=<toml>] (docs/INSTRUCTORS.md)
 	@if [ -z "$(LESSON)" ]; then \
-		echo "usage: make gradescope LESSON=<two digits, e.g. 03> [POINTS=points.toml]"; exit 2; fi
+		echo "usage: make gradescope LESSON=<two digits, e.g. 03, or several: \"03 04\"> [POINTS=points.toml]"; exit 2; fi
 	$(PY) tools/make_gradescope.py --lesson "$(LESSON)" $(if $(POINTS),--points "$(POINTS)")
 
 reproduce-weights: full-repo $(STAMP) ## retrain lesson 10's model from its seed (~6 min); fail unless the shipped file or within its tolerance (EXACT=1: bit for bit; POSITIONS=rope|alibi|none: lesson 11's)

@@ -1,17 +1,19 @@
-"""Build one lesson's Gradescope autograder: build/gradescope-autograder-LESSON.zip.
+"""Build a Gradescope autograder for one or more lessons: build/gradescope-autograder-*.zip.
 
-    python tools/make_gradescope.py --lesson 03 [--points points.toml] [--visibility visible]
-                                    [--out PATH]
+    python tools/make_gradescope.py --lesson "03 04" [--points points.toml]
+        [--visibility visible] [--prediction-visibility after_due_date] [--out PATH]
 
-(``make gradescope LESSON=03``.) Upload the zip as the assignment's autograder (Programming
-Assignment, "Zip file upload"). At its root, as Gradescope's specification asks:
+(``make gradescope LESSON="03 04"``.) Upload the zip as the assignment's autograder
+(Programming Assignment, "Zip file upload"); it prints the settings to choose. At its root, as
+Gradescope's specification asks:
 
 * ``setup.sh``, run once when Gradescope builds the image: Python 3.11+, bubblewrap, and a venv
   with the course's ``helpers`` and its grader, at requirements.txt's versions
   (``constraints.txt``);
 * ``run_autograder``, run for each submission: ``python -m course_grader --gradescope``, which
   grades the notebook in ``/autograder/submission`` with the course's own grader and writes
-  ``/autograder/results/results.json``, one test per exercise (course_grader.gradescope);
+  ``/autograder/results/results.json``, one test per exercise and prediction of each lesson
+  (course_grader.gradescope);
 * ``course/`` (pyproject.toml, the licences, src/helpers/) and ``grader/`` (pyproject.toml,
   src/course_grader/), as git tracks them; ``points.toml`` when ``--points`` is given.
 
@@ -27,7 +29,7 @@ import zipfile
 from pathlib import Path
 
 from course_grader.pipeline.grading import known_lessons
-from course_grader.pipeline.points import PointsError, fmt, lesson_max, load_points
+from course_grader.pipeline.points import PointsError, fmt, load_points
 from learner_copy import tracked
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,17 +53,30 @@ def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = Fa
     archive.writestr(info, data)
 
 
-def maximum(lesson: str, points: Path | None) -> str:
-    """The lesson's maximum score under ``points`` (the default table without it)."""
-    return fmt(lesson_max(lesson, load_points(points)))
+def maximum(lessons: list[str], points: Path | None) -> str:
+    """The lessons' maximum score under ``points`` (the default scheme without it): extra
+    credit adds to a student's score, not to this."""
+    scheme = load_points(points)
+    return fmt(sum(scheme.lesson_max(lesson) for lesson in lessons))
 
 
-def build(lesson: str, points: Path | None, visibility: str, out: Path) -> Path:
+def lessons_of(text: str) -> list[str]:
+    """'3 04,5' → ['03', '04', '05'], each known and once, in order; SystemExit otherwise."""
+    lessons = [n.zfill(2) if n.isdigit() else n for n in text.replace(",", " ").split()]
     known = known_lessons()
-    if lesson not in known:
-        raise SystemExit(f"--lesson {lesson!r}: the lessons with exercises are {', '.join(known)}")
-    if visibility not in VISIBILITIES:
-        raise SystemExit(f"--visibility {visibility!r}: one of {', '.join(VISIBILITIES)}")
+    wrong = [n for n in lessons if n not in known]
+    if not lessons or wrong:
+        raise SystemExit(f"--lesson {text!r}: give lessons with exercises, of {', '.join(known)}")
+    return sorted(set(lessons))
+
+
+def build(lessons: list[str] | str, points: Path | None, visibility: str, out: Path,
+          prediction_visibility: str = "after_due_date") -> Path:  # fmt: skip
+    lessons = lessons_of(lessons if isinstance(lessons, str) else " ".join(lessons))
+    for name, value in (("--visibility", visibility),
+                        ("--prediction-visibility", prediction_visibility)):  # fmt: skip
+        if value not in VISIBILITIES:
+            raise SystemExit(f"{name} {value!r}: one of {', '.join(VISIBILITIES)}")
     if points is not None:
         # The same check the grader makes, now rather than on the first student's submission.
         try:
@@ -69,8 +84,9 @@ def build(lesson: str, points: Path | None, visibility: str, out: Path) -> Path:
         except PointsError as problem:
             raise SystemExit(str(problem)) from None
     fill = {
-        "@LESSON@": lesson,
+        "@LESSON@": " ".join(lessons),
         "@VISIBILITY@": visibility,
+        "@PREDICTION_VISIBILITY@": prediction_visibility,
         "@POINTS@": '--points "$ROOT/source/points.toml"' if points is not None else "",
     }
     files = tracked()
@@ -95,26 +111,53 @@ def build(lesson: str, points: Path | None, visibility: str, out: Path) -> Path:
     return out
 
 
+def checklist(lessons: list[str], points: Path | None, built: Path) -> str:
+    """What to choose in Gradescope's settings for this autograder, in order."""
+    model = "09" in lessons
+    names = ", ".join(f"{lesson}_*.ipynb" for lesson in lessons)
+    return "\n".join(
+        [
+            f"Gradescope, for lesson(s) {' '.join(lessons)}:",
+            "  1. Create assignment → Programming Assignment; Autograder points: "
+            f"{maximum(lessons, points)} (★★★ challenges are extra credit unless the points file "
+            "counts them)",
+            "  2. Configure Autograder → Zip file upload: " + str(built),
+            "     Base image: Ubuntu 22.04 or 24.04 (Python 3.11+ is installed if missing)",
+            f"     Memory: {'6 GB' if model else '3 GB'} or more; timeout: "
+            f"{15 * len(lessons)} minutes",
+            "  3. Settings: Late submissions as your term allows (a [late] table in the points "
+            "file takes a share off; Gradescope's own due date is read if the file gives none)",
+            f"  4. Students upload: their notebook(s) as JupyterLab saves them ({names}); "
+            "File → Download, not a PDF",
+            "  5. Predictions' results show after the due date (their output gives the answer); "
+            "exercises' at once",
+        ]
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lesson", required=True, help="the assignment's lesson: two digits")
-    parser.add_argument("--points", type=Path, help="points per exercise (TOML; make grade's)")
+    parser.add_argument("--lesson", required=True, help="the assignment's lesson(s): '03 04'")
+    parser.add_argument("--points", type=Path, help="the points and policy (TOML; make grade's)")
     parser.add_argument("--visibility", default="visible", help=", ".join(VISIBILITIES))
     parser.add_argument(
-        "--out", type=Path, help="the zip (default build/gradescope-autograder-LESSON.zip)"
+        "--prediction-visibility",
+        default="after_due_date",
+        help="when predictions' results show: " + ", ".join(VISIBILITIES),
+    )
+    parser.add_argument(
+        "--out", type=Path, help="the zip (default build/gradescope-autograder-LESSONS.zip)"
     )
     args = parser.parse_args(argv)
-    lesson = args.lesson.zfill(2) if args.lesson.isdigit() else args.lesson
-    out = args.out or ROOT / "build" / f"gradescope-autograder-{lesson}.zip"
-    built = build(lesson, args.points, args.visibility, out.resolve())
+    lessons = lessons_of(args.lesson)
+    out = args.out or ROOT / "build" / f"gradescope-autograder-{'-'.join(lessons)}.zip"
+    built = build(lessons, args.points, args.visibility, out.resolve(),
+                  args.prediction_visibility)  # fmt: skip
     with zipfile.ZipFile(built) as archive:
         count = len(archive.namelist())
-    print(
-        f"wrote {built}: {count} files, {built.stat().st_size // 1024} KiB; upload it as the "
-        f"autograder of the lesson {lesson} assignment (docs/INSTRUCTORS.md, 'Gradescope')\n"
-        f"set the assignment's Autograder points to {maximum(lesson, args.points)}: lesson "
-        f"{lesson}'s maximum"
-    )
+    print(f"wrote {built}: {count} files, {built.stat().st_size // 1024} KiB "
+          "(docs/INSTRUCTORS.md, 'Gradescope')")  # fmt: skip
+    print(checklist(lessons, args.points, built))
     return 0
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image (Ubuntu, with the
 # network): Python 3.11+, bubblewrap for the sandbox, and the course and its grader in a venv.
-# `make gradescope` wrote this file from grader/gradescope/setup.sh (LESSON: @LESSON@).
+# `make gradescope` wrote this file from grader/gradescope/setup.sh (lessons: @LESSON@).
 # AUTOGRADER_ROOT, COURSE_VENV and AUTOGRADER_APT=0 (no apt-get) are for a simulated run.
 set -euo pipefail
 SOURCE="${AUTOGRADER_ROOT:-/autograder}/source"
@@ -40,7 +40,7 @@ if ! "$PY" -m venv "$VENV"; then apt_install "$(basename "$PY")-venv"; "$PY" -m 
 # requirements.txt's pins), into the venv: outside /autograder, which the kernels need not see.
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir \
   -c "$SOURCE/constraints.txt" "$SOURCE/course" "$SOURCE/grader"
-if [ "$LESSON" = 09 ]; then
+if [[ " $LESSON " == *" 09 "* ]]; then
   # Lesson 09's model files (a hash-pinned 83 MB download, no PyTorch), beside the venv;
   # run_autograder names the folder (HELPERS_MODEL_DIR) to the grader and its kernels.
   HELPERS_MODEL_DIR="$VENV/model" "$VENV/bin/python" -m helpers.pretrained

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -90,8 +91,12 @@ def spec_problems(doc) -> list[str]:
         if not isinstance(test.get("number", ""), str):
             problems.append(f"test {i}: number is not text")
     if tests and "score" in doc:
+        # Not Gradescope's rule (its score overrides the tests'), but the grader's: the score
+        # is the tests' sum, less the late policy's share when it says so.
         total = sum(t.get("score", 0) for t in tests if isinstance(t, dict))
-        if abs(total - doc["score"]) > 1e-9:
+        late = doc.get("extra_data", {}).get("late", {"fraction": 0.0, "before": total})
+        if abs(late["before"] - total) > 1e-9 or abs(total * (1 - late["fraction"]) - doc[
+                "score"]) > 1e-6:  # fmt: skip
             problems.append(f"score {doc['score']} is not the tests' sum {total}")
     return problems
 
@@ -196,8 +201,13 @@ def _submit(autograder: dict, files: dict[str, bytes]) -> tuple[dict, subprocess
     return doc, run
 
 
+def _ids(doc: dict) -> list[str]:
+    """Each test's exercise id, from its name ("Lesson 03 · Exercise 1 ★★ (scaled_scores)")."""
+    return [re.fullmatch(r"Lesson \d\d · .+ \(([a-z0-9_]+)\)", t["name"])[1] for t in doc["tests"]]
+
+
 def _scores(doc: dict) -> dict[str, float]:
-    return {t["name"]: t["score"] for t in doc["tests"]}
+    return dict(zip(_ids(doc), (t["score"] for t in doc["tests"]), strict=True))
 
 
 def _wrong_notebook() -> bytes:
@@ -211,7 +221,7 @@ def _wrong_notebook() -> bytes:
 def test_a_right_submission_scores_every_point(autograder):
     doc, run = _submit(autograder, {"03_scores_and_scaling.ipynb": RIGHT.read_bytes()})
     points = default_points()
-    assert [t["name"] for t in doc["tests"]] == EXERCISES
+    assert _ids(doc) == EXERCISES
     assert all(t["status"] == "passed" for t in doc["tests"])
     assert doc["score"] == sum(points[name] for name in EXERCISES)
     assert _scores(doc) == {name: points[name] for name in EXERCISES}
@@ -233,7 +243,7 @@ def test_a_wrong_submission_loses_that_exercise_and_is_told_its_mistake(autograd
 
 def test_an_untouched_submission_scores_nothing_and_says_not_attempted(autograder):
     doc, _ = _submit(autograder, {"03_scores_and_scaling.ipynb": UNTOUCHED.read_bytes()})
-    assert doc["score"] == 0 and [t["name"] for t in doc["tests"]] == EXERCISES
+    assert doc["score"] == 0 and _ids(doc) == EXERCISES
     assert all(t["output"].startswith("not attempted") for t in doc["tests"]), doc["tests"]
 
 
@@ -302,7 +312,7 @@ def test_a_hostile_submission_cannot_forge_its_results(autograder):
 def test_what_cannot_be_graded_scores_zero_and_says_what_to_upload(autograder, files, says):
     doc, _ = _submit(autograder, files)
     assert doc["score"] == 0 and says in doc["output"], doc["output"]
-    assert [t["name"] for t in doc["tests"]] == EXERCISES  # the assignment's total stays
+    assert _ids(doc) == EXERCISES  # the assignment's total stays
     assert all(t["score"] == 0 and t["status"] == "failed" for t in doc["tests"])
 
 
@@ -336,9 +346,11 @@ def test_a_grader_crash_still_writes_results(tmp_path, monkeypatch):
     doc = json.loads((tmp_path / "results" / "results.json").read_text())
     assert spec_problems(doc) == [] and doc["score"] == 0
     assert "not your notebook's fault" in doc["output"]
-    # Each of the lesson's tests still shows what it is worth (the assignment's total stays).
-    assert [t["name"] for t in doc["tests"]] == EXERCISES
-    assert sum(t["max_score"] for t in doc["tests"]) == sum(default_points()[n] for n in EXERCISES)
+    # Each of the lesson's tests still shows what it is worth (the assignment's total stays):
+    # the ★★★ challenge (scale_for_entropy) is extra credit, worth 0 of the total.
+    assert _ids(doc) == EXERCISES
+    worth = {t: t_max for t, t_max in zip(_ids(doc), (t["max_score"] for t in doc["tests"]))}
+    assert worth == {**{n: default_points()[n] for n in EXERCISES}, "scale_for_entropy": 0.0}
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,

@@ -37,9 +37,10 @@ from .pipeline.grading import (
     score,
     student_order,
 )
+from .pipeline.lms import LmsError, Manifest, read_manifest, unpack
 from .pipeline.points import PointsError, load_points, points_table_toml
 from .pipeline.progress import Progress
-from .pipeline.roster import RosterError, read_roster
+from .pipeline.roster import Person, RosterError, read_roster
 
 
 def _bytes(text: str) -> int | None:
@@ -80,6 +81,19 @@ def parser() -> argparse.ArgumentParser:
         "feedback/<student>.md and report.html. Or grade one notebook: --one NOTEBOOK.",
     )
     p.add_argument("--submissions", type=Path, help="one folder per student")
+    p.add_argument(
+        "--from-canvas",
+        type=Path,
+        metavar="ZIP",
+        help="Canvas's 'Download Submissions' zip: sorted into OUT/submissions/<student>/ and "
+        "graded; its late marks read, a feedback zip written for Canvas's re-upload",
+    )
+    p.add_argument(
+        "--from-moodle",
+        type=Path,
+        metavar="ZIP",
+        help="Moodle's 'Download all submissions' zip: as --from-canvas, for Moodle",
+    )
     p.add_argument("--out", type=Path, help="where the reports go")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="kernels at once")
     p.add_argument("--cell-timeout", type=_seconds(86400), default=60.0, help="seconds per cell")
@@ -140,12 +154,21 @@ def parser() -> argparse.ArgumentParser:
         help="grade the one submission of Gradescope's layout under ROOT (/autograder) into "
         "ROOT/results/results.json (make gradescope builds the autograder that runs this)",
     )
-    p.add_argument("--lesson", help="with --gradescope: the assignment's lesson (two digits)")
+    p.add_argument(
+        "--lesson", help="with --gradescope: the assignment's lesson(s), two digits ('03 04')"
+    )
     p.add_argument(
         "--visibility",
         choices=("visible", "hidden", "after_due_date", "after_published"),
         default="visible",
-        help="with --gradescope: when students see the results (default: visible)",
+        help="with --gradescope: when students see the exercises' results (default: visible)",
+    )
+    p.add_argument(
+        "--prediction-visibility",
+        choices=("visible", "hidden", "after_due_date", "after_published"),
+        default="after_due_date",
+        help="with --gradescope: when students see the predictions' results, which give the "
+        "answer (default: after_due_date)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     return p
@@ -346,17 +369,39 @@ def _no_folder(student: str, lessons: list[str]) -> StudentResults:
     )
 
 
-def _inputs(submissions: Path, out: Path, points: Path | None, roster: Path | None):
-    """The points table and the roster (or None), read and checked before anything runs; the
-    folders checked too (``--out`` never inside ``--submissions``, which is never written)."""
-    if not submissions.is_dir():
-        raise SystemExit(f"no such folder: {submissions}")
+def _inputs(submissions: Path, out: Path, points: Path | None, roster: Path | None,
+            download: tuple[str, Path] | None = None):  # fmt: skip
+    """The points, the roster (or None) and the LMS manifest (or None), read and checked
+    before anything runs; ``download`` (an LMS and its zip) unpacked into ``submissions``
+    once they are; the folders checked too (``--out`` never inside ``--submissions``, which
+    is never written)."""
     if out == submissions or submissions in out.parents:
         raise SystemExit("--out must be outside --submissions (the submissions are never written)")
     try:
-        return load_points(points), (read_roster(roster) if roster is not None else None)
-    except (PointsError, RosterError) as problem:
+        scheme = load_points(points)
+        people = read_roster(roster) if roster is not None else None
+        if download is not None:
+            unpack(download[1], submissions, download[0])
+        if not submissions.is_dir():
+            raise SystemExit(f"no such folder: {submissions}")
+        return scheme, people, read_manifest(submissions)
+    except (PointsError, RosterError, LmsError) as problem:
         raise SystemExit(str(problem)) from None
+
+
+def _from_manifest(manifest: Manifest, scheme, people):
+    """What an LMS download tells beyond the files: each late-marked student's share lost,
+    and, without a roster, one from the LMS's user ids (Canvas's gradebook import matches
+    on them)."""
+    lms = manifest.lms.capitalize()
+    late = {}
+    for s in manifest.students:
+        lost = scheme.late.lost([s.folder, s.user, s.name], None, s.late)
+        if lost:
+            late[s.folder] = (lost, f"{lms} marked the submission late")
+    if people is None and manifest.lms == "canvas":
+        people = [Person(student=s.folder, id=s.user) for s in manifest.students]
+    return late, people
 
 
 def grade(
@@ -372,11 +417,20 @@ def grade(
     roster: Path | None = None,
     use_cache: bool = True,
     progress_stream=None,
+    download: tuple[str, Path] | None = None,
 ) -> ClassResults:
-    """Grade the class (or, with ``students``, regrade those and merge) and write every file."""
+    """Grade the class (or, with ``students``, regrade those and merge) and write every file.
+    ``download``: ("canvas" or "moodle", its zip), unpacked into ``submissions`` first."""
     submissions, out = submissions.resolve(), out.resolve()
     start = time.monotonic()
-    table, people = _inputs(submissions, out, points, roster)
+    table, people, manifest = _inputs(submissions, out, points, roster, download)
+    late = {}
+    if manifest is not None:
+        late, people = _from_manifest(manifest, table, people)
+        if say:
+            skipped = f"; {len(manifest.skipped)} file(s) skipped" if manifest.skipped else ""
+            say(f"{manifest.lms.capitalize()} download: {len(manifest.students)} students in "
+                f"{submissions}{skipped} (listed in {submissions / '.lms.json'})")  # fmt: skip
     listed = [p.student for p in people] if people is not None else []
 
     # find
@@ -413,6 +467,9 @@ def grade(
     # results
     results = _class_results(found, folders, notes, graded, known, limits, previous, students,
                              table, people, listed)  # fmt: skip
+    results.late, results.manifest = late, manifest
+    if manifest is not None:
+        results.notes += [f"{manifest.lms} download: {why}" for why in manifest.skipped]
     # What an earlier run worked out about the answers (--no-cache: worked out again).
     store = load_store(out, code_digest()) if use_cache else {"digest": code_digest()}
     finish(results, store)
@@ -518,9 +575,12 @@ def main(argv: list[str] | None = None) -> int:
                     "--out, --students, --roster")  # fmt: skip
         if not args.lesson:
             p.error("--gradescope needs --lesson (the assignment's lesson, e.g. 03)")
+        from .gradescope import Visibility
         from .gradescope import main as gradescope_main
 
-        return gradescope_main(args.gradescope, args.lesson, limits, args.points, args.visibility)
+        visibility = Visibility(args.visibility, args.prediction_visibility)
+        return gradescope_main(args.gradescope, _names(args.lesson), limits, args.points,
+                               visibility)  # fmt: skip
     if args.lesson:
         p.error("--lesson goes with --gradescope (to grade some lessons of a class: --lessons)")
     if args.one is not None:
@@ -533,8 +593,15 @@ def main(argv: list[str] | None = None) -> int:
         )
     if args.json or args.student or args.github:
         p.error("--json, --student and --github go with --one")
+    downloads = [(lms, path) for lms, path in (("canvas", args.from_canvas),
+                                               ("moodle", args.from_moodle)) if path]  # fmt: skip
+    if len(downloads) + (args.submissions is not None) > 1:
+        p.error("give one of --submissions, --from-canvas and --from-moodle")
+    if downloads and args.out is not None:
+        args.submissions = args.out / "submissions"
     if args.submissions is None or args.out is None:
-        p.error("give --submissions and --out (or --one NOTEBOOK, or --points-table)")
+        p.error("give --submissions (or --from-canvas ZIP, --from-moodle ZIP) and --out "
+                "(or --one NOTEBOOK, or --points-table)")  # fmt: skip
     grade(
         args.submissions,
         args.out,
@@ -546,6 +613,7 @@ def main(argv: list[str] | None = None) -> int:
         points=args.points,
         roster=args.roster,
         use_cache=not args.no_cache,
+        download=downloads[0] if downloads else None,
     )
     return 0
 

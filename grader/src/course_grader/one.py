@@ -20,7 +20,7 @@ from .isolation.sandbox import Limits, kernel_config, run_notebook
 from .outputs.flags import flags_for, sandbox_status
 from .outputs.report import LABEL, SYMBOL
 from .pipeline.grading import Submission, known_lessons, lesson_items, recognise, rows_for
-from .pipeline.points import PointsError, fmt, lesson_max, load_points
+from .pipeline.points import PointsError, Scheme, fmt, load_points
 
 
 def _fail(message: str) -> int:
@@ -34,11 +34,12 @@ class NotGradable(Exception):
 
 
 def result_of(
-    path: Path, limits: Limits, student: str | None = None, table: dict | None = None
+    path: Path, limits: Limits, student: str | None = None, table: Scheme | None = None
 ) -> dict:
     """Grade the notebook at ``path``: a dict of its lesson, each exercise's status, mistake,
-    message and points, the sandbox's status line and the flags for the instructor. Raises
-    :class:`NotGradable` when it is not a notebook of a lesson with exercises."""
+    message and points (``max_points``: its worth; ``extra``: extra credit, outside the
+    lesson's ``max_points``), the sandbox's status line and the flags for the instructor.
+    Raises :class:`NotGradable` when it is not a notebook of a lesson with exercises."""
     path = Path(path)
     if not path.is_file():
         raise NotGradable(f"no such file: {path}")
@@ -72,8 +73,9 @@ def result_of(
             "status": r.status,
             "mistake": r.mistake,
             "message": r.message,
-            "points": table[r.exercise] if r.status == "correct" else 0.0,
-            "max_points": table[r.exercise],
+            "points": table.earned(r.exercise, r.status, r.mistake),
+            "max_points": table.worth(r.exercise),
+            "extra": table.is_extra(r.exercise),
         }
         for r in rows
     ]
@@ -83,7 +85,7 @@ def result_of(
         "lesson": submission.lesson,
         "exercises": exercises,
         "points": sum(e["points"] for e in exercises),
-        "max_points": lesson_max(submission.lesson, table),
+        "max_points": table.lesson_max(submission.lesson),
         "sandbox": sandbox_status(limits),
         "flags": flags_for(submission) if submission.outcome is not None else [],
     }
@@ -110,9 +112,10 @@ def grade_one(
         print(f"{path} (lesson {result['lesson']}, graded as {result['student']}):")
         for e in result["exercises"]:
             mistake = f" ({e['mistake']})" if e["mistake"] else ""
+            extra = ", extra credit" if e["extra"] else ""
             print(
                 f"  {SYMBOL[e['status']]} {e['exercise']}: {LABEL[e['status']]}{mistake}, "
-                f"{fmt(e['points'])}/{fmt(e['max_points'])} points"
+                f"{fmt(e['points'])}/{fmt(e['max_points'])} points{extra}"
             )
             if e["status"] != "correct":
                 print(f"      {e['message']}")

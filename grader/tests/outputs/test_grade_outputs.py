@@ -206,7 +206,7 @@ def test_the_report_escapes_every_value_a_student_or_their_files_put_there():
     from course_grader.outputs.report import report_html
     from course_grader.outputs.results import ClassResults, StudentResults, finish
     from course_grader.pipeline.grading import Row
-    from course_grader.pipeline.points import default_points
+    from course_grader.pipeline.points import default_scheme
 
     tag = '<img src=x onerror="alert(1)">'
     who = f"eve{tag}"
@@ -217,7 +217,7 @@ def test_the_report_escapes_every_value_a_student_or_their_files_put_there():
     per_student = {who: StudentResults(rows=rows, attention=[f"{who}/03{tag}.ipynb: unreadable"],
                                        chosen={"03": f"03{tag}.ipynb"}, notebooks=1)}  # fmt: skip
     page = report_html(
-        finish(ClassResults([who], ["03"], per_student, settings=tag, points=default_points()))
+        finish(ClassResults([who], ["03"], per_student, settings=tag, points=default_scheme()))
     )
     assert "<img" not in page and 'onerror="' not in page
     assert page.count("&lt;img src=x onerror=") >= 5  # the name, the messages, the note, the footer

@@ -30,7 +30,12 @@ import yaml
 from course_grader import COLUMNS, main
 from course_grader.outputs.similarity import answer_sources
 from course_grader.pipeline.grading import student_order
-from course_grader.pipeline.points import PointsError, default_points, load_points
+from course_grader.pipeline.points import (
+    PointsError,
+    default_points,
+    default_scheme,
+    load_points,
+)
 from course_grader.pipeline.progress import Progress
 from course_grader.pipeline.roster import RosterError, read_roster
 from support import ROOT, class_builder, term_class
@@ -118,20 +123,32 @@ def _first_prediction(lesson: str) -> str:
     return next(i.name for i in _items(lesson) if isinstance(i, Prediction))
 
 
-def _max(lesson: str, table: dict) -> float:
-    return sum(table[i.name] for i in _items(lesson))
+def _challenge(item) -> bool:
+    return isinstance(item, Exercise) and item.stars == 3
+
+
+def _max(lesson: str, scheme) -> float:
+    """The default policy's maximum, worked out here: every item but the ★★★ challenges,
+    which are extra credit."""
+    return sum(scheme.points[i.name] for i in _items(lesson) if not _challenge(i))
+
+
+def _all(lesson: str, scheme) -> float:
+    """Every item's points, the extra credit too: what an all-correct notebook earns."""
+    return sum(scheme.points[i.name] for i in _items(lesson))
 
 
 def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
-def _expected_points(table: dict, dee_fixed: bool = False) -> dict[tuple[str, str], float]:
+def _expected_points(scheme, dee_fixed: bool = False) -> dict[tuple[str, str], float]:
+    table = scheme.points
     p01, p03 = table[_first_prediction("01")], table[_first_prediction("03")]
     return {
         ("ada", "01"): table[PE] + p01,
         ("ada", "03"): table[SS] + p03,
-        ("ben", "01"): table[PE],  # prediction wrong
+        ("ben", "01"): table[PE] + p01,  # prediction wrong: a guess made, the default's credit
         ("ben", "03"): 0,
         ("cy", "01"): table[PE],  # prediction not made
         ("cy", "03"): 0,
@@ -149,7 +166,7 @@ def _expected_points(table: dict, dee_fixed: bool = False) -> dict[tuple[str, st
 
 
 def test_points_file_overrides_one_exercise_and_keeps_the_default_for_the_rest(term):
-    table = term["points"]
+    table = term["points"].points
     assert table[PE] == 2.5
     for item in checks.catalogue():
         if item.name != PE:
@@ -177,6 +194,7 @@ def test_points_table_is_the_default_as_toml(capsys):
     assert main(["--points-table"]) == 0
     printed = capsys.readouterr().out
     assert tomllib.loads(printed)["points"] == default_points()
+    assert tomllib.loads(printed)["policy"] == {"challenges": "extra", "predictions": "completion"}
     assert "★★★" in printed and "prediction" in printed
 
 
@@ -188,7 +206,7 @@ def test_a_points_file_naming_no_exercise_or_no_number_is_refused(tmp_path):
     bad.write_text("softmax = 'two'\n")
     with pytest.raises(PointsError, match="softmax = 'two'"):
         load_points(bad)
-    assert load_points(None) == default_points()
+    assert load_points(None) == default_scheme()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -321,7 +339,7 @@ def test_a_regrade_of_one_student_leaves_the_others_rows_byte_for_byte(term):
     rows = {(r[0], r[2]): r for r in _csv(after["grades.csv"])[1:]}
     assert rows[("dee", SS)][3] == "correct"
     scores = {(r[0], r[1]): r[2] for r in _csv(after["scores.csv"])[1:]}
-    assert scores[("dee", "03")] == _fmt(term["points"][SS])
+    assert scores[("dee", "03")] == _fmt(term["points"].points[SS])
     for student in ("ada", "ben", "cy", "eli", "fay"):
         assert before[f"feedback/{student}.md"] == after[f"feedback/{student}.md"]
 
@@ -492,14 +510,15 @@ def test_the_classroom_workflow_grading_step_runs_and_reports_points(tmp_path):
         env=env, cwd=tmp_path / "repo",
     )  # fmt: skip
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    table = default_points()
-    maximum = _max("01", table)
-    assert f"Points: {_fmt(maximum)}/{_fmt(maximum)}" in run.stdout
-    assert f"{_fmt(maximum)} / {_fmt(maximum)} points" in summary.read_text()
+    scheme = default_scheme()
+    maximum, earned = _max("01", scheme), _all("01", scheme)  # the challenge: extra credit
+    assert earned > maximum
+    assert f"Points: {_fmt(earned)}/{_fmt(maximum)}" in run.stdout
+    assert f"{_fmt(earned)} / {_fmt(maximum)} points" in summary.read_text()
     (line,) = output.read_text().splitlines()
     result = json.loads(base64.b64decode(line.removeprefix("result=")))
     assert result["status"] == "pass" and result["max_score"] == maximum
-    assert sum(t["score"] for t in result["tests"]) == maximum
+    assert sum(t["score"] for t in result["tests"]) == earned
     reporter = next(s for s in job["steps"] if "grading-reporter" in s.get("uses", ""))
     assert reporter["env"]["GRADE_RESULTS"] == "${{ steps.grade.outputs.result }}"
     assert reporter["with"]["runners"] == "grade" and reporter["if"] == "always()"

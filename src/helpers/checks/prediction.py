@@ -160,6 +160,14 @@ class Prediction(Checked):
         return Text(f"Answer to {self.name}", f"{self.answer}: {self.explanation}")
 
 
+def is_wrong_guess(mistake: str) -> bool:
+    """Whether a prediction's mistake id (``"name.too_high"``) is a guess that was read and is
+    not what happens, as opposed to no guess or one that is not a choice or a number: the ids
+    :meth:`Prediction._check` gives, for a grader's completion credit."""
+    tail = mistake.rpartition(".")[2]
+    return tail.startswith("picked_") or tail in ("too_high", "too_low")
+
+
 def _sentences(text: str) -> str:
     """``text`` as it goes after another sentence: a capital first letter and a full stop at
     the end (the explanations and wrong-choice texts are joined one after another)."""

@@ -99,6 +99,7 @@ def feedback_markdown(
     per lesson. ``plain``: as plain text (feedback.txt) instead of Markdown."""
     items = _items_by_name()
     totals = results.totals if results is not None else None
+    scheme = results.points if results is not None else None
     by_lesson: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         by_lesson[row.lesson].append(row)
@@ -112,12 +113,13 @@ def feedback_markdown(
             "rows": len(lesson_rows),
             "points": fmt(totals.by_lesson[(student, lesson)]) if points else "",
             "max_points": fmt(totals.max_by_lesson[lesson]) if points else "",
-            "good": [_done(r, items.get(r.exercise)) for r in lesson_rows
+            "good": [_done(r, items.get(r.exercise), scheme) for r in lesson_rows
                      if r.status == "correct"],
-            "to_fix": [_to_fix(r, items.get(r.exercise)) for r in lesson_rows
+            "to_fix": [_to_fix(r, items.get(r.exercise), scheme) for r in lesson_rows
                        if r.status != "correct"],
         })  # fmt: skip
     overall = totals is not None and len(results.lessons) > 1
+    lost, why = results.late.get(student, (0.0, "")) if results is not None else (0.0, "")
     environment, template = (_PLAIN, "feedback.txt") if plain else (_MARKDOWN, "feedback.md")
     text = environment.get_template(template).render(
         student=student,
@@ -125,17 +127,32 @@ def feedback_markdown(
         max_overall=fmt(totals.max_overall) if overall else "",
         lessons=lessons,
         notes=notes,
+        late=f"{lost:.0%} of your points were taken off: {why}." if lost else "",
+        policy=scheme.describe() if scheme is not None and totals is not None else "",
     )
     return text.rstrip("\n") + "\n"
 
 
-def _done(row: Row, item) -> dict:
+def credit(row: Row, scheme) -> str:
+    """What the row earned, said for the student: "2 of 2 points", "1 of 2 points (partial
+    credit)", "3 points, extra credit"; "" without a scheme."""
+    if scheme is None:
+        return ""
+    earned, worth = scheme.earned(row.exercise, row.status, row.mistake), scheme.worth(row.exercise)
+    unit = "point" if worth == 1 else "points"
+    if scheme.is_extra(row.exercise):
+        return f"{fmt(earned)} of {fmt(worth)} {unit}, extra credit"
+    partial = " (partial credit)" if 0 < earned < worth else ""
+    return f"{fmt(earned)} of {fmt(worth)} {unit}{partial}"
+
+
+def _done(row: Row, item, scheme=None) -> dict:
     """One row of "Well done"."""
     return {"exercise": row.exercise, "heading": getattr(item, "heading", ""),
-            "message": row.message}  # fmt: skip
+            "message": row.message, "credit": credit(row, scheme)}  # fmt: skip
 
 
-def _to_fix(row: Row, item) -> dict:
+def _to_fix(row: Row, item, scheme=None) -> dict:
     """One row of "To work on": its status, message, and the next hint (the course's text)."""
     hint, more = None, None
     if isinstance(item, Exercise) and row.status != "missing":
@@ -144,7 +161,8 @@ def _to_fix(row: Row, item) -> dict:
         hint, more = Markup(hints[level - 1]), min(level + 1, len(hints))
     return {"exercise": row.exercise, "heading": getattr(item, "heading", ""),
             "symbol": SYMBOL[row.status], "label": LABEL[row.status],
-            "mistake": row.mistake, "message": row.message, "hint": hint, "more": more}  # fmt: skip
+            "mistake": row.mistake, "message": row.message, "hint": hint, "more": more,
+            "credit": credit(row, scheme)}  # fmt: skip
 
 
 def _cell(row: Row | None) -> dict | None:
@@ -276,6 +294,10 @@ def _lms(results: ClassResults) -> dict:
         "possible": ", ".join(
             f"lesson {lesson}: {fmt(totals.max_by_lesson[lesson])}" for lesson in results.lessons
         ),  # fmt: skip
+        "policy": results.points.describe(),
+        "late": ", ".join(
+            f"{student} {lost:.0%} ({why})" for student, (lost, why) in results.late.items() if lost
+        ),
         "roster_size": None if results.roster is None else len(results.roster),
         "not_in_roster": results.not_in_roster,
         "without_folder": results.without_folder,

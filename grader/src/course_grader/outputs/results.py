@@ -18,7 +18,8 @@ from pathlib import Path
 from helpers.checks.grading import Exercise
 
 from ..pipeline.grading import Row, lesson_items
-from ..pipeline.points import lesson_max
+from ..pipeline.lms import Manifest
+from ..pipeline.points import Scheme, default_scheme
 from ..pipeline.roster import Person
 from .files import write_if_changed
 
@@ -52,7 +53,10 @@ class ClassResults:
     per_student: dict[str, StudentResults]
     notes: list[str] = field(default_factory=list)  # about the class's folder, the roster...
     settings: str = ""
-    points: dict[str, float] = field(default_factory=dict)
+    points: Scheme = field(default_factory=default_scheme)
+    # student -> the fraction of their points lost to the late policy, and why (the LMS's mark)
+    late: dict[str, tuple[float, str]] = field(default_factory=dict)
+    manifest: Manifest | None = None  # the LMS download the submissions were unpacked from
     roster: list[Person] | None = None
     not_in_roster: list[str] = field(default_factory=list)
     without_folder: list[str] = field(default_factory=list)
@@ -80,15 +84,22 @@ class ClassResults:
 
 
 def compute_totals(results: ClassResults) -> Totals:
-    max_by_lesson = {lesson: lesson_max(lesson, results.points) for lesson in results.lessons}
+    """Each student's points per lesson (the scheme's, less the late policy's share) and
+    overall; each lesson's maximum (without extra credit)."""
+    scheme = results.points
+    max_by_lesson = {lesson: scheme.lesson_max(lesson) for lesson in results.lessons}
     by_lesson: dict[tuple[str, str], float] = {}
     overall: dict[str, float] = {}
     for student in results.students:
         for lesson in results.lessons:
             by_lesson[(student, lesson)] = 0.0
         for row in results.per_student[student].rows:
-            if row.status == "correct" and row.lesson in max_by_lesson:
-                by_lesson[(student, row.lesson)] += results.points.get(row.exercise, 0.0)
+            if row.lesson in max_by_lesson:
+                earned = scheme.earned(row.exercise, row.status, row.mistake)
+                by_lesson[(student, row.lesson)] += earned
+        kept = 1.0 - results.late.get(student, (0.0, ""))[0]
+        for lesson in results.lessons:
+            by_lesson[(student, lesson)] *= kept
         overall[student] = sum(by_lesson[(student, lesson)] for lesson in results.lessons)
     return Totals(by_lesson, overall, max_by_lesson, sum(max_by_lesson.values()))
 

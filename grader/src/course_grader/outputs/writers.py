@@ -10,6 +10,8 @@
 ``lms/moodle.csv``          Moodle's CSV grade import: ``Email address``, one column per lesson
 ``feedback/<student>.md``   per student: points, what went well, what to fix, with hints
 ``feedback/<student>.txt``  the same in plain text, for an LMS's comment box
+``lms/<lms>-feedback.zip``  after ``--from-canvas`` or ``--from-moodle``: each student's
+                            feedback.txt, named for the LMS's upload of feedback files
 ``similarity.csv``          ``exercise,student_a,student_b,similarity``
 ``report.html``             the class at a glance, what to reteach, answers that look alike
 ==========================  =================================================================
@@ -37,6 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import COLUMNS
+from ..pipeline.lms import feedback_zip
 from ..pipeline.points import fmt
 from .files import write_if_changed
 from .report import feedback_markdown, report_html
@@ -144,6 +147,23 @@ def write_feedback(results: ClassResults, out: Path) -> None:
         write_if_changed(folder / f"{student}.txt", plain)
 
 
+def write_lms_feedback(results: ClassResults, out: Path) -> None:
+    """The feedback as a zip the LMS the submissions came from takes back
+    (:func:`course_grader.pipeline.lms.feedback_zip`)."""
+    if results.manifest is None:
+        return
+    feedback = {}
+    for student in results.students:
+        mine = results.per_student[student]
+        text = feedback_markdown(student, mine.rows, mine.notes, mine.chosen, results, True)
+        feedback[student] = (text, list(mine.chosen.values()))
+    data = feedback_zip(results.manifest, feedback)
+    path = out / "lms" / f"{results.manifest.lms}-feedback.zip"
+    if not path.exists() or path.read_bytes() != data:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
 def write_similarity(results: ClassResults, out: Path) -> None:
     rows = [(e, a, b, f"{s:.3f}") for e, a, b, s in results.alike]
     _csv(out / "similarity.csv", SIMILARITY_COLUMNS, rows)
@@ -159,6 +179,7 @@ WRITERS: list[Callable[[ClassResults, Path], None]] = [
     write_canvas,
     write_moodle,
     write_feedback,
+    write_lms_feedback,
     write_similarity,
     write_report,
 ]
