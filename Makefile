@@ -115,7 +115,7 @@ grade: full-repo $(STAMP) ## grade a class: SUBMISSIONS=<folder of student folde
 		echo "usage: make grade SUBMISSIONS=<folder with one folder per student> OUT=<folder for the reports>"; \
 		echo "   or: make grade CANVAS=<Canvas's submissions zip> OUT=<folder>  (or MOODLE=<Moodle's zip>)"; \
 		echo "       [LESSONS='05'] [STUDENTS='ada bob'] [POINTS=points.toml] [ROSTER=roster.csv] [NO_CACHE=1] [NO_SANDBOX=1]"; exit 2; fi
-	$(PY) -m course_grader --out "$(OUT)" $(if $(SUBMISSIONS),--submissions "$(SUBMISSIONS)") \
+	$(PY) -m course_grader $(if $(SUBMISSIONS),--submissions "$(SUBMISSIONS)") --out "$(OUT)" \
 		$(if $(CANVAS),--from-canvas "$(CANVAS)") $(if $(MOODLE),--from-moodle "$(MOODLE)") \
 		$(if $(STUDENTS),--students "$(STUDENTS)") $(if $(POINTS),--points "$(POINTS)") \
 		$(if $(ROSTER),--roster "$(ROSTER)") $(if $(NO_CACHE),--no-cache) \

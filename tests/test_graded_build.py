@@ -158,14 +158,22 @@ _CHECK_EVERY_EXERCISE = textwrap.dedent(
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         full.update(vars(module))
+    def stub(*args):
+        raise NotImplementedError("replace this line with your answer")
+
+    def broken(*args):
+        raise ValueError("a slip in the answer")
+
     rows = []
     for item in checks.catalogue():
         if isinstance(item, Exercise):
             right, none = item.check(full[item.name]), item.check(lambda *args: None)
+            unstarted, raised = item.check(stub), item.check(broken)
             last = item.hint(99)
             rows.append([item.name, right.passed, right.graded_later, none.passed,
                          none.graded_later, none.mistake, item.solution().text,
-                         last.text == LAST_HINT])
+                         last.text == LAST_HINT, unstarted.passed, unstarted.graded_later,
+                         raised.mistake])
         else:
             guess = full[item.name]
             result = item.check(guess if isinstance(guess, str) else float(guess))
@@ -173,6 +181,18 @@ _CHECK_EVERY_EXERCISE = textwrap.dedent(
                          item.solution().text, None])
     print(json.dumps(rows))
     """
+)
+
+
+# The checks that make or choose their cases with the lessons' answers (a causal mask, keys
+# rotated by the lesson's RoPE, inputs on which every named mistake differs from the answer).
+CASES_FROM_ANSWERS = (
+    "scale_for_entropy",
+    "masked_attention",
+    "decode_step",
+    "head_offset_score",
+    "most_previous_token_head",
+    "rope_decode_step",
 )
 
 
@@ -186,14 +206,23 @@ def test_graded_checks_run_their_public_part_and_never_a_false_verdict(graded):
     )  # fmt: skip
     rows = json.loads(out.stdout.splitlines()[-1])
     exercises = [r for r in rows if r[7] is not None]
-    predictions = [r for r in rows if r[7] is None]
+    predictions = [r + [None] * 3 for r in rows if r[7] is None]
     assert len(exercises) == 34 and predictions
-    for name, passed, later, none_passed, none_later, mistake, solution, last_hint in exercises:
+    for (name, passed, later, none_passed, none_later, mistake, solution, last_hint,
+         stub_passed, stub_later, raised) in exercises:  # fmt: skip
         assert passed is True or (passed is None and later), name  # never a false ✗
         assert none_passed is False or (none_passed is None and none_later), name
         assert mistake is None or "checker_failed" not in mistake, name
         assert "not part of this copy" in solution and last_hint, name
-    for name, passed, later, *_, solution, _ in predictions:
+        # A check calls the answer before it uses the lesson's: a stub is "not attempted yet"
+        # and an answer that raises is named, as in the self-study build; but for the checks
+        # whose cases are made with the lessons' answers, which say "graded later" to both.
+        if name in CASES_FROM_ANSWERS:
+            assert stub_passed is None and stub_later and raised is None, name
+        else:
+            assert stub_passed is None and not stub_later, name
+            assert raised == f"{name}.raised", (name, raised)
+    for name, passed, later, *_, solution, _, _, _, _ in predictions:
         assert passed is None and later, name  # recorded, not judged: the answer is withheld
         assert "not part of this copy" in solution, name
     public = [r[0] for r in exercises if r[3] is False]
@@ -205,6 +234,9 @@ def test_graded_checks_run_their_public_part_and_never_a_false_verdict(graded):
     assert f"({len(full)} give their full verdict" in guide, len(full)
     assert f"the other {len(closed)} need the answer" in guide, len(closed)
     assert public and len(public) + len(closed) == 34
+    listed = ", ".join(f"`{name}`" for name in CASES_FROM_ANSWERS)
+    assert f"but for {len(CASES_FROM_ANSWERS)} whose cases are made or chosen" in guide
+    assert f"({listed})" in guide
 
 
 def _crosses(nb: dict) -> int:

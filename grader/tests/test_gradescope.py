@@ -233,7 +233,7 @@ def test_a_right_submission_scores_every_point(autograder):
 
 def test_a_wrong_submission_loses_that_exercise_and_is_told_its_mistake(autograder):
     doc, _ = _submit(autograder, {"lesson.ipynb": _wrong_notebook()})
-    by_name = {t["name"]: t for t in doc["tests"]}
+    by_name = dict(zip(_ids(doc), doc["tests"], strict=True))
     wrong = by_name["scaled_scores"]
     assert wrong["score"] == 0 and wrong["status"] == "failed"
     assert "(mistake: scaled_scores.unscaled)" in wrong["output"], wrong["output"]
@@ -418,3 +418,76 @@ def test_make_gradescope_needs_a_lesson():
     run = subprocess.run(["make", "gradescope"], cwd=ROOT, capture_output=True, text=True,
                          env=env)  # fmt: skip
     assert run.returncode != 0 and "usage: make gradescope LESSON=" in run.stdout
+
+
+# --- One assignment over several lessons, graded in this process (issue 50, item 6) ---
+def test_one_assignment_grades_several_lessons_with_their_headings_and_a_late_share(tmp_path):
+    """Lesson 03 answered and lesson 04 untouched in one submission, two days late under a
+    10 %-a-day policy: each lesson's tests named by its headings, the predictions' results
+    shown after the due date, the score the tests' sum less a fifth."""
+    from course_grader.isolation.sandbox import Limits
+
+    (tmp_path / "submission" / "week2").mkdir(parents=True)
+    (tmp_path / "submission" / "03.ipynb").write_bytes(RIGHT.read_bytes())
+    four = ROOT / "notebooks" / "04_softmax_and_attention.ipynb"
+    (tmp_path / "submission" / "week2" / "04.ipynb").write_bytes(four.read_bytes())
+    (tmp_path / "submission_metadata.json").write_text(json.dumps({
+        "created_at": "2027-02-03T10:00:00.000000-05:00",
+        "assignment": {"due_date": "2027-02-01T23:59:00.000000-05:00"},
+        "users": [{"id": 4711, "email": "ada@example.org", "name": "Ada"}],
+    }))  # fmt: skip
+    points = tmp_path / "points.toml"
+    points.write_text("[late]\nper_day = 0.1\n")
+    assert gradescope.main(tmp_path, ["03", "04"], Limits(), points) == 0
+    doc = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert spec_problems(doc) == [], spec_problems(doc)
+    from helpers import checks
+
+    items = [i for i in checks.catalogue() if i.lesson in ("03", "04")]
+    assert [t["name"] for t in doc["tests"]] == [
+        f"Lesson {i.lesson} · {i.heading} ({i.name})" for i in items
+    ]
+    assert [t["number"] for t in doc["tests"]] == ["03.1", "03.2", "03.3", "03.4",
+                                                   "04.1", "04.2", "04.3", "04.4"]  # fmt: skip
+    shown = {t["name"].rpartition("(")[2][:-1]: t["visibility"] for t in doc["tests"]}
+    assert shown == {i.name: "visible" if isinstance(i, checks.Exercise) else "after_due_date"
+                     for i in items}  # fmt: skip
+    lesson03 = [t for t in doc["tests"] if t["number"].startswith("03.")]
+    assert all(t["status"] == "passed" for t in lesson03)
+    assert all(t["score"] == 0 and t["output"].startswith("not attempted")
+               for t in doc["tests"] if t["number"].startswith("04."))  # fmt: skip
+    # 1 day and 10 hours after the due date: two days' share, 20 %.
+    raw = sum(t["score"] for t in lesson03)
+    assert raw == 2 + 1 + 1 + 3  # scaled_scores, two predictions, the challenge (extra)
+    assert doc["score"] == pytest.approx(raw * 0.8)
+    assert doc["extra_data"]["late"]["fraction"] == pytest.approx(0.2)
+    assert "Late: 20% of the points taken off (submitted 2 day(s) after the due date)" in doc[
+        "output"]  # fmt: skip
+    # The extra credit adds to the score, never to the assignment's total.
+    assert "Lesson 03: 7/4 points (3 of them extra credit)" in doc["output"]
+    challenge = next(t for t in lesson03 if "(scale_for_entropy)" in t["name"])
+    assert challenge["max_score"] == 0 and challenge["score"] == 3
+
+
+def test_a_lesson_of_several_not_handed_in_scores_zero_and_says_so(tmp_path):
+    from course_grader.isolation.sandbox import Limits
+
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "03.ipynb").write_bytes(RIGHT.read_bytes())
+    assert gradescope.main(tmp_path, ["03", "05"], Limits(), None) == 0
+    doc = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert spec_problems(doc) == []
+    assert "Lesson 05: not graded" in doc["output"] and "upload it too" in doc["output"]
+    assert all(t["score"] == 0 for t in doc["tests"] if t["number"].startswith("05."))
+    assert all(t["status"] == "passed" for t in doc["tests"] if t["number"].startswith("03."))
+
+
+def test_make_gradescope_prints_every_setting_to_choose(capsys, tmp_path):
+    assert make_gradescope.main(["--lesson", "3 4", "--out", str(tmp_path / "a.zip")]) == 0
+    printed = capsys.readouterr().out
+    for needed in ("Autograder points: 8", "Base image: Ubuntu", "Memory:", "timeout: 12 minutes",
+                   "Students upload", "03_*.ipynb, 04_*.ipynb", "after the due date"):  # fmt: skip
+        assert needed in printed, needed
+    with zipfile.ZipFile(tmp_path / "a.zip") as archive:
+        run = archive.read("run_autograder").decode()
+    assert '--lesson "03 04"' in run and '--prediction-visibility "after_due_date"' in run

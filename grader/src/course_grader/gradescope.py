@@ -214,9 +214,11 @@ def results_json(lessons: list[str], graded: dict[str, dict], problems: dict[str
             result = graded[lesson]
             lesson_tests_ = lesson_tests(result, visibility)
             done = sum(e["status"] == "correct" for e in result["exercises"])
+            extra = sum(e["points"] for e in result["exercises"] if e["extra"])
+            extra_said = f" ({fmt(extra)} of them extra credit)" if extra else ""
             lines.append(f"Lesson {lesson}: {fmt(result['points'])}/{fmt(result['max_points'])} "
-                         f"points, {done} of {len(result['exercises'])} exercises and "
-                         "predictions correct.")  # fmt: skip
+                         f"points{extra_said}, {done} of {len(result['exercises'])} exercises "
+                         "and predictions correct.")  # fmt: skip
         else:
             lesson_tests_ = _missing_tests(lesson, problems[lesson], scheme, visibility)
             most = fmt(scheme.lesson_max(lesson)) if scheme is not None else "?"

@@ -25,7 +25,7 @@ from .messages import calls_a_stub_message, late_note, safe_str, type_name
 from .mistakes import LearnerError, Mistake, TimeLimit
 from .policy import refusal
 from .results import CheckResult, Text
-from .withheld import BUILD_NOTE, ReferenceWithheld, is_withheld
+from .withheld import BUILD_NOTE, ReferenceWithheld, is_withheld, made
 
 # The record each check leaves for make grade, its variables, writer and reader: record.
 
@@ -137,6 +137,7 @@ class Exercise(Checked):
         state = CheckState()
         failure: BaseException | None = None
         caller, calls = answer.caller(), [0]
+        withheld_before = made()
         if is_withheld(self.reference):  # the graded build: how far the answer got counts
 
             def counted(*args):
@@ -186,6 +187,8 @@ class Exercise(Checked):
                 f"the checker itself failed ({type_name(failure)}: {safe_str(failure)})",
                 "checker_failed",
             )
+        if made() != withheld_before:  # it passed without using a withheld answer: no verdict
+            return self._graded_later(calls[0])
         if not isinstance(message, str):
             message = "your answer passes every test."
         return self._result(True, message)
@@ -194,9 +197,9 @@ class Exercise(Checked):
         """The graded build's result once the check needs the lesson's answer: no verdict."""
         if calls:
             done = (
-                f"{self.signature} passes the public part of this check: it runs, and what it "
-                "returns has the right kinds and shapes and none of the mistakes the check can "
-                "name without the lesson's answer. Whether it is right is for the grader: "
+                f"{self.signature} passes the public part of this check: it runs on the check's "
+                "cases, and none of the mistakes the check can name without the lesson's answer "
+                "showed. Whether it is right is for the grader: "
             )
         else:
             done = (

@@ -33,13 +33,14 @@ from typing import Any
 from . import calling, compare, draws, messages, record, wire
 from .exercise import Exercise
 from .mistakes import LearnerError, Mistake
-from .prediction import Prediction
+from .prediction import Prediction, is_wrong_guess
 from .results import CheckResult
 from .timelimit import CHECK_TIME_LIMIT_SECONDS
 
 __all__ = [
     "CHECK_TIME_LIMIT_SECONDS", "CheckResult", "Exercise", "LearnerError", "Mistake",
-    "Prediction", "catalogue", "current_check", "hints", "judge_prediction", "kernel_variables",
+    "Prediction", "catalogue", "current_check", "hints", "is_wrong_guess", "judge_prediction",
+    "kernel_variables",
     "not_a_function", "parse_log", "refuse_complex", "safe_str", "serve", "type_name",
     "LOG_VARIABLE", "STUDENT_VARIABLE", "TIME_LIMIT_VARIABLE", "wire",
 ]  # fmt: skip

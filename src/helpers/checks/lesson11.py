@@ -233,8 +233,8 @@ def _grade_rope_decode_step(call):
         what = (f"rope_decode_step(q {q.shape}, k, v, K_cache {K_cache.shape}, V_cache, "
                 f"position={t}) in {label}")  # fmt: skip
         exact = [a.astype(float) for a in args]
+        value = call(*[a.copy() for a in args], t)  # first: a stub or a slip shows as such
         out, K_new, V_new = answers.rope_decode_step(*exact, t)
-        value = call(*[a.copy() for a in args], t)
         if not isinstance(value, tuple) or len(value) != 3:
             raise Mistake(f"{what} must return three things, (output, K_cache, V_cache): the "
                           "new token's output (h, d) and both caches with the new token "

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .mistakes import TimeLimit
+from .withheld import ReferenceWithheld
 
 # A signal handled this much later than its deadline means a long call into compiled code.
 LATE_SECONDS = 1.0
@@ -40,7 +41,7 @@ def safe_str(value: Any, limit: int = 600) -> str:
         text = str(value)
         if not isinstance(text, str):
             raise TypeError
-    except TimeLimit:
+    except (TimeLimit, ReferenceWithheld):
         raise
     except BaseException:
         return f"<a {type_name(value)} whose message cannot be shown: its __str__ raised>"

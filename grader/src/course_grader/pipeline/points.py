@@ -39,8 +39,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from helpers.checks import grading
-from helpers.checks.grading import Exercise
-from helpers.checks.prediction import is_wrong_guess
+from helpers.checks.grading import Exercise, is_wrong_guess
 
 STARS = {1: "★", 2: "★★", 3: "★★★"}
 CHALLENGES = ("extra", "counted")
