@@ -9,7 +9,7 @@ import pytest
 
 import helpers
 from helpers import blockwise as helpers_blockwise
-from helpers import checks, masks, training
+from helpers import checks, masks, rope, scaling, training
 from helpers.checks import policy
 from helpers.pretrained import heads
 
@@ -27,6 +27,9 @@ def _batched_masked(Q, K, V, lengths, causal):
 
 
 DELEGATING = {
+    "scale_for_entropy": lambda scores, target: scaling.entropy_scale(scores, target),
+    "rope_rotate": lambda X, positions: rope.rotate(X, positions),
+    "alibi_bias": lambda n, slopes: rope.alibi_bias(n, len(slopes)),
     "positional_encoding": lambda n, d: helpers.sinusoidal_positional_encoding(n, d),
     "head_slices": lambda M, h: helpers.split_heads(M, h),
     "softmax": lambda z, *rest: helpers.softmax(z),

@@ -126,6 +126,11 @@ def test_graded_notebooks_point_at_no_solution_and_self_study_ones_do(graded, se
     for notebook in sorted((graded / "notebooks").glob("*.ipynb")):
         text = notebook.read_text(encoding="utf-8")
         assert "solution()" not in text, notebook.name  # ...but not in the graded build
+        prose = " ".join("".join(c["source"]) for c in json.loads(text)["cells"]
+                         if c["cell_type"] == "markdown").split()  # fmt: skip
+        prose = " ".join(prose)
+        for said in ("a solution as usual", "solutions/", "`solution`"):
+            assert said not in prose, (notebook.name, said)
         assert "Stuck?" in text or notebook.name.startswith("00"), notebook.name
         json.loads(text)
     assert not list((graded / "notebooks").glob("*.py"))

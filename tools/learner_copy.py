@@ -203,6 +203,12 @@ _SOLUTION_POINTERS = [
     (re.compile(r",?\s+or\s+`checks\.\w+\.solution\(\)`"), ""),
     (re.compile(r"\| `checks\.NAME\.solution\(\)` \|[^\n]*\|\n"), ""),
     (
+        re.compile(r"Optional;\s+hints\s+and\s+a\s+solution\s+as\s+usual\."),
+        "Optional; hints as usual.",
+    ),
+    (re.compile(r"`check`, `hint`, `solution`;"), "`check` and `hint`;"),
+    (re.compile(r";\s+`solutions/` holds the same lessons answered and run\."), "."),
+    (
         re.compile(
             r"`hint` and `solution` work for \*\*every\*\* exercise, the optional ★★★ challenges "
             r"included;\s+the lessons mention the hints under each exercise, and the solution is "

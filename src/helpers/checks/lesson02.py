@@ -141,7 +141,7 @@ def _shape_of(value) -> tuple[int, ...] | None:
         return None
     try:
         return np.shape(np.asarray(value, dtype=float))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond any float
         return None
 
 

@@ -350,6 +350,8 @@ def _grade_entropy(call):
             )
         try:
             c = float(np.asarray(value, dtype=float).reshape(()))
+        except OverflowError:  # an int beyond any float: as infinite, said so below
+            c = np.inf
         except (TypeError, ValueError):
             raise Mistake(
                 f"{what} returned {type(value).__name__} {np.shape(value)}; return one number, "
@@ -408,6 +410,7 @@ def _grade_entropy(call):
 scale_for_entropy = Exercise(
     name="scale_for_entropy",
     allowed=("helpers.softmax",),  # not helpers.scaling.entropy_scale, the answer
+    ready_made="helpers.scaling.entropy_scale",
     signature="scale_for_entropy(scores, target)",
     grade=_grade_entropy,
     reference=answers.scale_for_entropy,

@@ -81,6 +81,15 @@ def _distinct(outputs: list[np.ndarray]) -> bool:
     return not any(close(a, b) for i, a in enumerate(outputs) for b in outputs[i + 1 :])
 
 
+def _shape(value) -> tuple[int, ...] | None:
+    """A returned cache's shape as an array of floats; None when it is none (as_result_array
+    then says what it is instead)."""
+    try:
+        return np.asarray(value, dtype=float).shape
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond any float
+        return None
+
+
 def _decode_run(call, X, weights, qkv, full, p: int, label: str) -> None:
     """Decode tokens p..n-1 one at a time, feeding back the cache each step returns."""
     W_Q, W_K, W_V = weights
@@ -92,15 +101,14 @@ def _decode_run(call, X, weights, qkv, full, p: int, label: str) -> None:
         what = f"decode_step at step t = {t} ({label}; K_cache {K_cache.shape})"
         value = call(X[t].copy(), K_cache.copy(), V_cache.copy(), W_Q, W_K, W_V)
         out_t, new_K, new_V = unpack_returns(value, what, ("out_t", "K_cache", "V_cache"))
-        new_K = np.asarray(new_K, dtype=float)
-        new_V = np.asarray(new_V, dtype=float)
-        if new_K.shape == (t, d_k) or new_V.shape == (t, d_v):
+        k_shape, v_shape = _shape(new_K), _shape(new_V)
+        if k_shape == (t, d_k) or v_shape == (t, d_v):
             raise Mistake(
                 f"{what}: the returned cache still holds {t} rows; append the new token's "
                 "key (x_t @ W_K) and value (x_t @ W_V), so step t returns t + 1 rows.",
                 "cache_not_grown",
             )
-        if new_K.shape == (t + 1, d_model) or new_V.shape == (t + 1, d_model):
+        if k_shape == (t + 1, d_model) or v_shape == (t + 1, d_model):
             raise Mistake(
                 f"{what}: your cache holds the tokens x_t themselves ({d_model} wide); it "
                 "holds their keys x_t @ W_K and values x_t @ W_V, so that no key or value is "

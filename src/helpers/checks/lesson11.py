@@ -109,6 +109,7 @@ def _grade_rope_rotate(call):
 rope_rotate = Exercise(
     name="rope_rotate",
     allowed=(),  # NumPy only: helpers.rope.rotate is the answer
+    ready_made="helpers.rope.rotate",
     signature="rope_rotate(X, positions)",
     grade=_grade_rope_rotate,
     reference=answers.rope_rotate,
@@ -189,6 +190,7 @@ def _grade_alibi_bias(call):
 alibi_bias = Exercise(
     name="alibi_bias",
     allowed=(),  # NumPy only: helpers.rope.alibi_bias is the answer
+    ready_made="helpers.rope.alibi_bias",
     signature="alibi_bias(n, slopes)",
     grade=_grade_alibi_bias,
     reference=answers.alibi_bias,
