@@ -491,3 +491,25 @@ def test_make_gradescope_prints_every_setting_to_choose(capsys, tmp_path):
     with zipfile.ZipFile(tmp_path / "a.zip") as archive:
         run = archive.read("run_autograder").decode()
     assert '--lesson "03 04"' in run and '--prediction-visibility "after_due_date"' in run
+
+
+def test_a_two_lesson_autograder_grades_both_notebooks_as_gradescope_runs_it(autograder, tmp_path):
+    """The zip of an assignment over lessons 03 and 04, its run_autograder run in a simulated
+    /autograder (with the venv the first zip's setup.sh made: the same course and grader)."""
+    two = make_gradescope.build(["03", "04"], None, "visible", tmp_path / "two.zip")
+    root = tmp_path / "autograder"
+    (root / "source").mkdir(parents=True)
+    with zipfile.ZipFile(two) as archive:
+        archive.extractall(root / "source")
+    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
+    (root / "run_autograder").chmod(0o755)
+    tmp_path.chmod(0o755)
+    env = _env(root, autograder["venv"])
+    four = (ROOT / "solutions" / "04_softmax_and_attention.ipynb").read_bytes()
+    doc, _ = _submit({"root": root, "env": env},
+                     {"lesson03.ipynb": RIGHT.read_bytes(), "mine/04.ipynb": four})  # fmt: skip
+    assert [t["number"].split(".")[0] for t in doc["tests"]] == ["03"] * 4 + ["04"] * 4
+    assert all(t["status"] == "passed" for t in doc["tests"]), doc["output"]
+    shown = {t["visibility"] for t in doc["tests"] if "· Prediction" in t["name"]}
+    assert shown == {"after_due_date"}
+    assert doc["score"] == sum(t["score"] for t in doc["tests"]) == 4 + 3 + 4 + 3
