@@ -2,12 +2,12 @@
 
     python tools/lesson_times.py        # the Markdown tables the guide holds
 
-Not timed on learners: a rule of thumb over the learner's notebook, said in the guide beside
-the table. Reading: the text cells' words at 150 a minute (technical prose with formulas),
-and half a minute per code cell to read it and run it. Exercises: 10 minutes for ★, 20 for ★★;
-3 per prediction; the ★★★ challenge, optional, 30 minutes, in a column of its own. Each sum
-rounded up to 5 minutes. ``tests/test_lesson_times.py`` fails when the guide's table is not
-this script's.
+Not timed on learners: a rule of thumb over the learner's notebook (our guess, not a
+measurement), said in the guide beside the table. Reading: the text cells' words at 150 a
+minute (technical prose with formulas), and half a minute per code cell to read and run it.
+Exercises: 10 minutes for ★, 20 for ★★; 3 per prediction; the ★★★ challenge, optional, 30
+minutes, in a column of its own. Each sum rounded up to 5 minutes.
+``tests/test_lesson_times.py`` fails when the guide's tables are not this script's.
 """
 
 from __future__ import annotations
@@ -90,4 +90,4 @@ def plan() -> str:
 
 
 if __name__ == "__main__":
-    sys.stdout.write(table() + "\n" + plan())
+    sys.stdout.write(table() + "\n" + plan())  # the guide keeps a blank line after each

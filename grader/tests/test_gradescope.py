@@ -482,6 +482,20 @@ def test_a_lesson_of_several_not_handed_in_scores_zero_and_says_so(tmp_path):
     assert all(t["status"] == "passed" for t in doc["tests"] if t["number"].startswith("03."))
 
 
+def test_with_several_lessons_a_notebook_without_the_course_s_metadata_is_known_by_its_names(
+    tmp_path,
+):
+    from course_grader.isolation.sandbox import Limits
+
+    (tmp_path / "submission").mkdir()
+    nb = nbformat.read(RIGHT, as_version=4)
+    del nb.metadata["course"]  # a copy that lost it (another tool's save)
+    nbformat.write(nb, tmp_path / "submission" / "mine.ipynb")
+    assert gradescope.main(tmp_path, ["03", "04"], Limits(), None) == 0
+    doc = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert all(t["status"] == "passed" for t in doc["tests"] if t["number"].startswith("03."))
+
+
 def test_make_gradescope_prints_every_setting_to_choose(capsys, tmp_path):
     assert make_gradescope.main(["--lesson", "3 4", "--out", str(tmp_path / "a.zip")]) == 0
     printed = capsys.readouterr().out

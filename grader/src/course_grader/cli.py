@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import re
 import sys
@@ -38,7 +39,7 @@ from .pipeline.grading import (
     student_order,
 )
 from .pipeline.lms import LmsError, Manifest, read_manifest, unpack
-from .pipeline.points import PointsError, load_points, points_table_toml
+from .pipeline.points import Late, PointsError, load_points, points_table_toml
 from .pipeline.progress import Progress
 from .pipeline.roster import Person, RosterError, read_roster
 
@@ -389,6 +390,21 @@ def _inputs(submissions: Path, out: Path, points: Path | None, roster: Path | No
         raise SystemExit(str(problem)) from None
 
 
+def _late_not_applied(scheme, manifest: Manifest | None) -> str:
+    """Why the points file's late policy cannot be applied to this class ("" when it can):
+    only Canvas's download says which submissions were late; a folder or a Moodle download
+    gives no submission times."""
+    if not (scheme.late.per_day or scheme.late.marked):
+        return ""
+    if manifest is not None and manifest.lms == "canvas":
+        return ""
+    source = "a Moodle download" if manifest is not None else "a folder of submissions"
+    return (
+        f"the points file's [late] policy was not applied: {source} does not say when each "
+        "notebook was handed in (only a Canvas download's _LATE marks do, or Gradescope)"
+    )
+
+
 def _from_manifest(manifest: Manifest, scheme, people):
     """What an LMS download tells beyond the files: each late-marked student's share lost,
     and, without a roster, one from the LMS's user ids (Canvas's gradebook import matches
@@ -424,7 +440,11 @@ def grade(
     submissions, out = submissions.resolve(), out.resolve()
     start = time.monotonic()
     table, people, manifest = _inputs(submissions, out, points, roster, download)
-    late = {}
+    late, unapplied = {}, _late_not_applied(table, manifest)
+    if unapplied:  # not claimed in the feedback, said to the instructor
+        table = dataclasses.replace(table, late=Late())
+        if say:
+            say(f"Note: {unapplied}")
     if manifest is not None:
         late, people = _from_manifest(manifest, table, people)
         if say:
@@ -468,6 +488,8 @@ def grade(
     results = _class_results(found, folders, notes, graded, known, limits, previous, students,
                              table, people, listed)  # fmt: skip
     results.late, results.manifest = late, manifest
+    if unapplied:
+        results.notes.append(unapplied)
     if manifest is not None:
         results.notes += [f"{manifest.lms} download: {why}" for why in manifest.skipped]
     # What an earlier run worked out about the answers (--no-cache: worked out again).

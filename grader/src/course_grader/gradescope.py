@@ -88,14 +88,15 @@ def _when(text) -> datetime | None:
 
 def late_share(root: Path, scheme: Scheme) -> tuple[float, str]:
     """The fraction of the points the late policy takes from this submission, and why: its
-    ``created_at`` against the points file's due date (else the assignment's ``due_date``),
-    or a student's own date from ``[late.extensions]`` (by Gradescope id, e-mail or name)."""
+    ``created_at`` against the assignment's ``due_date`` on Gradescope (else the points file's
+    ``due``), or a student's own date from ``[late.extensions]`` (by Gradescope id, e-mail or
+    name: extensions granted in Gradescope are not in the metadata the autograder gets)."""
     if not scheme.late.per_day:
         return 0.0, ""
     metadata = _metadata(root)
     submitted = _when(metadata.get("created_at"))
     assignment = metadata.get("assignment") if isinstance(metadata.get("assignment"), dict) else {}
-    due = scheme.late.due or _when(assignment.get("due_date"))
+    due = _when(assignment.get("due_date")) or scheme.late.due  # Gradescope's own date first
     users = metadata.get("users") if isinstance(metadata.get("users"), list) else []
     who = [str(u.get(k)) for u in users if isinstance(u, dict) for k in ("id", "email", "name")
            if u.get(k) is not None]  # fmt: skip
@@ -130,6 +131,8 @@ def find_notebook(folder: Path, lesson: str, several: bool = False) -> tuple[Pat
     if len(notebooks) == 1 and not several:
         return notebooks[0], ""
     marked = [p for p in notebooks if _marked_lesson(p) == lesson]
+    if not marked and several:  # no metadata (a copy that lost it): the exercise names
+        marked = [p for p in notebooks if _marked_lesson(p) is None and _named_lesson(p) == lesson]
     if len(marked) == 1:
         return marked[0], ""
     names = ", ".join(p.relative_to(folder).as_posix() for p in notebooks[:6])
@@ -152,6 +155,17 @@ def _marked_lesson(path: Path) -> str | None:
         return lesson if isinstance(lesson, str) else None
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def _named_lesson(path: Path) -> str | None:
+    """The lesson a notebook without the course's metadata is, by the exercise names in it."""
+    from .pipeline.grading import Submission, recognise
+
+    if path.stat().st_size > MAX_NOTEBOOK_BYTES:
+        return None
+    submission = Submission("gradescope", path, path.name)
+    recognise(submission)
+    return submission.lesson
 
 
 def test_name(lesson: str, name: str) -> str:

@@ -26,6 +26,7 @@ import stat
 import zipfile
 from pathlib import Path
 
+import nbformat
 import pytest
 from course_grader import main
 from course_grader.pipeline.lms import LmsError, unpack
@@ -36,6 +37,7 @@ USERS = {"ada": 101, "ben": 102, "cy": 103, "dee": 104, "eli": 105}
 FULL = {"ada": "Ada Lovelace", "ben": "Ben Okafor", "cy": "Cy Young", "dee": "Dee Dee",
         "eli": "Eli Jones"}  # fmt: skip
 POINTS = "[late]\nmarked = 0.25\n"
+FOLDER = {s: f"{s}-{u}" for s, u in USERS.items()}
 
 
 def _grade(*args) -> str:
@@ -93,10 +95,12 @@ def canvas(tmp_path_factory):
 
 def test_a_canvas_download_lands_in_one_folder_per_student_and_nothing_escapes(canvas):
     subs = canvas["out"] / "submissions"
-    assert sorted(p.name for p in subs.iterdir() if p.is_dir()) == sorted(USERS)
+    # Each folder: the LMS's name and id, whoever else is in the download (the draws are
+    # seeded from it, so it must not change from one download to the next).
+    assert sorted(p.name for p in subs.iterdir() if p.is_dir()) == sorted(FOLDER.values())
     for student, ids in canvas["ids"].items():
-        assert sorted(p.name for p in (subs / student).glob("*.ipynb")) == sorted(ids)
-    assert (subs / "ben" / "notes.pdf").exists()
+        assert sorted(p.name for p in (subs / FOLDER[student]).glob("*.ipynb")) == sorted(ids)
+    assert (subs / FOLDER["ben"] / "notes.pdf").exists()
     assert not (canvas["root"] / "escape.ipynb").exists()
     assert not (canvas["out"] / "escape.ipynb").exists()
     assert not list(subs.rglob("link.ipynb"))  # the link: not unpacked
@@ -108,15 +112,17 @@ def test_a_canvas_download_lands_in_one_folder_per_student_and_nothing_escapes(c
 def test_canvas_s_late_mark_costs_the_points_file_s_share(canvas):
     scores = {(r[0], r[1]): float(r[2]) for r in _csv(canvas["out"] / "scores.csv")[1:]}
     grades = _csv(canvas["out"] / "grades.csv")[1:]
-    statuses = {s: [r[3] for r in grades if r[0] == s and r[1] == "01"] for s in ("dee", "eli")}
+    statuses = {s: [r[3] for r in grades if r[0] == FOLDER[s] and r[1] == "01"]
+                for s in ("dee", "eli")}  # fmt: skip
     # dee's and eli's lesson 01 rows are the same (two correct answers, a right guess): eli
     # keeps the points, dee loses a quarter of them.
     assert statuses["dee"] == statuses["eli"] and "correct" in statuses["eli"]
-    assert scores[("eli", "01")] > 0
-    assert scores[("dee", "01")] == pytest.approx(scores[("eli", "01")] * 0.75)
-    feedback = (canvas["out"] / "feedback" / "dee.txt").read_text()
+    dee, eli = FOLDER["dee"], FOLDER["eli"]
+    assert scores[(eli, "01")] > 0
+    assert scores[(dee, "01")] == pytest.approx(scores[(eli, "01")] * 0.75)
+    feedback = (canvas["out"] / "feedback" / f"{dee}.txt").read_text()
     assert "25% of your points were taken off: Canvas marked the submission late." in feedback
-    assert "taken off" not in (canvas["out"] / "feedback" / "eli.txt").read_text()
+    assert "taken off" not in (canvas["out"] / "feedback" / f"{eli}.txt").read_text()
 
 
 def test_without_a_roster_canvas_s_user_ids_key_the_gradebook_file(canvas):
@@ -131,14 +137,18 @@ def test_the_canvas_feedback_zip_names_each_student_s_user_and_graded_file(canva
     submitted file's (infer_comment_context_from_filename, canvas-lms)."""
     with zipfile.ZipFile(canvas["out"] / "lms" / "canvas-feedback.zip") as archive:
         names = archive.namelist()
-        texts = {n: archive.read(n).decode() for n in names}
+        texts = {n: nbformat.reads(archive.read(n).decode(), as_version=4) for n in names}
     assert len(names) == len(USERS)
     for name in names:
         user, file_id = [p for p in name.split("_") if re.fullmatch(r"\d+", p)][:2]
         student = next(s for s, u in USERS.items() if str(u) == user)
         assert file_id in canvas["ids"][student].values()
-        assert texts[name].startswith(f"Feedback for {student}")
-        assert ("_LATE_" in name) == (student == "dee")
+        # A notebook of one Markdown cell: Canvas names it as the submitted notebook.
+        (cell,) = texts[name].cells
+        assert cell.cell_type == "markdown" and cell.source.startswith(
+            f"# Feedback for {FOLDER[student]}"
+        )
+        assert name.endswith(".ipynb") and ("_LATE_" in name) == (student == "dee")
 
 
 @pytest.fixture(scope="module")
@@ -152,17 +162,19 @@ def moodle(tmp_path_factory):
             for name, data in notebooks.items():
                 flat = student in ("ada", "ben")
                 archive.writestr(f"{prefix}_{name}" if flat else f"{prefix}/{name}", data)
+    points = root / "points.toml"
+    points.write_text("[late]\nper_day = 0.1\n")
     out = root / "out"
-    _grade("--from-moodle", download, "--out", out)
-    return {"out": out, "files": files}
+    printed = _grade("--from-moodle", download, "--out", out, "--points", points)
+    return {"out": out, "files": files, "printed": printed}
 
 
 def test_a_moodle_download_of_either_layout_lands_in_one_folder_per_student(moodle):
     subs = moodle["out"] / "submissions"
     folders = {p.name for p in subs.iterdir() if p.is_dir()}
-    assert folders == {FULL[s].lower().replace(" ", "-") for s in USERS}
+    assert folders == {f"{FULL[s].lower().replace(' ', '-')}-{USERS[s]}" for s in USERS}
     for student, notebooks in moodle["files"].items():
-        folder = subs / FULL[student].lower().replace(" ", "-")
+        folder = subs / f"{FULL[student].lower().replace(' ', '-')}-{USERS[student]}"
         assert sorted(p.name for p in folder.glob("*.ipynb")) == sorted(notebooks)
 
 
@@ -181,6 +193,7 @@ def test_the_moodle_feedback_zip_names_each_participant_as_its_import_reads_them
     [
         ({}, "no file is named as a canvas download names"),
         ({"ada.ipynb": b"{}", "notes.txt": b""}, "no file is named as a canvas download names"),
+        ({"anon_k3b9x_462_03.ipynb": b"{}"}, "an anonymous-grading download"),
     ],
 )
 def test_a_zip_that_is_no_canvas_download_is_refused_and_writes_nothing(tmp_path, entries, says):
@@ -199,3 +212,21 @@ def test_a_file_that_is_no_zip_is_refused(tmp_path):
         unpack(tmp_path / "d.zip", tmp_path / "subs", "canvas")
     with pytest.raises(SystemExit, match="no such file"):
         main(["--from-canvas", str(tmp_path / "none.zip"), "--out", str(tmp_path / "out")])
+
+
+def test_a_late_policy_a_moodle_download_cannot_apply_is_said_not_claimed(moodle):
+    """Moodle's download holds no submission times: the [late] policy is not applied, the
+    instructor is told, and no student's feedback says late work loses anything."""
+    assert "[late] policy was not applied: a Moodle download" in moodle["printed"]
+    assert "[late] policy was not applied" in (moodle["out"] / "report.html").read_text()
+    for path in (moodle["out"] / "feedback").glob("*.txt"):
+        text = path.read_text()
+        assert "late work" not in text and "taken off" not in text, path.name
+
+
+def test_a_download_writes_a_roster_to_complete(moodle):
+    rows = _csv(moodle["out"] / "lms" / "roster-from-download.csv")
+    assert rows[0] == ["student", "name", "id", "sis_user_id", "sis_login_id", "section", "email"]
+    assert sorted((r[1], r[2]) for r in rows[1:]) == sorted(
+        (FULL[s], str(u)) for s, u in USERS.items()
+    )

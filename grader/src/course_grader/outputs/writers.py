@@ -11,7 +11,8 @@
 ``feedback/<student>.md``   per student: points, what went well, what to fix, with hints
 ``feedback/<student>.txt``  the same in plain text, for an LMS's comment box
 ``lms/<lms>-feedback.zip``  after ``--from-canvas`` or ``--from-moodle``: each student's
-                            feedback.txt, named for the LMS's upload of feedback files
+                            feedback, named for the LMS's upload of feedback files; and
+                            ``lms/roster-from-download.csv``, a roster to complete
 ``similarity.csv``          ``exercise,student_a,student_b,similarity``
 ``report.html``             the class at a glance, what to reteach, answers that look alike
 ==========================  =================================================================
@@ -41,6 +42,7 @@ from pathlib import Path
 from .. import COLUMNS
 from ..pipeline.lms import feedback_zip
 from ..pipeline.points import fmt
+from ..pipeline.roster import COLUMNS as ROSTER_COLUMNS
 from .files import write_if_changed
 from .report import feedback_markdown, report_html
 from .results import ClassResults
@@ -155,13 +157,17 @@ def write_lms_feedback(results: ClassResults, out: Path) -> None:
     feedback = {}
     for student in results.students:
         mine = results.per_student[student]
-        text = feedback_markdown(student, mine.rows, mine.notes, mine.chosen, results, True)
+        text = feedback_markdown(student, mine.rows, mine.notes, mine.chosen, results)
         feedback[student] = (text, list(mine.chosen.values()))
     data = feedback_zip(results.manifest, feedback)
     path = out / "lms" / f"{results.manifest.lms}-feedback.zip"
     if not path.exists() or path.read_bytes() != data:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
+    # A roster to complete (a Moodle import matches on e-mail addresses, which a download
+    # does not hold): the folders with the LMS's names and ids filled in.
+    rows = [(s.folder, s.name, s.user, "", "", "", "") for s in results.manifest.students]
+    _csv(out / "lms" / "roster-from-download.csv", ROSTER_COLUMNS, rows)
 
 
 def write_similarity(results: ClassResults, out: Path) -> None:

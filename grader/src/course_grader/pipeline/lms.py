@@ -1,9 +1,10 @@
 """An LMS's "download all submissions" zip, sorted into one folder per student, and back.
 
 ``python -m course_grader --from-canvas submissions.zip --out OUT`` (or ``--from-moodle``;
-``make grade CANVAS=submissions.zip OUT=...``) unpacks the zip into ``OUT/submissions/<student>/``
-with a manifest, ``OUT/submissions/.lms.json`` (each folder's LMS user id, the ids of its
-files, and the LMS's late mark), grades that folder, and writes ``OUT/lms/<lms>-feedback.zip``:
+``make grade CANVAS=submissions.zip OUT=...``) unpacks the zip into
+``OUT/submissions/<name>-<LMS id>/`` with a manifest, ``OUT/submissions/.lms.json`` (each
+folder's LMS user id, the ids of its files, and the LMS's late mark), grades that folder, and
+writes ``OUT/lms/<lms>-feedback.zip``:
 each student's feedback as a file the LMS attaches to their submission when it is uploaded
 back.
 
@@ -17,7 +18,8 @@ The names, as the LMSs' own code reads them:
   (``infer_comment_context_from_filename`` in canvas-lms, app/models/assignment.rb) and
   attaches the file as a comment under that file's display name.
 * **Moodle**: ``Full Name_participantid_assignsubmission_file_original.ext``, flat, or the same
-  prefix as a folder (Moodle 4.1 and later, with or without a trailing ``_``); its feedback
+  prefix as a folder ("Download submissions in folders", with or without a trailing ``_``);
+  its feedback
   import ("Upload multiple feedback files in a zip") reads the participant id as the second
   ``_``-separated part (``assignfeedback_file_zip_importer``).
 
@@ -135,6 +137,13 @@ def unpack(archive: Path, dest: Path, lms: str) -> Manifest:
                 student = students[user] = Student("", name, user)
             student.late = student.late or late
             placed.append((info, student, original))
+        if lms == "canvas" and any(PurePosixPath(i.filename).name.startswith("anon_")
+                                   for i in entries):  # fmt: skip
+            raise LmsError(f"{archive} is an anonymous-grading download (its names start "
+                           "'anon_', with no user ids): the grader cannot tell the students "
+                           "apart across downloads or match them to the gradebook; download "
+                           "with anonymous grading off, or sort the files into one folder per "
+                           "student yourself")  # fmt: skip
         if not students:
             shown = ", ".join(i.filename for i in entries[:3])
             raise LmsError(f"{archive}: no file is named as a {lms} download names a student's "
@@ -176,14 +185,11 @@ def _unsafe(info: zipfile.ZipInfo) -> str:
 
 
 def _name_folders(students) -> None:
-    """Each student's folder: their LMS name as a folder name, with the user id added where
-    two students' names would give the same folder."""
-    by_name: dict[str, list[Student]] = {}
+    """Each student's folder: their LMS name as a folder name and their LMS id, always, so that
+    a folder's name (which seeds the checks' draws and keys the cache) is the same in every
+    download of the term, whoever else is in it."""
     for student in students:
-        by_name.setdefault(_folder_name(student.name), []).append(student)
-    for name, same in by_name.items():
-        for student in same:
-            student.folder = name if len(same) == 1 else f"{name}-{student.user}"
+        student.folder = f"{_folder_name(student.name)}-{student.user}"
 
 
 def read_manifest(submissions: Path) -> Manifest | None:
@@ -199,10 +205,21 @@ def read_manifest(submissions: Path) -> Manifest | None:
         raise LmsError(f"{path} is not a manifest the grader wrote ({problem})") from None
 
 
+def feedback_notebook(text: str) -> bytes:
+    """The feedback as a notebook of one Markdown cell: Canvas attaches a re-uploaded file under
+    the submitted file's name (a ``.ipynb``), so what it holds opens as a notebook."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_markdown_cell(text))
+    return nbformat.writes(nb).encode("utf-8")
+
+
 def feedback_zip(manifest: Manifest, feedback: dict[str, tuple[str, list[str]]]) -> bytes:
-    """A zip to upload back to the LMS: each student's feedback text (``feedback``: folder →
-    (text, the files graded)) named so that the LMS attaches it to that student's
-    submission (on Canvas, to the first file graded: its display name is the comment's)."""
+    """A zip to upload back to the LMS: each student's feedback (``feedback``: folder → (its
+    Markdown, the files graded)) named so that the LMS attaches it to that student's
+    submission: on Canvas a one-cell notebook, to the first file graded (whose display name
+    the comment's file takes); on Moodle a Markdown text file."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for student in manifest.students:
@@ -215,10 +232,12 @@ def feedback_zip(manifest: Manifest, feedback: dict[str, tuple[str, list[str]]])
                 if not file_id:
                     continue
                 late = "_LATE" if student.late else ""
-                name = f"{student.name}{late}_{student.user}_{file_id}_feedback.txt"
+                name = f"{student.name}{late}_{student.user}_{file_id}_feedback.ipynb"
+                data = feedback_notebook(text)
             else:
-                name = f"{student.name}_{student.user}_assignsubmission_file_feedback.txt"
+                name = f"{student.name}_{student.user}_assignsubmission_file_feedback.md"
+                data = text.encode("utf-8")
             info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, text)
+            archive.writestr(info, data)
     return buffer.getvalue()

@@ -294,12 +294,16 @@ def points_table_toml() -> str:
         "",
         "[points]  # ★ 1, ★★ 2, ★★★ 3, a prediction 1",
     ]
-    table = default_points()
+    table, scheme = default_points(), default_scheme()
     lesson = None
     for item in grading.catalogue():
         if item.lesson != lesson:
             lesson = item.lesson
-            lines.append(f"# lesson {lesson}")
+            items = [i for i in grading.catalogue() if i.lesson == lesson]
+            guesses = sum(scheme.counted(i.name) for i in items if not isinstance(i, Exercise))
+            extra = sum(scheme.worth(i.name) for i in items if scheme.is_extra(i.name))
+            lines.append(f"# lesson {lesson}: maximum {fmt(scheme.lesson_max(lesson))}, of which "
+                         f"predictions {fmt(guesses)}; extra credit {fmt(extra)}")  # fmt: skip
         kind = f"{STARS[item.stars]} exercise" if isinstance(item, Exercise) else "prediction"
         lines.append(f"{item.name} = {fmt(table[item.name])}  # {kind}")
     lines += [
