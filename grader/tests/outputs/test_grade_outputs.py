@@ -115,12 +115,17 @@ FLAGGED_CELLS = {
     "checks . masked_attention . solution ( )": "shows the course's answer to masked_attention",
     "checks.softmax.hint(3)": "the last hint of 3",
     "checks.softmax.hint(99)": "the last hint of 3",
-    "level = 3\nchecks.softmax.hint(level)": "the last hint of 3",
+    "level = 3\nchecks.softmax.hint(level)": "may be the last hint of 3",
+    "checks.softmax.hint(level=3)": "the last hint of 3",
+    "h = checks.softmax.hint\nh(3)": "takes `checks.softmax.hint` to call later",
+    "show = checks.softmax.solution\nshow()": "shows the course's answer to softmax",
 }
 PLAIN_CELLS = [
     "from helpers import checks",
     "checks.softmax.check(softmax)",
     "checks.softmax.hint(2)\nchecks.softmax.hint()",
+    "checks.softmax.hint(-1)",  # hint() clamps it: the first hint
+    "checks.softmax.hint('3')",  # not an int: the first hint
     "import helpers\nhelpers.softmax(np.zeros(3))",
     "record = 1; compare = 2; exercise = 'mine'",
 ]

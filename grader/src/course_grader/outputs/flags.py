@@ -5,6 +5,7 @@ and by ``--one`` (:mod:`course_grader.one`)."""
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
 import os
@@ -92,9 +93,26 @@ _INTERNALS = re.compile(
 
 # What the self-study build shows of an answer, one call away (the graded build leaves them
 # out): each its own flag, as a grade may rest on what was read.
-_SOLUTION = re.compile(r"\bchecks\s*\.\s*(\w+)\s*\.\s*solution\s*\(")
+# .solution or .hint called, or taken to be called later (``show = checks.softmax.solution``).
+_SOLUTION = re.compile(r"\bchecks\s*\.\s*(\w+)\s*\.\s*solution\b")
 _ANSWER = re.compile(r"\bchecks\s*\.\s*(\w+)\s*\.\s*answer\b")
 _HINT = re.compile(r"\bchecks\s*\.\s*(\w+)\s*\.\s*hint\s*\(([^()]*)\)")
+_HINT_TAKEN = re.compile(r"\bchecks\s*\.\s*(\w+)\s*\.\s*hint\b(?!\s*\()")
+
+
+def _hint_level(text: str, last: int) -> int | None:
+    """The hint a call's argument text asks for, as ``Exercise.hint`` reads it (clamped to
+    1..last; anything but an int is 1); None when it is not a literal the grader can read."""
+    text = re.sub(r"^level\s*=", "", text.strip()).strip()
+    if not text:
+        return 1
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 1
+    return min(max(value, 1), last)
 
 
 @functools.cache
@@ -118,13 +136,26 @@ def cell_flags(source: str) -> list[str]:
             f"reads `checks.{name}.answer`, a prediction's answer: a point scored after it was "
             "read, not predicted"
         )
-    for name, level in dict.fromkeys(_HINT.findall(source)):
+    for name, argument in dict.fromkeys(_HINT.findall(source)):
         last = levels.get(name)
-        asked = level.strip() or "1"
-        if last is not None and (not asked.isdigit() or int(asked) >= last):
+        if last is None:
+            continue
+        level = _hint_level(argument, last)
+        if level is None:
             found.append(
-                f"asks for `checks.{name}.hint({asked})`: the last hint of {last}, which is "
-                "nearly the answer"
+                f"asks for `checks.{name}.hint({argument.strip()})`, a level the grader cannot "
+                f"read: it may be the last hint of {last}, which is nearly the answer"
+            )
+        elif level == last:
+            found.append(
+                f"asks for `checks.{name}.hint({argument.strip()})`: the last hint of {last}, "
+                "which is nearly the answer"
+            )
+    for name in dict.fromkeys(_HINT_TAKEN.findall(source)):
+        if name in levels:
+            found.append(
+                f"takes `checks.{name}.hint` to call later: any of its hints, the last of "
+                f"{levels[name]} too, which is nearly the answer"
             )
     match = _INTERNALS.search(source)
     if match:
