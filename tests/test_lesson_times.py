@@ -3,12 +3,8 @@ lessons as they are now (a lesson grown or an exercise added changes them)."""
 
 from __future__ import annotations
 
-import sys
-
+import lesson_times
 from support import ROOT
-
-sys.path.insert(0, str(ROOT / "tools"))
-import lesson_times  # noqa: E402
 
 
 def test_the_guide_holds_the_current_estimates():

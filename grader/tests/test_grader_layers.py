@@ -1,6 +1,6 @@
-"""The grader's layers: the commands (cli, one, gradescope) use outputs, pipeline and isolation;
-outputs use the pipeline's data and isolation's status; the pipeline uses isolation; isolation
-uses none of them. And no module takes another's private name."""
+"""The grader's layers: the commands (cli and its arguments, one, gradescope) use outputs,
+pipeline and isolation; outputs use the pipeline's data and isolation's status; the pipeline
+uses isolation; isolation uses none of them. And no module takes another's private name."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def test_each_layer_imports_only_the_layers_below_it():
 def test_the_layers_are_the_ones_the_package_says():
     assert {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()} == set(RANK)
     commands = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "__main__"}
-    assert commands == {"cli", "one", "gradescope"}
+    assert commands == {"cli", "arguments", "one", "gradescope"}  # arguments: cli's options
 
 
 def test_no_module_takes_another_s_private_name():

@@ -2,6 +2,7 @@
 
     python -m course_grader --submissions SUBMISSIONS --out OUT [--roster CSV] [--points TOML]
     python -m course_grader --submissions SUBMISSIONS --out OUT --students "ada bob"
+    python -m course_grader --from-canvas ZIP --out OUT      (or --from-moodle ZIP)
     python -m course_grader --one NOTEBOOK [--json]
 
 ``SUBMISSIONS`` holds one folder per student, ``<student>/<any name>.ipynb`` (as nbgrader and
@@ -14,7 +15,8 @@ functions run in the kernel (plain values between them, never pickles).
 
 Three layers, each importing only those below it:
 
-* the commands: :mod:`.cli` (a class: find → recognise → run → collect → results → writers),
+* the commands: :mod:`.cli` (a class: find → recognise → run → collect → results → writers;
+  its options in :mod:`.arguments`),
   :mod:`.one` (one notebook, for GitHub Classroom or a JupyterHub) and :mod:`.gradescope`;
 * :mod:`.outputs`: what ``OUT`` receives, each a function of the class's results
   (:mod:`.outputs.results`, totals computed once): ``grades.csv``

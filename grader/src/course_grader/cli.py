@@ -10,15 +10,14 @@ notebook chosen per lesson, missing rows, merged with ``OUT``'s earlier results 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import dataclasses
-import os
-import re
 import sys
 import time
 from pathlib import Path
 
+from .arguments import names as _names
+from .arguments import parser
 from .isolation.sandbox import Limits, RunOutcome, kernel_config, run_all, run_notebook
 from .outputs.flags import flags_for, sandbox_status
 from .outputs.results import ClassResults, StudentResults, finish, load_state, save_state
@@ -38,142 +37,10 @@ from .pipeline.grading import (
     score,
     student_order,
 )
-from .pipeline.lms import LmsError, Manifest, read_manifest, unpack
+from .pipeline.lms import LmsError, from_download, late_not_applied, read_manifest, unpack
 from .pipeline.points import Late, PointsError, load_points, points_table_toml
 from .pipeline.progress import Progress
-from .pipeline.roster import Person, RosterError, read_roster
-
-
-def _bytes(text: str) -> int | None:
-    """'4G', '512M', '0' (no limit) as a number of bytes."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)[bB]?\s*", text)
-    if not match:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (examples: 4G, 512M, 0)")
-    value = float(match.group(1)) * 1024 ** " KMG".index((match.group(2) or " ").upper())
-    return int(value) or None
-
-
-def _seconds(limit: float):
-    """A float type for argparse that must lie in (0, limit) seconds."""
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-        if not 0 < value < limit:
-            raise argparse.ArgumentTypeError(
-                f"{value:g} s: give more than 0 and less than {limit:g}"
-            )
-        return value
-
-    return parse
-
-
-def _names(text: str) -> list[str]:
-    return [n for n in re.split(r"[\s,]+", text) if n]
-
-
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m course_grader",
-        description="Grade every student's notebooks: SUBMISSIONS/<student>/<any name>.ipynb. "
-        "Writes OUT/grades.csv, scores.csv, lms/canvas.csv, lms/moodle.csv, similarity.csv, "
-        "feedback/<student>.md and report.html. Or grade one notebook: --one NOTEBOOK.",
-    )
-    p.add_argument("--submissions", type=Path, help="one folder per student")
-    p.add_argument(
-        "--from-canvas",
-        type=Path,
-        metavar="ZIP",
-        help="Canvas's 'Download Submissions' zip: sorted into OUT/submissions/<student>/ and "
-        "graded; its late marks read, a feedback zip written for Canvas's re-upload",
-    )
-    p.add_argument(
-        "--from-moodle",
-        type=Path,
-        metavar="ZIP",
-        help="Moodle's 'Download all submissions' zip: as --from-canvas, for Moodle",
-    )
-    p.add_argument("--out", type=Path, help="where the reports go")
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="kernels at once")
-    p.add_argument("--cell-timeout", type=_seconds(86400), default=60.0, help="seconds per cell")
-    p.add_argument(
-        "--notebook-timeout", type=_seconds(86400), default=300.0, help="seconds per notebook"
-    )
-    p.add_argument(
-        "--check-time-limit",
-        type=_seconds(3600),  # the checks' own bound (helpers.checks.record)
-        default=5.0,
-        help="seconds for one call of a student's function inside a check",
-    )
-    p.add_argument(
-        "--memory-limit", type=_bytes, default=4 * 2**30, help="per kernel, e.g. 4G; 0: none"
-    )
-    p.add_argument(
-        "--lessons", nargs="*", default=None, help="grade these lessons (default: found)"
-    )
-    p.add_argument(
-        "--students",
-        nargs="+",
-        default=None,
-        help="grade only these folders ('ada bob') and merge their rows into what OUT holds",
-    )
-    p.add_argument("--points", type=Path, help="a TOML file of points per exercise id")
-    p.add_argument(
-        "--points-table", action="store_true", help="print the default points as TOML, exit"
-    )
-    p.add_argument(
-        "--roster",
-        type=Path,
-        help="CSV: student,name,id,sis_user_id,sis_login_id,section,email (for the LMS files)",
-    )
-    p.add_argument(
-        "--no-cache", action="store_true", help="run every notebook, even unchanged ones"
-    )
-    p.add_argument("--one", type=Path, metavar="NOTEBOOK", help="grade this one notebook")
-    p.add_argument("--json", action="store_true", help="with --one: print JSON")
-    p.add_argument(
-        "--student", help="with --one: whose notebook (seeds the draws; default: its folder)"
-    )
-    p.add_argument(
-        "--github",
-        action="store_true",
-        help="with --one: also write the points to $GITHUB_STEP_SUMMARY and, for GitHub "
-        "Classroom's reporter, a 'result' to $GITHUB_OUTPUT",
-    )
-    p.add_argument(
-        "--no-sandbox",
-        action="store_true",
-        help="run the students' kernels outside bubblewrap's sandbox (only for notebooks you "
-        "trust: they can then read and write what you can)",
-    )
-    p.add_argument(
-        "--gradescope",
-        type=Path,
-        metavar="ROOT",
-        help="grade the one submission of Gradescope's layout under ROOT (/autograder) into "
-        "ROOT/results/results.json (make gradescope builds the autograder that runs this)",
-    )
-    p.add_argument(
-        "--lesson", help="with --gradescope: the assignment's lesson(s), two digits ('03 04')"
-    )
-    p.add_argument(
-        "--visibility",
-        choices=("visible", "hidden", "after_due_date", "after_published"),
-        default="visible",
-        help="with --gradescope: when students see the exercises' results (default: visible)",
-    )
-    p.add_argument(
-        "--prediction-visibility",
-        choices=("visible", "hidden", "after_due_date", "after_published"),
-        default="after_due_date",
-        help="with --gradescope: when students see the predictions' results, which give the "
-        "answer (default: after_due_date)",
-    )
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
-    return p
-
+from .pipeline.roster import RosterError, read_roster
 
 # ----------------------------------------------------------------------------------------------
 # The stages
@@ -390,34 +257,24 @@ def _inputs(submissions: Path, out: Path, points: Path | None, roster: Path | No
         raise SystemExit(str(problem)) from None
 
 
-def _late_not_applied(scheme, manifest: Manifest | None) -> str:
-    """Why the points file's late policy cannot be applied to this class ("" when it can):
-    only Canvas's download says which submissions were late; a folder or a Moodle download
-    gives no submission times."""
-    if not (scheme.late.per_day or scheme.late.marked):
-        return ""
-    if manifest is not None and manifest.lms == "canvas":
-        return ""
-    source = "a Moodle download" if manifest is not None else "a folder of submissions"
-    return (
-        f"the points file's [late] policy was not applied: {source} does not say when each "
-        "notebook was handed in (only a Canvas download's _LATE marks do, or Gradescope)"
-    )
-
-
-def _from_manifest(manifest: Manifest, scheme, people):
-    """What an LMS download tells beyond the files: each late-marked student's share lost,
-    and, without a roster, one from the LMS's user ids (Canvas's gradebook import matches
-    on them)."""
-    lms = manifest.lms.capitalize()
-    late = {}
-    for s in manifest.students:
-        lost = scheme.late.lost([s.folder, s.user, s.name], None, s.late)
-        if lost:
-            late[s.folder] = (lost, f"{lms} marked the submission late")
-    if people is None and manifest.lms == "canvas":
-        people = [Person(student=s.folder, id=s.user) for s in manifest.students]
-    return late, people
+def _with_download(table, people, manifest, submissions: Path, say):
+    """The points and roster as the LMS download (if any) leaves them, each late-marked
+    student's share lost, and the class notes the download gives; a late policy the source
+    cannot apply is dropped (not claimed in the feedback) and said."""
+    late, unapplied = {}, late_not_applied(table, manifest)
+    if unapplied:
+        table = dataclasses.replace(table, late=Late())
+        if say:
+            say(f"Note: {unapplied}")
+    notes = [unapplied] if unapplied else []
+    if manifest is not None:
+        late, people = from_download(manifest, table, people)
+        notes += [f"{manifest.lms} download: {why}" for why in manifest.skipped]
+        if say:
+            skipped = f"; {len(manifest.skipped)} file(s) skipped" if manifest.skipped else ""
+            say(f"{manifest.lms.capitalize()} download: {len(manifest.students)} students in "
+                f"{submissions}{skipped} (listed in {submissions / '.lms.json'})")  # fmt: skip
+    return table, people, late, notes
 
 
 def grade(
@@ -440,17 +297,7 @@ def grade(
     submissions, out = submissions.resolve(), out.resolve()
     start = time.monotonic()
     table, people, manifest = _inputs(submissions, out, points, roster, download)
-    late, unapplied = {}, _late_not_applied(table, manifest)
-    if unapplied:  # not claimed in the feedback, said to the instructor
-        table = dataclasses.replace(table, late=Late())
-        if say:
-            say(f"Note: {unapplied}")
-    if manifest is not None:
-        late, people = _from_manifest(manifest, table, people)
-        if say:
-            skipped = f"; {len(manifest.skipped)} file(s) skipped" if manifest.skipped else ""
-            say(f"{manifest.lms.capitalize()} download: {len(manifest.students)} students in "
-                f"{submissions}{skipped} (listed in {submissions / '.lms.json'})")  # fmt: skip
+    table, people, late, download_notes = _with_download(table, people, manifest, submissions, say)
     listed = [p.student for p in people] if people is not None else []
 
     # find
@@ -471,16 +318,8 @@ def grade(
     for submission in fresh:
         if submission.nb is None:  # unreadable: rows without a run
             collect(submission, limits, cache)
-    at_once = max(1, min(jobs, len(to_run)))
     if say:
-        say(sandbox_status(limits))
-        cached = sum(s.cached for s in found if s.lesson in graded)
-        who = f"{len(students)} of {len(folders)}" if students is not None else f"{len(folders)}"
-        say(
-            f"Grading {len(to_run)} notebook(s) of {who} student(s), lesson(s) "
-            f"{', '.join(graded) or 'none'}, {at_once} at a time"
-            + (f"; {cached} unchanged, from the cache" if cached else "")
-        )
+        _say_start(say, limits, found, graded, students, folders, to_run, jobs)
     progress = Progress(len(to_run), stream=progress_stream, enabled=bool(say))
     run(to_run, jobs, limits, progress, lambda s: collect(s, limits, cache))
 
@@ -488,10 +327,7 @@ def grade(
     results = _class_results(found, folders, notes, graded, known, limits, previous, students,
                              table, people, listed)  # fmt: skip
     results.late, results.manifest = late, manifest
-    if unapplied:
-        results.notes.append(unapplied)
-    if manifest is not None:
-        results.notes += [f"{manifest.lms} download: {why}" for why in manifest.skipped]
+    results.notes += download_notes
     # What an earlier run worked out about the answers (--no-cache: worked out again).
     store = load_store(out, code_digest()) if use_cache else {"digest": code_digest()}
     finish(results, store)
@@ -515,6 +351,17 @@ def grade(
             f"  {out / 'report.html'}\n  {out / 'feedback'}/"
         )
     return results
+
+
+def _say_start(say, limits, found, graded, students, folders, to_run, jobs) -> None:
+    say(sandbox_status(limits))
+    cached = sum(s.cached for s in found if s.lesson in graded)
+    who = f"{len(students)} of {len(folders)}" if students is not None else f"{len(folders)}"
+    say(
+        f"Grading {len(to_run)} notebook(s) of {who} student(s), lesson(s) "
+        f"{', '.join(graded) or 'none'}, {max(1, min(jobs, len(to_run)))} at a time"
+        + (f"; {cached} unchanged, from the cache" if cached else "")
+    )
 
 
 def _lessons_to_grade(lessons, previous, found, known) -> list[str]:

@@ -39,6 +39,8 @@ import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
+from .roster import Person
+
 LMSS = ("canvas", "moodle")
 MANIFEST = ".lms.json"
 MAX_FILE_BYTES = 50 * 2**20  # a lesson's notebook with its outputs is well under 5 MB
@@ -203,6 +205,36 @@ def read_manifest(submissions: Path) -> Manifest | None:
         return Manifest(data["lms"], students, data.get("skipped", []))
     except (ValueError, KeyError, TypeError) as problem:
         raise LmsError(f"{path} is not a manifest the grader wrote ({problem})") from None
+
+
+def late_not_applied(scheme, manifest: Manifest | None) -> str:
+    """Why the points file's late policy cannot be applied to this class ("" when it can):
+    only Canvas's download says which submissions were late; a folder or a Moodle download
+    gives no submission times."""
+    if not (scheme.late.per_day or scheme.late.marked):
+        return ""
+    if manifest is not None and manifest.lms == "canvas":
+        return ""
+    source = "a Moodle download" if manifest is not None else "a folder of submissions"
+    return (
+        f"the points file's [late] policy was not applied: {source} does not say when each "
+        "notebook was handed in (only a Canvas download's _LATE marks do, or Gradescope)"
+    )
+
+
+def from_download(manifest: Manifest, scheme, people):
+    """What an LMS download tells beyond the files: each late-marked student's share lost,
+    and, without a roster, one from the LMS's user ids (Canvas's gradebook import matches
+    on them)."""
+    lms = manifest.lms.capitalize()
+    late = {}
+    for s in manifest.students:
+        lost = scheme.late.lost([s.folder, s.user, s.name], None, s.late)
+        if lost:
+            late[s.folder] = (lost, f"{lms} marked the submission late")
+    if people is None and manifest.lms == "canvas":
+        people = [Person(student=s.folder, id=s.user) for s in manifest.students]
+    return late, people
 
 
 def feedback_notebook(text: str) -> bytes:
