@@ -278,7 +278,6 @@ def grade_submission(root: Path, lessons: list[str], limits: Limits,
                      points_file: Path | None = None,
                      visibility: Visibility | None = None) -> dict:  # fmt: skip
     """The results.json for the submission under ``root`` (Gradescope's /autograder)."""
-    from .one import NotGradable, result_of
     from .pipeline.grading import known_lessons
 
     visibility = visibility or Visibility()
@@ -301,8 +300,7 @@ def grade_submission(root: Path, lessons: list[str], limits: Limits,
 
     graded, problems = {}, {}
     for lesson in lessons:
-        result, problem = _grade_lesson(root, lesson, len(lessons) > 1, limits, scheme,
-                                        result_of, NotGradable)  # fmt: skip
+        result, problem = _grade_lesson(root, lesson, len(lessons) > 1, limits, scheme)
         if result is not None:
             graded[lesson] = result
         else:
@@ -311,9 +309,11 @@ def grade_submission(root: Path, lessons: list[str], limits: Limits,
                         late_share(root, scheme) if graded else (0.0, ""))  # fmt: skip
 
 
-def _grade_lesson(root, lesson, several, limits, scheme, result_of, not_gradable):
+def _grade_lesson(root, lesson, several, limits, scheme):
     """(one.result_of's dict, "") for the submission's notebook of ``lesson``, or (None, what
     to tell the student)."""
+    from .one import NotGradable, result_of
+
     path, problem = find_notebook(root / "submission", lesson, several)
     if path is None:
         return None, problem
@@ -330,7 +330,7 @@ def _grade_lesson(root, lesson, several, limits, scheme, result_of, not_gradable
                       f"lesson {lesson}")  # fmt: skip
     try:
         result = result_of(path, limits, _student(root), scheme)
-    except not_gradable as why:
+    except NotGradable as why:
         reason = str(why).removeprefix(f"{path}: ")
         return None, (f"{name}: {reason}: upload your notebook of lesson {lesson}, as "
                       "JupyterLab saves it")  # fmt: skip

@@ -124,7 +124,7 @@ def unpack(archive: Path, dest: Path, lms: str) -> Manifest:
         if sum(i.file_size for i in entries) > MAX_TOTAL_BYTES:
             raise LmsError(f"{archive} unpacks to more than {MAX_TOTAL_BYTES // 2**30} GiB")
         students: dict[str, Student] = {}
-        placed: list[tuple[zipfile.ZipInfo, Student, str]] = []
+        placed: list[tuple[zipfile.ZipInfo, Student, str, str]] = []  # ..., file, its id
         skipped = []
         for info in entries:
             why = _unsafe(info)
@@ -133,12 +133,12 @@ def unpack(archive: Path, dest: Path, lms: str) -> Manifest:
                 why = why or f"not named as {lms} names a submission"
                 skipped.append(f"{info.filename}: {why}")
                 continue
-            name, user, late, _, original = parsed
+            name, user, late, file_id, original = parsed
             student = students.get(user)
             if student is None:
                 student = students[user] = Student("", name, user)
             student.late = student.late or late
-            placed.append((info, student, original))
+            placed.append((info, student, original, file_id))
         if lms == "canvas" and any(PurePosixPath(i.filename).name.startswith("anon_")
                                    for i in entries):  # fmt: skip
             raise LmsError(f"{archive} is an anonymous-grading download (its names start "
@@ -155,7 +155,7 @@ def unpack(archive: Path, dest: Path, lms: str) -> Manifest:
         if dest.exists():
             shutil.rmtree(dest)
         dest.mkdir(parents=True)
-        for info, student, original in placed:
+        for info, student, original, file_id in placed:
             path = dest / student.folder / original
             if path.exists():  # the same name twice (a Moodle folder and a flat file)
                 skipped.append(f"{info.filename}: a second file named {original} for "
@@ -164,7 +164,7 @@ def unpack(archive: Path, dest: Path, lms: str) -> Manifest:
             path.parent.mkdir(parents=True, exist_ok=True)
             with zf.open(info) as source, open(path, "wb") as target:
                 shutil.copyfileobj(source, target)
-            student.files[original] = _parse(lms, info.filename)[3]
+            student.files[original] = file_id
     manifest = Manifest(lms, sorted(students.values(), key=lambda s: s.folder), skipped)
     (dest / MANIFEST).write_text(
         json.dumps(asdict(manifest), ensure_ascii=False, indent=1), encoding="utf-8"
