@@ -349,13 +349,13 @@ print("with positions, Attn(Z_shuffled) == Attn(Z)[perm]:",
 # %% [markdown]
 # ## Build it yourself
 #
-# The written lesson this course was built from ("Lesson 4: Self-attention", a text lesson on
-# Vaswani et al.'s paper; it is not part of this course) ends with self-attention in a dozen
-# lines of NumPy. Here is that cell (three tokens, $d_{model} = d_k = 4$, random weights), with
-# one change: that cell defines a `softmax(z)` at its top, which is Exercise 1's answer, so here it
-# calls the course's `helpers.softmax` (the same formula) instead. Q, K and V all come from the
+# Self-attention fits in a dozen lines of NumPy, and introductions to it often end with such a
+# cell. Here is one (three tokens, $d_{model} = d_k = 4$, random weights), as a text lesson on
+# Vaswani et al.'s paper gives it, with one change: the original defines a `softmax(z)` at its
+# top, which is Exercise 1's answer, so here it calls the course's `helpers.softmax` (the same
+# formula) instead. Q, K and V all come from the
 # same X: the *self* of self-attention, as [lesson 02](02_queries_keys_values.ipynb) explained.
-# (It uses NumPy's legacy global seed, `np.random.seed(0)`, as that cell does, so its numbers
+# (It uses NumPy's legacy global seed, `np.random.seed(0)`, as the original does, so its numbers
 # are the same wherever it runs.) Lesson 05 asks you to make this cell causal.
 #
 # **It reuses names.** The cell rebinds `X`, `Q`, `K`, `V`, `A`, `scores`, `out`, `d_model`
@@ -415,10 +415,10 @@ print("outputs agree:", np.allclose(out_helpers, out))
 # keys move the query (Home and End jump to the first and last token), then Tab on to the
 # heads, the mask, the temperature slider (arrow keys, Page Up/Down, Home and End, or its − and
 # + buttons) and **table view**, which lists every weight as a table with the query tokens as
-# rows and the key tokens as columns. A new head's or temperature's map shows at once; its bars
-# and the message above the heatmap come from the kernel, and while it is busy (another cell
-# running) they stay dimmed: what they show is still the previous map's. After a second, a line
-# under the message says it is waiting for the kernel.
+# rows and the key tokens as columns. A new head's or temperature's map shows at once. In
+# JupyterLab, its bars and the message above the heatmap come from the kernel, and while the
+# kernel is busy (another cell running) they stay dimmed: what they show is still the previous
+# map's. After a second, a line under the message says it is waiting for the kernel.
 
 # %% [markdown]
 # **Predict first.** The explorer opens on "cat" at temperature $T = 1$. Before you touch the
@@ -439,9 +439,10 @@ ex.show()
 
 # %% [markdown]
 # Notice: every row of the heatmap (and every bar chart) sums to 1, whatever you click; the two
-# heads spread "cat"'s attention differently, because head $a$ has its own $W^Q_a, W^K_a$. The
-# explorer's head 0 is the running example's $A$ from the start of the lesson (recomputed here
-# from `helpers`, since the "Build it yourself" cell reused the names `X` and `A`):
+# heads spread the attention of "cat" differently, because head $a$ has its own
+# $W^Q_a, W^K_a$. The explorer's head 0 is the running example's $A$ from the start of the
+# lesson (recomputed here from `helpers`, since the "Build it yourself" cell reused the names
+# `X` and `A`):
 
 # %%
 Z = helpers.build_Z(tokens, helpers.D_MODEL)  # (n, d_model): the running example's X again
