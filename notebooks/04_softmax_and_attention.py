@@ -349,13 +349,13 @@ print("with positions, Attn(Z_shuffled) == Attn(Z)[perm]:",
 # %% [markdown]
 # ## Build it yourself
 #
-# Self-attention fits in a dozen lines of NumPy, and introductions to it often end with such a
-# cell. Here is one (three tokens, $d_{model} = d_k = 4$, random weights), as a text lesson on
-# Vaswani et al.'s paper gives it, with one change: the original defines a `softmax(z)` at its
-# top, which is Exercise 1's answer, so here it calls the course's `helpers.softmax` (the same
-# formula) instead. Q, K and V all come from the
-# same X: the *self* of self-attention, as [lesson 02](02_queries_keys_values.ipynb) explained.
-# (It uses NumPy's legacy global seed, `np.random.seed(0)`, as the original does, so its numbers
+# Self-attention fits in a dozen lines of NumPy. Here is a version (three tokens,
+# $d_{model} = d_k = 4$, random weights) adapted from "Lesson 4: Self-attention", a separate text
+# lesson on Vaswani et al. (2017) that this course follows. That version defines its own
+# `softmax(z)`, which is Exercise 1's answer, so this one calls the course's `helpers.softmax`
+# (the same formula) instead. Q, K and V all come from the same X: the *self* of
+# self-attention, as [lesson 02](02_queries_keys_values.ipynb) explained.
+# (It uses NumPy's legacy global seed, `np.random.seed(0)`, as that version does, so its numbers
 # are the same wherever it runs.) Lesson 05 asks you to make this cell causal.
 #
 # **It reuses names.** The cell rebinds `X`, `Q`, `K`, `V`, `A`, `scores`, `out`, `d_model`
@@ -369,7 +369,7 @@ import numpy as np
 
 np.random.seed(0)
 
-# (the original cell defines softmax(z) here: Exercise 1's answer; this one uses helpers.softmax)
+# (the text lesson defines softmax(z) here, Exercise 1's answer; this cell uses helpers.softmax)
 
 # One input sequence X drives Q, K, and V (n = 3 tokens, d_model = 4)
 X = np.array([[1.0, 0.0, 1.0, 0.0],
@@ -415,10 +415,12 @@ print("outputs agree:", np.allclose(out_helpers, out))
 # keys move the query (Home and End jump to the first and last token), then Tab on to the
 # heads, the mask, the temperature slider (arrow keys, Page Up/Down, Home and End, or its − and
 # + buttons) and **table view**, which lists every weight as a table with the query tokens as
-# rows and the key tokens as columns. A new head's or temperature's map shows at once. In
-# JupyterLab, its bars and the message above the heatmap come from the kernel, and while the
-# kernel is busy (another cell running) they stay dimmed: what they show is still the previous
-# map's. After a second, a line under the message says it is waiting for the kernel.
+# rows and the key tokens as columns. After you pick a head or a temperature, the heatmap
+# changes at once. In a running notebook the bars and the message above the heatmap come from
+# the kernel, and while the kernel is busy (another cell running) they stay dimmed: what they
+# show is still the previous map's; after a second, a line under the message says the
+# explorer is waiting for the kernel. On the course's website, which runs no kernel, every
+# control but the sentence box answers at once from the maps saved with the page.
 
 # %% [markdown]
 # **Predict first.** The explorer opens on "cat" at temperature $T = 1$. Before you touch the
@@ -439,7 +441,7 @@ ex.show()
 
 # %% [markdown]
 # Notice: every row of the heatmap (and every bar chart) sums to 1, whatever you click; the two
-# heads spread the attention of "cat" differently, because head $a$ has its own
+# heads spread the attention from "cat" differently, because head $a$ has its own
 # $W^Q_a, W^K_a$. The explorer's head 0 is the running example's $A$ from the start of the
 # lesson (recomputed here from `helpers`, since the "Build it yourself" cell reused the names
 # `X` and `A`):

@@ -318,9 +318,9 @@ for a in range(h):
 
 # %% [markdown]
 # Same sentence, same $X$, two different patterns: each head has its own $W^Q_a, W^K_a$, so
-# it compares the tokens in its own way. Head 0 sends half of the weight of "sat" to "mat" (0.50);
-# head 1 has no favourite for "sat": four keys get about a fifth each ("the" 0.23, "sat"
-# 0.22, "mat" 0.21, "cat" 0.18) and "on" and the second "the" only 0.08. The other way round
+# it compares the tokens in its own way. For the query "sat", head 0 puts half its weight on
+# "mat" (0.50); head 1 has no favourite for "sat": four keys get about a fifth each ("the" 0.23,
+# "sat" 0.22, "mat" 0.21, "cat" 0.18) and "on" and the second "the" only 0.08. The other way round
 # for "mat": head 1 sends two thirds of it to the second "the" (0.67), while head 0's largest
 # weight for "mat" is 0.23. Two "views" of the same content, computed at once.
 
