@@ -12,8 +12,6 @@ same every time. Prints the exercises that ever said ✗, and the count of each 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -24,17 +22,9 @@ sys.path.insert(0, str(ROOT / "tools"))
 import learner_copy  # noqa: E402
 
 IN_THE_COPY = r"""
-import importlib.util, json, sys
-import helpers
+import json
 from helpers import checks
 from helpers.checks.exercise import Exercise
-assert helpers.__file__.startswith(sys.argv[1]), helpers.__file__
-full = {}
-for path in sys.argv[3:]:
-    spec = importlib.util.spec_from_file_location("full", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    full.update(vars(module))
 wrong, counts = [], {}
 for item in checks.catalogue():
     if isinstance(item, Exercise):
@@ -53,14 +43,8 @@ def main(draws: int) -> int:
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder)
         learner_copy.write_copy(copy, learner_copy.learner_files(graded=True))
-        answers = sorted(str(p) for p in (ROOT / "src/helpers/checks/answers").glob("lesson*.py"))
-        env = {**os.environ, "PYTHONPATH": str(copy / "src")}
-        env.pop("HELPERS_GRADE_LOG", None)
-        run = subprocess.run(
-            [sys.executable, "-c", IN_THE_COPY, str(copy / "src"), str(draws), *answers],
-            capture_output=True, text=True, env=env, cwd=copy, check=True,
-        )  # fmt: skip
-    found = json.loads(run.stdout.splitlines()[-1])
+        out = learner_copy.run_with_answers(copy, IN_THE_COPY, str(draws))
+    found = json.loads(out.splitlines()[-1])
     for name, seen in found["counts"].items():
         print(f"{name:28s} right {seen['right']:4d}  graded later {seen['graded later']:4d}")
     print(f"false ✗ in the graded build: {len(found['wrong'])}")

@@ -150,19 +150,10 @@ def test_learner_copy_fills_every_owner_repo_placeholder(graded):
 # named mistake or "graded later", never a pass or "the checker itself failed".
 _CHECK_EVERY_EXERCISE = textwrap.dedent(
     r"""
-    import importlib.util, json, sys
-    import helpers
+    import json
     from helpers import checks
     from helpers.checks.exercise import Exercise
-    from helpers.checks.prediction import Prediction
     from helpers.checks.withheld import LAST_HINT
-    assert helpers.__file__.startswith(sys.argv[1]), helpers.__file__
-    full = {}
-    for path in sys.argv[2:]:
-        spec = importlib.util.spec_from_file_location("full", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        full.update(vars(module))
     def stub(*args):
         raise NotImplementedError("replace this line with your answer")
 
@@ -202,14 +193,8 @@ CASES_FROM_ANSWERS = (
 
 
 def test_graded_checks_run_their_public_part_and_never_a_false_verdict(graded):
-    answers = sorted(str(p) for p in (ROOT / "src/helpers/checks/answers").glob("lesson*.py"))
-    env = {**os.environ, "PYTHONPATH": str(graded / "src")}
-    env.pop("HELPERS_GRADE_LOG", None)
-    out = subprocess.run(
-        [sys.executable, "-c", _CHECK_EVERY_EXERCISE, str(graded / "src"), *answers],
-        capture_output=True, text=True, env=env, cwd=graded, check=True,
-    )  # fmt: skip
-    rows = json.loads(out.stdout.splitlines()[-1])
+    out = learner_copy.run_with_answers(graded, _CHECK_EVERY_EXERCISE)
+    rows = json.loads(out.splitlines()[-1])
     exercises = [r for r in rows if r[7] is not None]
     predictions = [r + [None] * 3 for r in rows if r[7] is None]
     assert len(exercises) == 34 and predictions

@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -247,3 +250,32 @@ def write_copy(dest: Path, files: dict[str, bytes]) -> None:
         path.write_bytes(data)
         if (ROOT / name).stat().st_mode & 0o111:
             path.chmod(0o755)
+
+
+# What a script run by run_with_answers starts with: the copy's helpers imported (asserted),
+# and ``full``, every name of the full course's answers modules.
+_FULL_ANSWERS = """
+import importlib.util, os, sys
+import helpers
+assert helpers.__file__.startswith(sys.argv[1]), helpers.__file__
+full = {}
+for path in os.environ["FULL_ANSWERS"].split(os.pathsep):
+    spec = importlib.util.spec_from_file_location("full", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    full.update(vars(module))
+"""
+
+
+def run_with_answers(copy: Path, script: str, *args: str) -> str:
+    """Run ``script`` in a Python whose ``helpers`` is the copy's at ``copy`` (a graded build's,
+    say), with ``full`` holding the full course's answers (``src/helpers/checks/answers/``);
+    ``args`` follow the copy's ``src`` in ``sys.argv``. Its printout."""
+    answers = sorted(str(p) for p in (ROOT / "src/helpers/checks/answers").glob("lesson*.py"))
+    env = {**os.environ, "PYTHONPATH": str(copy / "src"), "FULL_ANSWERS": os.pathsep.join(answers)}
+    env.pop("HELPERS_GRADE_LOG", None)
+    run = subprocess.run(
+        [sys.executable, "-c", _FULL_ANSWERS + textwrap.dedent(script), str(copy / "src"), *args],
+        capture_output=True, text=True, env=env, cwd=copy, check=True,
+    )  # fmt: skip
+    return run.stdout

@@ -31,6 +31,7 @@ unless the file names a mistake that still earns part of them. The file passed w
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import tomllib
@@ -150,7 +151,9 @@ def _late_sentence(late: Late) -> str:
     return "; ".join(parts) + most
 
 
+@functools.cache
 def _items() -> dict:
+    """Exercise id → its exercise or prediction (looked up for every row: built once)."""
     return {item.name: item for item in grading.catalogue()}
 
 
